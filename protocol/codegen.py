@@ -1,0 +1,260 @@
+"""Generate `protocol/messages/` from Kafka's JSON schemas in `protocol/schemas/` (run by `make codegen`).
+
+Each API gets one module holding its request and response: version-independent dataclasses with Kafka's field
+names in snake_case and Kafka's defaults, plus the field tables `protocol.schema` compiles per version. The output
+is committed; `tests/protocol/test_codegen.py` fails when it is stale. Hand-written field tables drift, generated
+ones do not.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from protocol.declarations import PRIMITIVE_TYPES, Versions
+from protocol.kafka_names import module_name, snake_case
+
+SCHEMA_DIR = Path(__file__).parent / "schemas"
+OUTPUT_DIR = Path(__file__).parent / "messages"
+_COMMENT = re.compile(r"^\s*//.*$", re.MULTILINE)
+_PY_TYPES = {
+    "bool": "bool",
+    "int8": "int",
+    "int16": "int",
+    "uint16": "int",
+    "int32": "int",
+    "uint32": "int",
+    "int64": "int",
+    "float64": "float",
+    "uuid": "uuid.UUID",
+    "string": "str",
+    "bytes": "bytes",
+    "records": "bytes",
+}
+
+
+def load_schema(path: Path) -> dict[str, Any]:
+    """Kafka's schema files carry `//` comment lines that strict JSON rejects."""
+    data: dict[str, Any] = json.loads(_COMMENT.sub("", path.read_text()))
+    return data
+
+
+@dataclass
+class _Struct:
+    name: str
+    fields: list[dict[str, Any]]
+    about: str = ""
+
+
+@dataclass
+class _Module:
+    name: str
+    sources: list[str] = field(default_factory=list)
+    structs: dict[str, _Struct] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)
+    messages: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _type_name(kafka_type: str) -> str:
+    return kafka_type[2:] if kafka_type.startswith("[]") else kafka_type
+
+
+def _collect(module: _Module, name: str, fields: list[dict[str, Any]], common: dict[str, Any]) -> None:
+    """Register a struct and, depth first, every struct it uses, so classes are defined before their users."""
+    for f in fields:
+        element = _type_name(f["type"])
+        if element in PRIMITIVE_TYPES:
+            continue
+        sub_fields = f.get("fields") or common[element]["fields"]
+        _collect(module, element, sub_fields, common)
+    existing = module.structs.get(name)
+    if existing is not None:
+        if existing.fields != fields:
+            raise ValueError(f"{module.name}: struct {name} declared twice with different fields")
+        return
+    module.structs[name] = _Struct(name, fields)
+    module.order.append(name)
+
+
+def _default(f: dict[str, Any]) -> tuple[str, str]:
+    """(dataclass default clause, FieldDecl default expression) for a field, following Kafka's generator."""
+    kafka_type = f["type"]
+    raw = f.get("default")
+    if raw is not None and not isinstance(raw, str):
+        raw = json.dumps(raw)
+    if kafka_type.startswith("[]"):
+        if raw == "null":
+            return "None", "None"
+        return "field(default_factory=list)", "[]"
+    if kafka_type not in PRIMITIVE_TYPES:
+        if raw == "null":
+            return "None", "None"
+        return f"field(default_factory={kafka_type})", f"{kafka_type}()"
+    if raw == "null":
+        return "None", "None"
+    if kafka_type == "bool":
+        value = "True" if raw == "true" else "False"
+        return value, value
+    if kafka_type in ("string",):
+        value = repr(raw or "")
+        return value, value
+    if kafka_type in ("bytes", "records"):
+        return 'b""', 'b""'
+    if kafka_type == "uuid":
+        return "ZERO_UUID", "ZERO_UUID"
+    if kafka_type == "float64":
+        value = repr(float(raw or 0))
+        return value, value
+    value = str(int(raw, 0)) if raw else "0"
+    return value, value
+
+
+def _hint(f: dict[str, Any]) -> str:
+    kafka_type = f["type"]
+    element = _type_name(kafka_type)
+    base = _PY_TYPES.get(element, element)
+    hint = f"list[{base}]" if kafka_type.startswith("[]") else base
+    nullable = not Versions.parse(f.get("nullableVersions", "none")).empty
+    return f"{hint} | None" if nullable else hint
+
+
+def _about(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"""', "'''").strip()
+
+
+def _render_class(struct: _Struct) -> list[str]:
+    lines = ["", "", "@dataclass(slots=True, kw_only=True)", f"class {struct.name}:"]
+    lines.append(f'    """Kafka `{struct.name}`; fields in wire order, absent versions take the default."""')
+    lines.append("")
+    for f in struct.fields:
+        default, _ = _default(f)
+        lines.append(f"    {snake_case(f['name'])}: {_hint(f)} = {default}")
+        if f.get("about"):
+            lines.append(f'    """{_about(f["about"])}"""')
+    lines.append("    unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)")
+    lines.append('    """Tagged fields this version of the codec does not know, kept so they can be re-sent."""')
+    return lines
+
+
+def _versions_expr(text: str | None) -> str:
+    if text is None:
+        return "None"
+    v = Versions.parse(text)
+    return "NONE" if v.empty else f"V({v.lo}, {v.hi})"
+
+
+def _render_decl(struct: _Struct) -> list[str]:
+    lines = [f"_{struct.name}_DECL = StructDecl(", f"    {struct.name!r},", f"    {struct.name},", "    ("]
+    for f in struct.fields:
+        element = _type_name(f["type"])
+        is_struct = element not in PRIMITIVE_TYPES
+        kind = ("[]" if f["type"].startswith("[]") else "") + ("struct" if is_struct else element)
+        _, default = _default(f)
+        args = [
+            repr(snake_case(f["name"])),
+            repr(f["name"]),
+            repr(kind),
+            _versions_expr(f["versions"]),
+        ]
+        extra = []
+        if f.get("nullableVersions"):
+            extra.append(f"nullable={_versions_expr(f['nullableVersions'])}")
+        if f.get("taggedVersions"):
+            extra.append(f"tagged={_versions_expr(f['taggedVersions'])}")
+            extra.append(f"tag={int(f['tag'])}")
+        extra.append(f"default={default}")
+        if f.get("ignorable"):
+            extra.append("ignorable=True")
+        if f.get("flexibleVersions"):
+            extra.append(f"flexible={_versions_expr(f['flexibleVersions'])}")
+        if is_struct:
+            extra.append(f"struct=_{element}_DECL")
+        lines.append(f"        F({', '.join(args + extra)}),")
+    lines.append("    ),")
+    lines.append(")")
+    return lines
+
+
+def _constant(name: str) -> str:
+    return snake_case(name).upper()
+
+
+def _render_module(module: _Module) -> str:
+    lines = [
+        f'"""Kafka {", ".join(module.sources)}, generated by `make codegen` (protocol/codegen.py). Do not edit.',
+        "",
+        "Schemas: Apache Kafka, Apache License 2.0 (see protocol/schemas/LICENSE and NOTICE).",
+        '"""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "import uuid  # noqa: F401",
+        "from dataclasses import dataclass, field",
+        "",
+        "from protocol.declarations import NO_VERSIONS as NONE  # noqa: F401",
+        "from protocol.declarations import FieldDecl as F",
+        "from protocol.declarations import MessageDecl, StructDecl",
+        "from protocol.declarations import Versions as V",
+        "",
+        "ZERO_UUID = uuid.UUID(int=0)",
+    ]
+    for name in module.order:
+        lines.extend(_render_class(module.structs[name]))
+    lines.append("")
+    lines.append("")
+    for name in module.order:
+        lines.extend(_render_decl(module.structs[name]))
+    for message in module.messages:
+        name = message["name"]
+        lines.append(f"{_constant(name)} = MessageDecl(")
+        lines.append(f"    name={name!r},")
+        lines.append(f"    kind={message['type']!r},")
+        lines.append(f"    api_key={message.get('apiKey')!r},")
+        lines.append(f"    valid={_versions_expr(message['validVersions'])},")
+        lines.append(f"    flexible={_versions_expr(message.get('flexibleVersions', 'none'))},")
+        lines.append(f"    struct=_{name}_DECL,")
+        lines.append(")")
+    return "\n".join(lines) + "\n"
+
+
+def generate() -> dict[str, str]:
+    """Every output file's name and content, from the vendored schemas."""
+    modules: dict[str, _Module] = {}
+    for path in sorted(SCHEMA_DIR.glob("*/*.json")):
+        schema = load_schema(path)
+        mod_name = module_name(schema["name"])
+        module = modules.setdefault(mod_name, _Module(mod_name))
+        module.sources.append(path.name)
+        common = {c["name"]: c for c in schema.get("commonStructs", [])}
+        _collect(module, schema["name"], schema["fields"], common)
+        module.messages.append(schema)
+    files = {f"{name}.py": _render_module(module) for name, module in sorted(modules.items())}
+    index = [
+        '"""Generated message modules (`make codegen`); see protocol/codegen.py."""',
+        "",
+        "MODULES = (",
+        *[f"    {name!r}," for name in sorted(modules)],
+        ")",
+    ]
+    files["__init__.py"] = "\n".join(index) + "\n"
+    return files
+
+
+def main(argv: list[str]) -> int:
+    OUTPUT_DIR.mkdir(exist_ok=True)
+    files = generate()
+    for stale in OUTPUT_DIR.glob("*.py"):
+        if stale.name not in files:
+            stale.unlink()
+    for name, text in files.items():
+        (OUTPUT_DIR / name).write_text(text)
+    print(f"wrote {len(files)} modules to {OUTPUT_DIR}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
