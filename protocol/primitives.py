@@ -268,12 +268,8 @@ def rd_tags(io: BytesIO, path: str) -> dict[int, bytes]:
     if not count:
         return {}
     tags: dict[int, bytes] = {}
-    previous = -1
-    for _ in range(count):
-        tag = rd_uvarint(io, path)
-        if tag <= previous:
-            raise _fail(io, path, f"tagged field {tag} out of order or repeated")
-        previous = tag
+    for _ in range(count):  # every entry consumes at least 2 bytes or fails, so a huge count cannot spin
+        tag = rd_uvarint(io, path)  # any order is accepted and a repeated tag overrides, as Kafka's readers do
         size = rd_uvarint(io, path)
         data = io.read(size)
         if len(data) != size:

@@ -153,3 +153,11 @@ def test_frame_buffer_reports_partial_frame_at_eof() -> None:
     buffer.feed(b"\x00\x00\x00\x05ab")
     assert buffer.next_frame() is None
     assert buffer.pending_bytes == 6
+
+
+def test_tagged_fields_are_accepted_in_any_order_like_kafka() -> None:
+    """Kafka's generated readers switch on each tag as it comes; order on the wire is the writer's business."""
+    from protocol.primitives import rd_tags
+
+    assert rd_tags(BytesIO(b"\x02\x05\x01a\x01\x01b"), "x") == {5: b"a", 1: b"b"}
+    assert rd_tags(BytesIO(b"\x02\x01\x01a\x01\x01b"), "x") == {1: b"b"}

@@ -1,0 +1,1464 @@
+"""Golden bytes for the codec: every expected frame below is assembled by hand from the Kafka protocol guide
+(https://kafka.apache.org/protocol) and the JSON schemas, one comment per field, never produced by the codec.
+
+Each test checks both directions: encoding the object gives exactly these bytes, and decoding these bytes gives back
+an object equal to the one we started from (unknown tagged fields included, since they take part in `==`).
+
+Wire rules used throughout:
+  * int8/16/32/64 are big-endian two's complement; bool is one byte; uuid is 16 raw bytes.
+  * Non-flexible versions: string = int16 length + UTF-8 (null: length -1 = ff ff); bytes = int32 length
+    (null: ff ff ff ff); array = int32 count (null: ff ff ff ff).
+  * Flexible versions: compact string/bytes/array = unsigned varint of N+1 (0 = null), and every struct, the
+    message body and header v2 / v1 included, ends with a tagged-field section: uvarint count, then per field
+    uvarint tag, uvarint size, bytes. "00" is an empty section.
+  * Request header v1 = api_key, api_version, correlation_id, client_id; v2 = v1 + tagged fields, where client_id
+    stays an int16-length nullable string (RequestHeader.json: "flexibleVersions": "none").
+  * Response header v0 = correlation_id; v1 = v0 + tagged fields; ApiVersions responses always use v0 (KIP-511).
+
+Every request below uses correlation_id = 7 (00 00 00 07) and client_id = "cli" (00 03 63 6c 69) unless the test
+is about the header itself. This file covers the headers, ApiVersions, Metadata and the group APIs; the other APIs
+are in test_golden_apis.py and the `__consumer_offsets` / consumer-protocol blobs in test_golden_blobs.py.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import re
+import struct
+import uuid
+from typing import Any
+
+from protocol.api import decode_request, decode_response, encode_request, encode_response
+from protocol.messages.api_versions import (
+    ApiVersion,
+    ApiVersionsRequest,
+    ApiVersionsResponse,
+    SupportedFeatureKey,
+)
+from protocol.messages.consumer_group_describe import ConsumerGroupDescribeRequest
+from protocol.messages.consumer_group_heartbeat import (
+    Assignment,
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+    TopicPartitions,
+)
+from protocol.messages.delete_groups import DeleteGroupsRequest
+from protocol.messages.describe_groups import (
+    DescribedGroup,
+    DescribedGroupMember,
+    DescribeGroupsRequest,
+    DescribeGroupsResponse,
+)
+from protocol.messages.find_coordinator import Coordinator, FindCoordinatorRequest, FindCoordinatorResponse
+from protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
+from protocol.messages.join_group import (
+    JoinGroupRequest,
+    JoinGroupRequestProtocol,
+    JoinGroupResponse,
+    JoinGroupResponseMember,
+)
+from protocol.messages.leave_group import LeaveGroupRequest, LeaveGroupResponse, MemberIdentity, MemberResponse
+from protocol.messages.list_groups import ListedGroup, ListGroupsRequest, ListGroupsResponse
+from protocol.messages.metadata import (
+    MetadataRequest,
+    MetadataRequestTopic,
+    MetadataResponse,
+    MetadataResponseBroker,
+    MetadataResponsePartition,
+    MetadataResponseTopic,
+)
+from protocol.messages.offset_commit import (
+    OffsetCommitRequest,
+    OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic,
+    OffsetCommitResponse,
+    OffsetCommitResponsePartition,
+    OffsetCommitResponseTopic,
+)
+from protocol.messages.offset_delete import (
+    OffsetDeleteRequest,
+    OffsetDeleteRequestPartition,
+    OffsetDeleteRequestTopic,
+)
+from protocol.messages.offset_fetch import (
+    OffsetFetchRequest,
+    OffsetFetchRequestGroup,
+    OffsetFetchRequestTopic,
+    OffsetFetchRequestTopics,
+    OffsetFetchResponse,
+    OffsetFetchResponseGroup,
+    OffsetFetchResponsePartition,
+    OffsetFetchResponsePartitions,
+    OffsetFetchResponseTopic,
+    OffsetFetchResponseTopics,
+)
+from protocol.messages.request_header import RequestHeader
+from protocol.messages.response_header import ResponseHeader
+from protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment, SyncGroupResponse
+from protocol.registry import APIS, ApiKey
+
+TOPIC_ID = uuid.UUID("00112233-4455-6677-8899-aabbccddeeff")
+TOPIC_ID_BYTES = b"\x00\x11\x22\x33\x44\x55\x66\x77\x88\x99\xaa\xbb\xcc\xdd\xee\xff"
+
+
+def header(api_key: int, api_version: int, client_id: str | None = "cli") -> RequestHeader:
+    return RequestHeader(
+        request_api_key=api_key, request_api_version=api_version, correlation_id=7, client_id=client_id
+    )
+
+
+def sized(frame: bytes) -> bytes:
+    """The 4-byte big-endian size prefix a frame travels with."""
+    return struct.pack(">i", len(frame)) + frame
+
+
+def check_request(request_header: RequestHeader, body: Any, frame: bytes) -> None:
+    """encode(header, body) == size + frame, and decode(frame) gives back the same header and body."""
+    assert encode_request(request_header, body) == sized(frame)
+    decoded = decode_request(frame)
+    assert decoded.header == request_header
+    assert decoded.body == body
+
+
+def check_response(api_key: int, api_version: int, body: Any, frame: bytes) -> None:
+    """encode_response(..., correlation_id=7, body) == size + frame, and decode(frame) gives back the body."""
+    assert encode_response(api_key, api_version, 7, body) == sized(frame)
+    response_header, decoded = decode_response(api_key, api_version, frame)
+    assert response_header == ResponseHeader(correlation_id=7)
+    assert decoded == body
+
+
+# --- Header quirks -------------------------------------------------------------------------------------------
+
+
+def test_heartbeat_v4_request_golden_with_size_prefix() -> None:
+    """The whole frame spelled out, size prefix included: header v2 keeps client_id as an int16 string."""
+    body = HeartbeatRequest(group_id="g1", generation_id=5, member_id="m1", group_instance_id=None)
+    expected = (
+        b"\x00\x00\x00\x1a"  # size = 26 bytes follow
+        b"\x00\x0c"  # request_api_key = 12 (Heartbeat)
+        b"\x00\x04"  # request_api_version = 4 (flexible -> request header v2)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli": int16 length, NOT a compact string
+        b"\x00"  # header tagged fields: none
+        b"\x03g1"  # group_id = "g1" (compact: uvarint 2+1)
+        b"\x00\x00\x00\x05"  # generation_id = 5
+        b"\x03m1"  # member_id = "m1" (compact)
+        b"\x00"  # group_instance_id = null (compact null = 0)
+        b"\x00"  # body tagged fields: none
+    )
+    assert encode_request(header(12, 4), body) == expected
+    decoded = decode_request(expected[4:])
+    assert decoded.header == header(12, 4)
+    assert decoded.body == body
+
+
+def test_request_header_v2_null_client_id_is_int16_minus_one() -> None:
+    body = HeartbeatRequest(group_id="g1", generation_id=5, member_id="m1", group_instance_id="i")
+    expected = (
+        b"\x00\x0c"  # request_api_key = 12 (Heartbeat)
+        b"\x00\x04"  # request_api_version = 4 (request header v2)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\xff\xff"  # client_id = null: int16 length -1 (a compact null would be a single 00)
+        b"\x00"  # header tagged fields: none
+        b"\x03g1"  # group_id = "g1"
+        b"\x00\x00\x00\x05"  # generation_id = 5
+        b"\x03m1"  # member_id = "m1"
+        b"\x02i"  # group_instance_id = "i" (compact nullable: 1+1)
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(12, 4, client_id=None), body, expected)
+
+
+def test_request_header_v1_null_client_id_is_int16_minus_one() -> None:
+    body = HeartbeatRequest(group_id="g1", generation_id=5, member_id="m1")
+    expected = (
+        b"\x00\x0c"  # request_api_key = 12 (Heartbeat)
+        b"\x00\x00"  # request_api_version = 0 (not flexible -> request header v1)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\xff\xff"  # client_id = null
+        b"\x00\x02g1"  # group_id = "g1" (int16 length)
+        b"\x00\x00\x00\x05"  # generation_id = 5
+        b"\x00\x02m1"  # member_id = "m1"
+    )
+    check_request(header(12, 0, client_id=None), body, expected)
+
+
+def test_request_header_v2_unknown_tagged_field_is_preserved() -> None:
+    request_header = header(12, 4)
+    request_header.unknown_tagged_fields = {5: b"\xaa\xbb"}
+    body = HeartbeatRequest(group_id="g1", generation_id=5, member_id="m1")
+    expected = (
+        b"\x00\x0c"  # request_api_key = 12 (Heartbeat)
+        b"\x00\x04"  # request_api_version = 4
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x01"  # header tagged fields: 1 field
+        b"\x05"  # tag = 5 (unknown to RequestHeader.json)
+        b"\x02"  # size = 2
+        b"\xaa\xbb"  # its raw bytes, kept as they came
+        b"\x03g1"  # group_id = "g1"
+        b"\x00\x00\x00\x05"  # generation_id = 5
+        b"\x03m1"  # member_id = "m1"
+        b"\x00"  # group_instance_id = null
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(request_header, body, expected)
+
+
+def test_heartbeat_v4_response_uses_response_header_v1() -> None:
+    body = HeartbeatResponse(throttle_time_ms=0, error_code=27)
+    expected = (
+        b"\x00\x00\x00\x0c"  # size = 12
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x00\x1b"  # error_code = 27 (REBALANCE_IN_PROGRESS)
+        b"\x00"  # body tagged fields: none
+    )
+    assert encode_response(12, 4, 7, body) == expected
+    assert decode_response(12, 4, expected[4:]) == (ResponseHeader(correlation_id=7), body)
+
+
+def test_heartbeat_v0_response_uses_response_header_v0() -> None:
+    body = HeartbeatResponse(error_code=0)
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7 (response header v0: nothing else)
+        b"\x00\x00"  # error_code = 0 (v0 has no throttle_time_ms)
+    )
+    check_response(12, 0, body, expected)
+
+
+def test_api_versions_v3_response_uses_response_header_v0() -> None:
+    body = ApiVersionsResponse(
+        error_code=0, api_keys=[ApiVersion(api_key=18, min_version=0, max_version=4)], throttle_time_ms=0
+    )
+    expected = (
+        b"\x00\x00\x00\x13"  # size = 19
+        b"\x00\x00\x00\x07"  # correlation_id = 7, and NO header tagged-field byte (header v0 even though v3)
+        b"\x00\x00"  # error_code = 0
+        b"\x02"  # api_keys: compact array of 1 (1+1)
+        b"\x00\x12"  # api_keys[0].api_key = 18
+        b"\x00\x00"  # api_keys[0].min_version = 0
+        b"\x00\x04"  # api_keys[0].max_version = 4
+        b"\x00"  # api_keys[0] tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x00"  # body tagged fields: none
+    )
+    assert encode_response(18, 3, 7, body) == expected
+    assert decode_response(18, 3, expected[4:]) == (ResponseHeader(correlation_id=7), body)
+
+
+def test_api_versions_v4_response_uses_response_header_v0() -> None:
+    body = ApiVersionsResponse(error_code=35, api_keys=[], throttle_time_ms=10)
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7, no header tagged fields (header v0)
+        b"\x00\x23"  # error_code = 35 (UNSUPPORTED_VERSION)
+        b"\x01"  # api_keys: empty compact array (0+1)
+        b"\x00\x00\x00\x0a"  # throttle_time_ms = 10
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(18, 4, body, expected)
+
+
+# --- ApiVersions (18) ----------------------------------------------------------------------------------------
+
+
+def test_api_versions_v0_request_golden() -> None:
+    expected = (
+        b"\x00\x12"  # request_api_key = 18 (ApiVersions)
+        b"\x00\x00"  # request_api_version = 0 (request header v1)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        # v0 body has no fields at all
+    )
+    check_request(header(18, 0), ApiVersionsRequest(), expected)
+
+
+def test_api_versions_v3_request_golden() -> None:
+    body = ApiVersionsRequest(client_software_name="grp", client_software_version="0.1")
+    expected = (
+        b"\x00\x12"  # request_api_key = 18 (ApiVersions)
+        b"\x00\x03"  # request_api_version = 3 (flexible -> request header v2)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli" (int16 length)
+        b"\x00"  # header tagged fields: none
+        b"\x04grp"  # client_software_name = "grp" (compact: 3+1)
+        b"\x040.1"  # client_software_version = "0.1" (compact: 3+1)
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(18, 3), body, expected)
+
+
+def test_api_versions_v0_response_golden() -> None:
+    body = ApiVersionsResponse(
+        error_code=0,
+        api_keys=[
+            ApiVersion(api_key=12, min_version=0, max_version=4),
+            ApiVersion(api_key=18, min_version=0, max_version=4),
+        ],
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x00"  # error_code = 0
+        b"\x00\x00\x00\x02"  # api_keys: int32 count 2
+        b"\x00\x0c"  # [0].api_key = 12
+        b"\x00\x00"  # [0].min_version = 0
+        b"\x00\x04"  # [0].max_version = 4
+        b"\x00\x12"  # [1].api_key = 18
+        b"\x00\x00"  # [1].min_version = 0
+        b"\x00\x04"  # [1].max_version = 4
+        # v0 has no throttle_time_ms and no tagged fields
+    )
+    check_response(18, 0, body, expected)
+
+
+def test_api_versions_v3_response_known_tagged_fields_and_unknown_tag_golden() -> None:
+    """SupportedFeatures (tag 0) and FinalizedFeaturesEpoch (tag 1) are tagged; tag 9 is unknown and kept."""
+    body = ApiVersionsResponse(
+        error_code=0,
+        api_keys=[],
+        throttle_time_ms=0,
+        supported_features=[SupportedFeatureKey(name="group.version", min_version=0, max_version=1)],
+        finalized_features_epoch=5,
+        unknown_tagged_fields={9: b"\x01\x02"},
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7 (header v0)
+        b"\x00\x00"  # error_code = 0
+        b"\x01"  # api_keys: empty compact array
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x03"  # body tagged fields: 3 fields, ascending tags
+        b"\x00"  # tag 0 = SupportedFeatures
+        b"\x14"  # size = 20
+        b"\x02"  # supported_features: compact array of 1
+        b"\x0egroup.version"  # [0].name = "group.version" (compact: 13+1)
+        b"\x00\x00"  # [0].min_version = 0
+        b"\x00\x01"  # [0].max_version = 1
+        b"\x00"  # [0] tagged fields: none
+        b"\x01"  # tag 1 = FinalizedFeaturesEpoch
+        b"\x08"  # size = 8
+        b"\x00\x00\x00\x00\x00\x00\x00\x05"  # finalized_features_epoch = 5 (int64)
+        b"\x09"  # tag 9: unknown to ApiVersionsResponse v3
+        b"\x02"  # size = 2
+        b"\x01\x02"  # raw bytes, preserved in unknown_tagged_fields and re-sent
+    )
+    check_response(18, 3, body, expected)
+
+
+def test_api_versions_v3_response_default_tagged_fields_are_omitted() -> None:
+    """finalized_features_epoch = -1 and an empty supported_features are the defaults: no tag is written."""
+    body = ApiVersionsResponse(api_keys=[], finalized_features_epoch=-1, supported_features=[])
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7 (header v0)
+        b"\x00\x00"  # error_code = 0
+        b"\x01"  # api_keys: empty compact array
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(18, 3, body, expected)
+
+
+# --- Metadata (3) --------------------------------------------------------------------------------------------
+
+
+def test_metadata_v1_request_golden() -> None:
+    body = MetadataRequest(topics=[MetadataRequestTopic(name="t1")])
+    expected = (
+        b"\x00\x03"  # request_api_key = 3 (Metadata)
+        b"\x00\x01"  # request_api_version = 1
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00\x00\x00\x01"  # topics: int32 count 1
+        b"\x00\x02t1"  # topics[0].name = "t1"
+    )
+    check_request(header(3, 1), body, expected)
+
+
+def test_metadata_v1_request_null_topics_means_all_golden() -> None:
+    expected = (
+        b"\x00\x03"  # request_api_key = 3 (Metadata)
+        b"\x00\x01"  # request_api_version = 1
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\xff\xff\xff\xff"  # topics = null (all topics; nullable from v1)
+    )
+    check_request(header(3, 1), MetadataRequest(topics=None), expected)
+
+
+def test_metadata_v12_request_golden() -> None:
+    body = MetadataRequest(
+        topics=[MetadataRequestTopic(topic_id=TOPIC_ID, name="t1")],
+        allow_auto_topic_creation=False,
+        include_topic_authorized_operations=True,
+    )
+    expected = (
+        b"\x00\x03"  # request_api_key = 3 (Metadata)
+        b"\x00\x0c"  # request_api_version = 12 (flexible -> request header v2)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x02"  # topics: compact array of 1
+        + TOPIC_ID_BYTES  # topics[0].topic_id (uuid, 16 bytes)
+        + b"\x03t1"  # topics[0].name = "t1" (compact nullable)
+        b"\x00"  # topics[0] tagged fields: none
+        b"\x00"  # allow_auto_topic_creation = false
+        # include_cluster_authorized_operations exists only in v8-10
+        b"\x01"  # include_topic_authorized_operations = true
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(3, 12), body, expected)
+
+
+def test_metadata_v9_response_golden() -> None:
+    body = MetadataResponse(
+        throttle_time_ms=0,
+        brokers=[MetadataResponseBroker(node_id=1, host="h", port=9092, rack=None)],
+        cluster_id="c",
+        controller_id=1,
+        topics=[
+            MetadataResponseTopic(
+                error_code=0,
+                name="t1",
+                is_internal=False,
+                partitions=[
+                    MetadataResponsePartition(
+                        error_code=0,
+                        partition_index=0,
+                        leader_id=1,
+                        leader_epoch=2,
+                        replica_nodes=[1],
+                        isr_nodes=[1],
+                        offline_replicas=[],
+                    )
+                ],
+                topic_authorized_operations=-2147483648,
+            )
+        ],
+        cluster_authorized_operations=-2147483648,
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x02"  # brokers: compact array of 1
+        b"\x00\x00\x00\x01"  # brokers[0].node_id = 1
+        b"\x02h"  # brokers[0].host = "h"
+        b"\x00\x00\x23\x84"  # brokers[0].port = 9092
+        b"\x00"  # brokers[0].rack = null
+        b"\x00"  # brokers[0] tagged fields: none
+        b"\x02c"  # cluster_id = "c"
+        b"\x00\x00\x00\x01"  # controller_id = 1
+        b"\x02"  # topics: compact array of 1
+        b"\x00\x00"  # topics[0].error_code = 0
+        b"\x03t1"  # topics[0].name = "t1" (no topic_id before v10)
+        b"\x00"  # topics[0].is_internal = false
+        b"\x02"  # topics[0].partitions: compact array of 1
+        b"\x00\x00"  # .error_code = 0
+        b"\x00\x00\x00\x00"  # .partition_index = 0
+        b"\x00\x00\x00\x01"  # .leader_id = 1
+        b"\x00\x00\x00\x02"  # .leader_epoch = 2
+        b"\x02\x00\x00\x00\x01"  # .replica_nodes = [1] (compact int32 array)
+        b"\x02\x00\x00\x00\x01"  # .isr_nodes = [1]
+        b"\x01"  # .offline_replicas = []
+        b"\x00"  # partition tagged fields: none
+        b"\x80\x00\x00\x00"  # topics[0].topic_authorized_operations = INT32_MIN (not requested)
+        b"\x00"  # topics[0] tagged fields: none
+        b"\x80\x00\x00\x00"  # cluster_authorized_operations = INT32_MIN (v8-10 only)
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(3, 9, body, expected)
+
+
+# --- FindCoordinator (10) ------------------------------------------------------------------------------------
+
+
+def test_find_coordinator_v0_request_golden() -> None:
+    expected = (
+        b"\x00\x0a"  # request_api_key = 10 (FindCoordinator)
+        b"\x00\x00"  # request_api_version = 0
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00\x02g1"  # key = "g1" (key_type exists from v1)
+    )
+    check_request(header(10, 0), FindCoordinatorRequest(key="g1"), expected)
+
+
+def test_find_coordinator_v4_request_golden() -> None:
+    body = FindCoordinatorRequest(key_type=0, coordinator_keys=["g1", "g2"])
+    expected = (
+        b"\x00\x0a"  # request_api_key = 10 (FindCoordinator)
+        b"\x00\x04"  # request_api_version = 4 (flexible)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x00"  # key_type = 0 (GROUP), int8
+        b"\x03"  # coordinator_keys: compact array of 2
+        b"\x03g1"  # [0] = "g1"
+        b"\x03g2"  # [1] = "g2"
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(10, 4), body, expected)
+
+
+def test_find_coordinator_v0_response_golden() -> None:
+    body = FindCoordinatorResponse(error_code=0, node_id=1, host="broker", port=9092)
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x00"  # error_code = 0
+        b"\x00\x00\x00\x01"  # node_id = 1
+        b"\x00\x06broker"  # host = "broker"
+        b"\x00\x00\x23\x84"  # port = 9092
+    )
+    check_response(10, 0, body, expected)
+
+
+def test_find_coordinator_v4_response_golden() -> None:
+    body = FindCoordinatorResponse(
+        throttle_time_ms=0,
+        coordinators=[Coordinator(key="g1", node_id=1, host="h", port=9092, error_code=0, error_message=None)],
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0 (the single-coordinator fields end at v3)
+        b"\x02"  # coordinators: compact array of 1
+        b"\x03g1"  # [0].key = "g1"
+        b"\x00\x00\x00\x01"  # [0].node_id = 1
+        b"\x02h"  # [0].host = "h"
+        b"\x00\x00\x23\x84"  # [0].port = 9092
+        b"\x00\x00"  # [0].error_code = 0
+        b"\x00"  # [0].error_message = null
+        b"\x00"  # [0] tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(10, 4, body, expected)
+
+
+# --- JoinGroup (11) ------------------------------------------------------------------------------------------
+
+
+def test_join_group_v5_request_golden() -> None:
+    body = JoinGroupRequest(
+        group_id="g1",
+        session_timeout_ms=10000,
+        rebalance_timeout_ms=30000,
+        member_id="",
+        group_instance_id=None,
+        protocol_type="consumer",
+        protocols=[JoinGroupRequestProtocol(name="range", metadata=b"\x01\x02\x03")],
+    )
+    expected = (
+        b"\x00\x0b"  # request_api_key = 11 (JoinGroup)
+        b"\x00\x05"  # request_api_version = 5 (not flexible)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00\x02g1"  # group_id = "g1"
+        b"\x00\x00\x27\x10"  # session_timeout_ms = 10000
+        b"\x00\x00\x75\x30"  # rebalance_timeout_ms = 30000
+        b"\x00\x00"  # member_id = "" (empty, not null)
+        b"\xff\xff"  # group_instance_id = null
+        b"\x00\x08consumer"  # protocol_type = "consumer"
+        b"\x00\x00\x00\x01"  # protocols: int32 count 1
+        b"\x00\x05range"  # protocols[0].name = "range"
+        b"\x00\x00\x00\x03\x01\x02\x03"  # protocols[0].metadata = 01 02 03 (int32 length)
+    )
+    check_request(header(11, 5), body, expected)
+
+
+def test_join_group_v9_request_golden() -> None:
+    body = JoinGroupRequest(
+        group_id="g1",
+        session_timeout_ms=10000,
+        rebalance_timeout_ms=30000,
+        member_id="",
+        group_instance_id="i",
+        protocol_type="consumer",
+        protocols=[JoinGroupRequestProtocol(name="range", metadata=b"\x01\x02\x03")],
+        reason="r",
+    )
+    expected = (
+        b"\x00\x0b"  # request_api_key = 11 (JoinGroup)
+        b"\x00\x09"  # request_api_version = 9 (flexible)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x03g1"  # group_id = "g1"
+        b"\x00\x00\x27\x10"  # session_timeout_ms = 10000
+        b"\x00\x00\x75\x30"  # rebalance_timeout_ms = 30000
+        b"\x01"  # member_id = "" (compact: 0+1; 00 would be null)
+        b"\x02i"  # group_instance_id = "i"
+        b"\x09consumer"  # protocol_type = "consumer" (8+1)
+        b"\x02"  # protocols: compact array of 1
+        b"\x06range"  # protocols[0].name = "range"
+        b"\x04\x01\x02\x03"  # protocols[0].metadata = 01 02 03 (compact bytes: 3+1)
+        b"\x00"  # protocols[0] tagged fields: none
+        b"\x02r"  # reason = "r" (v8+)
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(11, 9), body, expected)
+
+
+def test_join_group_v5_response_golden() -> None:
+    body = JoinGroupResponse(
+        throttle_time_ms=0,
+        error_code=0,
+        generation_id=1,
+        protocol_name="range",
+        leader="m1",
+        member_id="m1",
+        members=[JoinGroupResponseMember(member_id="m1", group_instance_id=None, metadata=b"\x01")],
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7 (response header v0)
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x00\x00"  # error_code = 0
+        b"\x00\x00\x00\x01"  # generation_id = 1
+        b"\x00\x05range"  # protocol_name = "range" (not nullable before v7; no protocol_type before v7)
+        b"\x00\x02m1"  # leader = "m1"
+        b"\x00\x02m1"  # member_id = "m1"
+        b"\x00\x00\x00\x01"  # members: int32 count 1
+        b"\x00\x02m1"  # members[0].member_id = "m1"
+        b"\xff\xff"  # members[0].group_instance_id = null
+        b"\x00\x00\x00\x01\x01"  # members[0].metadata = 01 (int32 length)
+    )
+    check_response(11, 5, body, expected)
+
+
+def test_join_group_v9_response_golden() -> None:
+    body = JoinGroupResponse(
+        throttle_time_ms=0,
+        error_code=0,
+        generation_id=1,
+        protocol_type="consumer",
+        protocol_name="range",
+        leader="m1",
+        skip_assignment=False,
+        member_id="m2",
+        members=[],
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x00\x00"  # error_code = 0
+        b"\x00\x00\x00\x01"  # generation_id = 1
+        b"\x09consumer"  # protocol_type = "consumer" (v7+, nullable)
+        b"\x06range"  # protocol_name = "range" (nullable from v7)
+        b"\x03m1"  # leader = "m1"
+        b"\x00"  # skip_assignment = false (v9+)
+        b"\x03m2"  # member_id = "m2"
+        b"\x01"  # members = [] (a follower gets no member list)
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(11, 9, body, expected)
+
+
+# --- SyncGroup (14) ------------------------------------------------------------------------------------------
+
+
+def test_sync_group_v3_request_golden() -> None:
+    body = SyncGroupRequest(
+        group_id="g1",
+        generation_id=5,
+        member_id="m1",
+        group_instance_id=None,
+        assignments=[SyncGroupRequestAssignment(member_id="m1", assignment=b"\xaa\xbb")],
+    )
+    expected = (
+        b"\x00\x0e"  # request_api_key = 14 (SyncGroup)
+        b"\x00\x03"  # request_api_version = 3 (not flexible)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00\x02g1"  # group_id = "g1"
+        b"\x00\x00\x00\x05"  # generation_id = 5
+        b"\x00\x02m1"  # member_id = "m1"
+        b"\xff\xff"  # group_instance_id = null
+        b"\x00\x00\x00\x01"  # assignments: int32 count 1
+        b"\x00\x02m1"  # assignments[0].member_id = "m1"
+        b"\x00\x00\x00\x02\xaa\xbb"  # assignments[0].assignment = aa bb (int32 length)
+    )
+    check_request(header(14, 3), body, expected)
+
+
+def test_sync_group_v5_request_golden() -> None:
+    body = SyncGroupRequest(
+        group_id="g1",
+        generation_id=5,
+        member_id="m2",
+        group_instance_id=None,
+        protocol_type="consumer",
+        protocol_name="range",
+        assignments=[],
+    )
+    expected = (
+        b"\x00\x0e"  # request_api_key = 14 (SyncGroup)
+        b"\x00\x05"  # request_api_version = 5 (flexible)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x03g1"  # group_id = "g1"
+        b"\x00\x00\x00\x05"  # generation_id = 5
+        b"\x03m2"  # member_id = "m2"
+        b"\x00"  # group_instance_id = null
+        b"\x09consumer"  # protocol_type = "consumer"
+        b"\x06range"  # protocol_name = "range"
+        b"\x01"  # assignments: empty compact array (a follower)
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(14, 5), body, expected)
+
+
+def test_sync_group_v0_response_golden() -> None:
+    body = SyncGroupResponse(error_code=0, assignment=b"\xaa\xbb")
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x00"  # error_code = 0 (throttle_time_ms from v1)
+        b"\x00\x00\x00\x02\xaa\xbb"  # assignment = aa bb (int32 length)
+    )
+    check_response(14, 0, body, expected)
+
+
+def test_sync_group_v5_response_golden() -> None:
+    body = SyncGroupResponse(
+        throttle_time_ms=0, error_code=0, protocol_type="consumer", protocol_name="range", assignment=b"\xaa\xbb"
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x00\x00"  # error_code = 0
+        b"\x09consumer"  # protocol_type = "consumer" (v5+)
+        b"\x06range"  # protocol_name = "range" (v5+)
+        b"\x03\xaa\xbb"  # assignment = aa bb (compact bytes: 2+1)
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(14, 5, body, expected)
+
+
+# --- Heartbeat (12) ------------------------------------------------------------------------------------------
+
+
+def test_heartbeat_v0_request_golden() -> None:
+    body = HeartbeatRequest(group_id="g1", generation_id=5, member_id="m1")
+    expected = (
+        b"\x00\x0c"  # request_api_key = 12 (Heartbeat)
+        b"\x00\x00"  # request_api_version = 0
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00\x02g1"  # group_id = "g1"
+        b"\x00\x00\x00\x05"  # generation_id = 5
+        b"\x00\x02m1"  # member_id = "m1" (group_instance_id exists from v3)
+    )
+    check_request(header(12, 0), body, expected)
+
+
+def test_heartbeat_v4_request_string_lengths_count_utf8_bytes_golden() -> None:
+    body = HeartbeatRequest(group_id="é", generation_id=1, member_id="€")
+    expected = (
+        b"\x00\x0c"  # request_api_key = 12 (Heartbeat)
+        b"\x00\x04"  # request_api_version = 4
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x03\xc3\xa9"  # group_id = "é": 2 UTF-8 bytes, so compact length 2+1 (not 1+1)
+        b"\x00\x00\x00\x01"  # generation_id = 1
+        b"\x04\xe2\x82\xac"  # member_id = "€": 3 UTF-8 bytes, compact length 3+1
+        b"\x00"  # group_instance_id = null
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(12, 4), body, expected)
+
+
+def test_heartbeat_v4_request_golden() -> None:
+    body = HeartbeatRequest(group_id="g1", generation_id=-1, member_id="m1", group_instance_id="i")
+    expected = (
+        b"\x00\x0c"  # request_api_key = 12 (Heartbeat)
+        b"\x00\x04"  # request_api_version = 4 (flexible)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x03g1"  # group_id = "g1"
+        b"\xff\xff\xff\xff"  # generation_id = -1
+        b"\x03m1"  # member_id = "m1"
+        b"\x02i"  # group_instance_id = "i"
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(12, 4), body, expected)
+
+
+# --- LeaveGroup (13) -----------------------------------------------------------------------------------------
+
+
+def test_leave_group_v0_request_golden() -> None:
+    expected = (
+        b"\x00\x0d"  # request_api_key = 13 (LeaveGroup)
+        b"\x00\x00"  # request_api_version = 0
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00\x02g1"  # group_id = "g1"
+        b"\x00\x02m1"  # member_id = "m1" (v0-2; a members array from v3)
+    )
+    check_request(header(13, 0), LeaveGroupRequest(group_id="g1", member_id="m1"), expected)
+
+
+def test_leave_group_v5_request_golden() -> None:
+    body = LeaveGroupRequest(
+        group_id="g1",
+        members=[MemberIdentity(member_id="m1", group_instance_id=None, reason="bye")],
+    )
+    expected = (
+        b"\x00\x0d"  # request_api_key = 13 (LeaveGroup)
+        b"\x00\x05"  # request_api_version = 5 (flexible)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x03g1"  # group_id = "g1"
+        b"\x02"  # members: compact array of 1
+        b"\x03m1"  # members[0].member_id = "m1"
+        b"\x00"  # members[0].group_instance_id = null
+        b"\x04bye"  # members[0].reason = "bye"
+        b"\x00"  # members[0] tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(13, 5), body, expected)
+
+
+def test_leave_group_v5_response_golden() -> None:
+    body = LeaveGroupResponse(
+        throttle_time_ms=0,
+        error_code=0,
+        members=[MemberResponse(member_id="m1", group_instance_id=None, error_code=25)],
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x00\x00"  # error_code = 0
+        b"\x02"  # members: compact array of 1
+        b"\x03m1"  # members[0].member_id = "m1"
+        b"\x00"  # members[0].group_instance_id = null
+        b"\x00\x19"  # members[0].error_code = 25 (UNKNOWN_MEMBER_ID)
+        b"\x00"  # members[0] tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(13, 5, body, expected)
+
+
+# --- OffsetCommit (8) ----------------------------------------------------------------------------------------
+
+
+def test_offset_commit_v2_request_golden() -> None:
+    body = OffsetCommitRequest(
+        group_id="g1",
+        generation_id_or_member_epoch=5,
+        member_id="m1",
+        retention_time_ms=-1,
+        topics=[
+            OffsetCommitRequestTopic(
+                name="t1",
+                partitions=[
+                    OffsetCommitRequestPartition(partition_index=0, committed_offset=100, committed_metadata=None)
+                ],
+            )
+        ],
+    )
+    expected = (
+        b"\x00\x08"  # request_api_key = 8 (OffsetCommit)
+        b"\x00\x02"  # request_api_version = 2 (not flexible)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00\x02g1"  # group_id = "g1"
+        b"\x00\x00\x00\x05"  # generation_id_or_member_epoch = 5
+        b"\x00\x02m1"  # member_id = "m1"
+        b"\xff\xff\xff\xff\xff\xff\xff\xff"  # retention_time_ms = -1 (v2-4 only)
+        b"\x00\x00\x00\x01"  # topics: int32 count 1
+        b"\x00\x02t1"  # topics[0].name = "t1"
+        b"\x00\x00\x00\x01"  # topics[0].partitions: int32 count 1
+        b"\x00\x00\x00\x00"  # .partition_index = 0
+        b"\x00\x00\x00\x00\x00\x00\x00\x64"  # .committed_offset = 100
+        b"\xff\xff"  # .committed_metadata = null
+    )
+    check_request(header(8, 2), body, expected)
+
+
+def test_offset_commit_v1_request_carries_commit_timestamp_golden() -> None:
+    body = OffsetCommitRequest(
+        group_id="g1",
+        generation_id_or_member_epoch=5,
+        member_id="m1",
+        topics=[
+            OffsetCommitRequestTopic(
+                name="t1",
+                partitions=[
+                    OffsetCommitRequestPartition(
+                        partition_index=0, committed_offset=100, commit_timestamp=1, committed_metadata=""
+                    )
+                ],
+            )
+        ],
+    )
+    expected = (
+        b"\x00\x08"  # request_api_key = 8 (OffsetCommit)
+        b"\x00\x01"  # request_api_version = 1
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00\x02g1"  # group_id = "g1"
+        b"\x00\x00\x00\x05"  # generation_id_or_member_epoch = 5
+        b"\x00\x02m1"  # member_id = "m1"
+        b"\x00\x00\x00\x01"  # topics: int32 count 1
+        b"\x00\x02t1"  # topics[0].name = "t1"
+        b"\x00\x00\x00\x01"  # topics[0].partitions: int32 count 1
+        b"\x00\x00\x00\x00"  # .partition_index = 0
+        b"\x00\x00\x00\x00\x00\x00\x00\x64"  # .committed_offset = 100
+        b"\x00\x00\x00\x00\x00\x00\x00\x01"  # .commit_timestamp = 1 (v1 only)
+        b"\x00\x00"  # .committed_metadata = ""
+    )
+    check_request(header(8, 1), body, expected)
+
+
+def test_offset_commit_v8_request_golden() -> None:
+    body = OffsetCommitRequest(
+        group_id="g1",
+        generation_id_or_member_epoch=5,
+        member_id="m1",
+        group_instance_id=None,
+        topics=[
+            OffsetCommitRequestTopic(
+                name="t1",
+                partitions=[
+                    OffsetCommitRequestPartition(
+                        partition_index=0, committed_offset=100, committed_leader_epoch=3, committed_metadata=""
+                    )
+                ],
+            )
+        ],
+    )
+    expected = (
+        b"\x00\x08"  # request_api_key = 8 (OffsetCommit)
+        b"\x00\x08"  # request_api_version = 8 (flexible)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x03g1"  # group_id = "g1"
+        b"\x00\x00\x00\x05"  # generation_id_or_member_epoch = 5
+        b"\x03m1"  # member_id = "m1"
+        b"\x00"  # group_instance_id = null
+        b"\x02"  # topics: compact array of 1
+        b"\x03t1"  # topics[0].name = "t1"
+        b"\x02"  # topics[0].partitions: compact array of 1
+        b"\x00\x00\x00\x00"  # .partition_index = 0
+        b"\x00\x00\x00\x00\x00\x00\x00\x64"  # .committed_offset = 100
+        b"\x00\x00\x00\x03"  # .committed_leader_epoch = 3
+        b"\x01"  # .committed_metadata = "" (compact: 0+1)
+        b"\x00"  # partition tagged fields: none
+        b"\x00"  # topic tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(8, 8), body, expected)
+
+
+def test_offset_commit_v8_response_golden() -> None:
+    body = OffsetCommitResponse(
+        throttle_time_ms=0,
+        topics=[
+            OffsetCommitResponseTopic(
+                name="t1", partitions=[OffsetCommitResponsePartition(partition_index=0, error_code=22)]
+            )
+        ],
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x02"  # topics: compact array of 1
+        b"\x03t1"  # topics[0].name = "t1"
+        b"\x02"  # topics[0].partitions: compact array of 1
+        b"\x00\x00\x00\x00"  # .partition_index = 0
+        b"\x00\x16"  # .error_code = 22 (ILLEGAL_GENERATION)
+        b"\x00"  # partition tagged fields: none
+        b"\x00"  # topic tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(8, 8, body, expected)
+
+
+# --- OffsetFetch (9) -----------------------------------------------------------------------------------------
+
+
+def test_offset_fetch_v1_request_golden() -> None:
+    body = OffsetFetchRequest(group_id="g1", topics=[OffsetFetchRequestTopic(name="t1", partition_indexes=[0, 1])])
+    expected = (
+        b"\x00\x09"  # request_api_key = 9 (OffsetFetch)
+        b"\x00\x01"  # request_api_version = 1
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00\x02g1"  # group_id = "g1"
+        b"\x00\x00\x00\x01"  # topics: int32 count 1
+        b"\x00\x02t1"  # topics[0].name = "t1"
+        b"\x00\x00\x00\x02"  # topics[0].partition_indexes: int32 count 2
+        b"\x00\x00\x00\x00"  # [0] = 0
+        b"\x00\x00\x00\x01"  # [1] = 1
+    )
+    check_request(header(9, 1), body, expected)
+
+
+def test_offset_fetch_v7_request_null_topics_golden() -> None:
+    body = OffsetFetchRequest(group_id="g1", topics=None, require_stable=True)
+    expected = (
+        b"\x00\x09"  # request_api_key = 9 (OffsetFetch)
+        b"\x00\x07"  # request_api_version = 7 (flexible)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x03g1"  # group_id = "g1"
+        b"\x00"  # topics = null: every committed offset of the group (compact null)
+        b"\x01"  # require_stable = true
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(9, 7), body, expected)
+
+
+def test_offset_fetch_v9_request_golden() -> None:
+    body = OffsetFetchRequest(
+        groups=[
+            OffsetFetchRequestGroup(
+                group_id="g1",
+                member_id="m1",
+                member_epoch=3,
+                topics=[OffsetFetchRequestTopics(name="t1", partition_indexes=[0])],
+            )
+        ],
+        require_stable=False,
+    )
+    expected = (
+        b"\x00\x09"  # request_api_key = 9 (OffsetFetch)
+        b"\x00\x09"  # request_api_version = 9 (flexible)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x02"  # groups: compact array of 1 (group_id/topics at top level end at v7)
+        b"\x03g1"  # groups[0].group_id = "g1"
+        b"\x03m1"  # groups[0].member_id = "m1" (v9+)
+        b"\x00\x00\x00\x03"  # groups[0].member_epoch = 3 (v9+)
+        b"\x02"  # groups[0].topics: compact array of 1
+        b"\x03t1"  # .name = "t1"
+        b"\x02\x00\x00\x00\x00"  # .partition_indexes = [0]
+        b"\x00"  # topic tagged fields: none
+        b"\x00"  # group tagged fields: none
+        b"\x00"  # require_stable = false
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(9, 9), body, expected)
+
+
+def test_offset_fetch_v1_response_golden() -> None:
+    body = OffsetFetchResponse(
+        topics=[
+            OffsetFetchResponseTopic(
+                name="t1",
+                partitions=[
+                    OffsetFetchResponsePartition(partition_index=0, committed_offset=100, metadata="", error_code=0),
+                    OffsetFetchResponsePartition(partition_index=1, committed_offset=-1, metadata=None, error_code=0),
+                ],
+            )
+        ]
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x00\x00\x01"  # topics: int32 count 1 (throttle_time_ms from v3)
+        b"\x00\x02t1"  # topics[0].name = "t1"
+        b"\x00\x00\x00\x02"  # topics[0].partitions: int32 count 2
+        b"\x00\x00\x00\x00"  # [0].partition_index = 0
+        b"\x00\x00\x00\x00\x00\x00\x00\x64"  # [0].committed_offset = 100 (leader epoch from v5)
+        b"\x00\x00"  # [0].metadata = ""
+        b"\x00\x00"  # [0].error_code = 0
+        b"\x00\x00\x00\x01"  # [1].partition_index = 1
+        b"\xff\xff\xff\xff\xff\xff\xff\xff"  # [1].committed_offset = -1 (nothing committed)
+        b"\xff\xff"  # [1].metadata = null
+        b"\x00\x00"  # [1].error_code = 0
+        # the top-level error_code exists from v2
+    )
+    check_response(9, 1, body, expected)
+
+
+def test_offset_fetch_v8_response_golden() -> None:
+    body = OffsetFetchResponse(
+        throttle_time_ms=0,
+        groups=[
+            OffsetFetchResponseGroup(
+                group_id="g1",
+                topics=[
+                    OffsetFetchResponseTopics(
+                        name="t1",
+                        partitions=[
+                            OffsetFetchResponsePartitions(
+                                partition_index=0,
+                                committed_offset=100,
+                                committed_leader_epoch=3,
+                                metadata="",
+                                error_code=0,
+                            )
+                        ],
+                    )
+                ],
+                error_code=0,
+            )
+        ],
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0 (top-level topics/error_code end at v7)
+        b"\x02"  # groups: compact array of 1
+        b"\x03g1"  # groups[0].group_id = "g1"
+        b"\x02"  # groups[0].topics: compact array of 1
+        b"\x03t1"  # .name = "t1"
+        b"\x02"  # .partitions: compact array of 1
+        b"\x00\x00\x00\x00"  # .partition_index = 0
+        b"\x00\x00\x00\x00\x00\x00\x00\x64"  # .committed_offset = 100
+        b"\x00\x00\x00\x03"  # .committed_leader_epoch = 3
+        b"\x01"  # .metadata = ""
+        b"\x00\x00"  # .error_code = 0
+        b"\x00"  # partition tagged fields: none
+        b"\x00"  # topic tagged fields: none
+        b"\x00\x00"  # groups[0].error_code = 0
+        b"\x00"  # group tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(9, 8, body, expected)
+
+
+# --- DescribeGroups (15) -------------------------------------------------------------------------------------
+
+
+def test_describe_groups_v5_request_golden() -> None:
+    body = DescribeGroupsRequest(groups=["g1", "g2"], include_authorized_operations=True)
+    expected = (
+        b"\x00\x0f"  # request_api_key = 15 (DescribeGroups)
+        b"\x00\x05"  # request_api_version = 5 (flexible)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x03"  # groups: compact array of 2
+        b"\x03g1"  # [0] = "g1"
+        b"\x03g2"  # [1] = "g2"
+        b"\x01"  # include_authorized_operations = true
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(15, 5), body, expected)
+
+
+def test_describe_groups_v5_response_golden() -> None:
+    body = DescribeGroupsResponse(
+        throttle_time_ms=0,
+        groups=[
+            DescribedGroup(
+                error_code=0,
+                group_id="g1",
+                group_state="Stable",
+                protocol_type="consumer",
+                protocol_data="range",
+                members=[
+                    DescribedGroupMember(
+                        member_id="m1",
+                        group_instance_id=None,
+                        client_id="cli",
+                        client_host="/h",
+                        member_metadata=b"\x01",
+                        member_assignment=b"",
+                    )
+                ],
+                authorized_operations=-2147483648,
+            )
+        ],
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x02"  # groups: compact array of 1
+        b"\x00\x00"  # groups[0].error_code = 0
+        b"\x03g1"  # .group_id = "g1"
+        b"\x07Stable"  # .group_state = "Stable"
+        b"\x09consumer"  # .protocol_type = "consumer"
+        b"\x06range"  # .protocol_data = "range"
+        b"\x02"  # .members: compact array of 1
+        b"\x03m1"  # members[0].member_id = "m1"
+        b"\x00"  # members[0].group_instance_id = null (v4+)
+        b"\x04cli"  # members[0].client_id = "cli"
+        b"\x03/h"  # members[0].client_host = "/h"
+        b"\x02\x01"  # members[0].member_metadata = 01 (compact bytes)
+        b"\x01"  # members[0].member_assignment = empty (compact bytes)
+        b"\x00"  # members[0] tagged fields: none
+        b"\x80\x00\x00\x00"  # .authorized_operations = INT32_MIN (not requested)
+        b"\x00"  # groups[0] tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(15, 5, body, expected)
+
+
+# --- ListGroups (16) -----------------------------------------------------------------------------------------
+
+
+def test_list_groups_v5_request_golden() -> None:
+    body = ListGroupsRequest(states_filter=["Stable"], types_filter=["classic"])
+    expected = (
+        b"\x00\x10"  # request_api_key = 16 (ListGroups)
+        b"\x00\x05"  # request_api_version = 5 (flexible)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x02"  # states_filter: compact array of 1
+        b"\x07Stable"  # [0] = "Stable"
+        b"\x02"  # types_filter: compact array of 1
+        b"\x08classic"  # [0] = "classic"
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(16, 5), body, expected)
+
+
+def test_list_groups_v0_response_golden() -> None:
+    body = ListGroupsResponse(error_code=0, groups=[ListedGroup(group_id="g1", protocol_type="consumer")])
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x00"  # error_code = 0 (throttle_time_ms from v1)
+        b"\x00\x00\x00\x01"  # groups: int32 count 1
+        b"\x00\x02g1"  # groups[0].group_id = "g1"
+        b"\x00\x08consumer"  # groups[0].protocol_type = "consumer"
+    )
+    check_response(16, 0, body, expected)
+
+
+# --- DeleteGroups (42) ---------------------------------------------------------------------------------------
+
+
+def test_delete_groups_v2_request_golden() -> None:
+    expected = (
+        b"\x00\x2a"  # request_api_key = 42 (DeleteGroups)
+        b"\x00\x02"  # request_api_version = 2 (flexible)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x02"  # groups_names: compact array of 1
+        b"\x03g1"  # [0] = "g1"
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(42, 2), DeleteGroupsRequest(groups_names=["g1"]), expected)
+
+
+def test_delete_groups_v2_request_multi_byte_varints_golden() -> None:
+    """Compact lengths, tags and tag sizes of 128 and up take two uvarint bytes (7 bits each, low group first)."""
+    long_name = "g" * 130
+    payload = b"\x5a" * 128
+    body = DeleteGroupsRequest(groups_names=[long_name], unknown_tagged_fields={200: payload})
+    expected = (
+        (
+            b"\x00\x2a"  # request_api_key = 42 (DeleteGroups)
+            b"\x00\x02"  # request_api_version = 2 (flexible)
+            b"\x00\x00\x00\x07"  # correlation_id = 7
+            b"\x00\x03cli"  # client_id = "cli"
+            b"\x00"  # header tagged fields: none
+            b"\x02"  # groups_names: compact array of 1
+            b"\x83\x01"  # [0] length: 130+1 = 131 -> (131 & 0x7f) | 0x80 = 0x83, then 131 >> 7 = 0x01
+        )
+        + long_name.encode()  # [0] = "ggg...g" (130 bytes)
+        + (
+            b"\x01"  # body tagged fields: 1 field
+            b"\xc8\x01"  # tag = 200 -> (200 & 0x7f) | 0x80 = 0xc8, then 200 >> 7 = 0x01 (unknown tag)
+            b"\x80\x01"  # size = 128 -> (128 & 0x7f) | 0x80 = 0x80, then 128 >> 7 = 0x01
+        )
+        + payload  # the unknown tag's 128 raw bytes
+    )
+    check_request(header(42, 2), body, expected)
+
+
+# --- OffsetDelete (47) ---------------------------------------------------------------------------------------
+
+
+def test_offset_delete_v0_request_golden() -> None:
+    body = OffsetDeleteRequest(
+        group_id="g1",
+        topics=[OffsetDeleteRequestTopic(name="t1", partitions=[OffsetDeleteRequestPartition(partition_index=2)])],
+    )
+    expected = (
+        b"\x00\x2f"  # request_api_key = 47 (OffsetDelete)
+        b"\x00\x00"  # request_api_version = 0 (never flexible)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00\x02g1"  # group_id = "g1"
+        b"\x00\x00\x00\x01"  # topics: int32 count 1
+        b"\x00\x02t1"  # topics[0].name = "t1"
+        b"\x00\x00\x00\x01"  # topics[0].partitions: int32 count 1
+        b"\x00\x00\x00\x02"  # .partition_index = 2
+    )
+    check_request(header(47, 0), body, expected)
+
+
+# --- ConsumerGroupHeartbeat (68) -----------------------------------------------------------------------------
+
+
+def test_consumer_group_heartbeat_v0_request_golden() -> None:
+    body = ConsumerGroupHeartbeatRequest(
+        group_id="g1",
+        member_id="m1",
+        member_epoch=0,
+        instance_id=None,
+        rack_id=None,
+        rebalance_timeout_ms=30000,
+        subscribed_topic_names=["t1"],
+        server_assignor=None,
+        topic_partitions=[],
+    )
+    expected = (
+        b"\x00\x44"  # request_api_key = 68 (ConsumerGroupHeartbeat)
+        b"\x00\x00"  # request_api_version = 0 (flexible from v0)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x03g1"  # group_id = "g1"
+        b"\x03m1"  # member_id = "m1"
+        b"\x00\x00\x00\x00"  # member_epoch = 0 (joining)
+        b"\x00"  # instance_id = null
+        b"\x00"  # rack_id = null
+        b"\x00\x00\x75\x30"  # rebalance_timeout_ms = 30000
+        b"\x02"  # subscribed_topic_names: compact array of 1
+        b"\x03t1"  # [0] = "t1"
+        # subscribed_topic_regex exists from v1
+        b"\x00"  # server_assignor = null
+        b"\x01"  # topic_partitions = [] (empty, not null: 0+1)
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(68, 0), body, expected)
+
+
+def test_consumer_group_heartbeat_v1_request_null_subscription_golden() -> None:
+    body = ConsumerGroupHeartbeatRequest(
+        group_id="g1",
+        member_id="m1",
+        member_epoch=4,
+        subscribed_topic_names=None,
+        subscribed_topic_regex="t.*",
+        topic_partitions=None,
+    )
+    expected = (
+        b"\x00\x44"  # request_api_key = 68 (ConsumerGroupHeartbeat)
+        b"\x00\x01"  # request_api_version = 1
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x03g1"  # group_id = "g1"
+        b"\x03m1"  # member_id = "m1"
+        b"\x00\x00\x00\x04"  # member_epoch = 4
+        b"\x00"  # instance_id = null
+        b"\x00"  # rack_id = null
+        b"\xff\xff\xff\xff"  # rebalance_timeout_ms = -1 (unchanged)
+        b"\x00"  # subscribed_topic_names = null (unchanged)
+        b"\x04t.*"  # subscribed_topic_regex = "t.*" (v1+)
+        b"\x00"  # server_assignor = null
+        b"\x00"  # topic_partitions = null (unchanged)
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(68, 1), body, expected)
+
+
+def test_consumer_group_heartbeat_v0_response_with_assignment_golden() -> None:
+    body = ConsumerGroupHeartbeatResponse(
+        throttle_time_ms=0,
+        error_code=0,
+        error_message=None,
+        member_id="m1",
+        member_epoch=1,
+        heartbeat_interval_ms=5000,
+        assignment=Assignment(topic_partitions=[TopicPartitions(topic_id=TOPIC_ID, partitions=[0, 1])]),
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x00\x00"  # error_code = 0
+        b"\x00"  # error_message = null
+        b"\x03m1"  # member_id = "m1"
+        b"\x00\x00\x00\x01"  # member_epoch = 1
+        b"\x00\x00\x13\x88"  # heartbeat_interval_ms = 5000
+        b"\x01"  # assignment: nullable struct marker, 1 = present (-1 = null)
+        b"\x02"  # assignment.topic_partitions: compact array of 1
+        + TOPIC_ID_BYTES  # .topic_id
+        + b"\x03"  # .partitions: compact array of 2
+        b"\x00\x00\x00\x00"  # [0] = 0
+        b"\x00\x00\x00\x01"  # [1] = 1
+        b"\x00"  # topic_partitions[0] tagged fields: none
+        b"\x00"  # assignment tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(68, 0, body, expected)
+
+
+def test_consumer_group_heartbeat_v0_response_null_assignment_golden() -> None:
+    body = ConsumerGroupHeartbeatResponse(error_code=25, error_message="unknown member", member_id=None)
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x00\x19"  # error_code = 25 (UNKNOWN_MEMBER_ID)
+        b"\x0funknown member"  # error_message = "unknown member" (14+1)
+        b"\x00"  # member_id = null
+        b"\x00\x00\x00\x00"  # member_epoch = 0
+        b"\x00\x00\x00\x00"  # heartbeat_interval_ms = 0
+        b"\xff"  # assignment = null (int8 -1)
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(68, 0, body, expected)
+
+
+# --- ConsumerGroupDescribe (69) ------------------------------------------------------------------------------
+
+
+def test_consumer_group_describe_v0_request_golden() -> None:
+    body = ConsumerGroupDescribeRequest(group_ids=["g1"], include_authorized_operations=False)
+    expected = (
+        b"\x00\x45"  # request_api_key = 69 (ConsumerGroupDescribe)
+        b"\x00\x00"  # request_api_version = 0 (flexible)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x02"  # group_ids: compact array of 1
+        b"\x03g1"  # [0] = "g1"
+        b"\x00"  # include_authorized_operations = false
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(69, 0), body, expected)
+
+
+# --- Coverage guard ------------------------------------------------------------------------------------------
+
+
+def _golden_versions() -> set[tuple[int, int]]:
+    """(api_key, api_version) of every golden frame in the test_golden*.py files, read from their source."""
+    source = "".join(path.read_text() for path in pathlib.Path(__file__).parent.glob("test_golden*.py"))
+    calls = re.findall(r"(?:header|check_response|encode_response|decode_response)\((\d+), (\d+)", source)
+    return {(int(key), int(version)) for key, version in calls}
+
+
+def test_every_registered_api_has_a_golden_test() -> None:
+    covered = _golden_versions()
+    for key, spec in APIS.items():
+        versions = [version for api_key, version in covered if api_key == key]
+        assert versions, f"no golden test for {ApiKey(key).name}"
+        assert all(spec.supports(version) for version in versions), (ApiKey(key).name, versions)
+
+
+def test_common_apis_have_flexible_and_non_flexible_goldens() -> None:
+    covered = _golden_versions()
+    common = (
+        ApiKey.JOIN_GROUP,
+        ApiKey.SYNC_GROUP,
+        ApiKey.HEARTBEAT,
+        ApiKey.OFFSET_COMMIT,
+        ApiKey.OFFSET_FETCH,
+        ApiKey.METADATA,
+        ApiKey.API_VERSIONS,
+    )
+    for key in common:
+        kinds = {APIS[key].flexible(version) for api_key, version in covered if api_key == key}
+        assert kinds == {True, False}, key.name
