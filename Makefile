@@ -4,14 +4,20 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-test
 
-.PHONY: install install-test test lint codegen bench clean
+.PHONY: install install-test run test lint codegen bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-install: $(BIN)/python
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e .
+	touch $@
+
+install: $(VENV)/.installed
+
+run: install
+	$(BIN)/python server.py server.properties
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[test]'
@@ -25,7 +31,7 @@ codegen: install-test
 lint: install-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy protocol coordinator
+	$(BIN)/mypy protocol coordinator broker storage server.py
 	$(BIN)/lint-imports
 
 test: install-test lint

@@ -1,0 +1,267 @@
+"""Broker configuration with Kafka's names, types and defaults.
+
+Layering is Kafka's: built-in defaults, then a `server.properties` file, then `KAFKA_*` environment variables (the
+Confluent/Apache docker image convention), then `--override key=value` arguments. An unknown key is an error at
+startup, and a bad value names its key, so a typo never silently falls back to a default.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+INT32_MAX = 2147483647
+INT64_MAX = 9223372036854775807
+KAFKA_DEFAULT_LOG_DIR = "/tmp/kafka-logs"  # noqa: S108 - Kafka's own default; server.properties sets ./data
+
+
+class ConfigError(ValueError):
+    """A configuration key is unknown or its value is invalid; the message names the key."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigKey:
+    name: str
+    type: str  # int | long | bool | string | list | double
+    default: Any
+    doc: str
+    low: int | None = None
+    choices: tuple[str, ...] | None = None
+    applied: bool = True  # False: accepted for compatibility with Kafka's files, has no effect here
+
+
+def _k(
+    name: str,
+    type_: str,
+    default: Any,
+    doc: str,
+    *,
+    low: int | None = None,
+    choices: tuple[str, ...] | None = None,
+    applied: bool = True,
+) -> ConfigKey:
+    return ConfigKey(name, type_, default, doc, low, choices, applied)
+
+
+KEYS: dict[str, ConfigKey] = {
+    k.name: k
+    for k in (
+        # server
+        _k("node.id", "int", 1, "This broker's id in Metadata and FindCoordinator answers.", low=0),
+        _k("broker.id", "int", -1, "Alias of node.id kept for old configs; -1 means use node.id.", low=-1),
+        _k("listeners", "list", "PLAINTEXT://127.0.0.1:9092", "Where to accept connections (host:port, 0 = any)."),
+        _k("advertised.listeners", "list", None, "Addresses given to clients; defaults to `listeners`."),
+        _k("listener.security.protocol.map", "string", "PLAINTEXT:PLAINTEXT", "Listener name to protocol."),
+        _k("log.dirs", "list", KAFKA_DEFAULT_LOG_DIR, "Data directory (only the first entry is used)."),
+        _k("log.dir", "string", KAFKA_DEFAULT_LOG_DIR, "Used when log.dirs is not set."),
+        _k("socket.request.max.bytes", "int", 104857600, "Largest request frame accepted.", low=1),
+        _k("max.connections", "int", INT32_MAX, "Open connections allowed at once.", low=1),
+        _k("message.max.bytes", "int", 1048588, "Largest record batch accepted by Produce.", low=0),
+        _k("num.partitions", "int", 1, "Partitions of auto-created topics.", low=1),
+        _k("default.replication.factor", "int", 1, "Replication factor of auto-created topics.", low=1),
+        _k("auto.create.topics.enable", "bool", True, "Create a topic when Metadata/Produce names it."),
+        _k("delete.topic.enable", "bool", True, "Allow DeleteTopics."),
+        _k("min.insync.replicas", "int", 1, "Reported in DescribeConfigs (single node).", low=1),
+        _k("compression.type", "string", "producer", "Reported in DescribeConfigs; batches are stored as sent."),
+        # storage
+        _k("log.segment.bytes", "int", 1073741824, "Roll a segment at this size.", low=14),
+        _k("log.roll.ms", "long", None, "Roll a segment after this long (overrides log.roll.hours)."),
+        _k("log.roll.hours", "int", 168, "Roll a segment after this many hours.", low=1),
+        _k("log.retention.ms", "long", None, "Delete segments older than this (-1: never)."),
+        _k("log.retention.minutes", "int", None, "As log.retention.ms, in minutes."),
+        _k("log.retention.hours", "int", 168, "As log.retention.ms, in hours."),
+        _k("log.retention.bytes", "long", -1, "Delete old segments beyond this size per partition (-1: no limit)."),
+        _k("log.retention.check.interval.ms", "long", 300000, "How often retention runs.", low=1),
+        _k("log.index.interval.bytes", "int", 4096, "Bytes between offset index entries.", low=0),
+        _k("log.flush.interval.messages", "long", INT64_MAX, "fsync after this many appended messages.", low=1),
+        _k("log.flush.interval.ms", "long", None, "fsync at least this often (unset: only by message count)."),
+        _k("log.cleanup.policy", "list", "delete", "Default cleanup policy of topics."),
+        _k("log.cleaner.delete.retention.ms", "long", 86400000, "Keep tombstones this long in compacted logs."),
+        _k("log.cleaner.enable", "bool", True, "Run the compaction cleaner."),
+        _k("log.cleaner.backoff.ms", "long", 15000, "Sleep between cleaner passes.", low=0),
+        _k("log.cleaner.min.cleanable.ratio", "double", 0.5, "Dirty ratio that makes a log cleanable."),
+        # group coordinator
+        _k("group.min.session.timeout.ms", "int", 6000, "Smallest session timeout a member may ask for."),
+        _k("group.max.session.timeout.ms", "int", 1800000, "Largest session timeout a member may ask for."),
+        _k("group.initial.rebalance.delay.ms", "int", 3000, "Wait for more members before the first rebalance."),
+        _k("group.max.size", "int", INT32_MAX, "Members allowed in one group.", low=1),
+        _k("offsets.topic.num.partitions", "int", 50, "Partitions of __consumer_offsets.", low=1),
+        _k("offsets.topic.replication.factor", "int", 3, "Accepted; a single node stores one replica.", low=1),
+        _k("offsets.topic.segment.bytes", "int", 104857600, "Segment size of __consumer_offsets.", low=1),
+        _k("offsets.topic.compression.codec", "int", 0, "Compression of __consumer_offsets batches (0 = none)."),
+        _k("offsets.retention.minutes", "int", 10080, "Keep offsets of empty groups this long.", low=1),
+        _k("offsets.retention.check.interval.ms", "long", 600000, "How often expired offsets are removed.", low=1),
+        _k("offset.metadata.max.bytes", "int", 4096, "Longest commit metadata string."),
+        _k("offsets.load.buffer.size", "int", 5242880, "Read size when loading __consumer_offsets.", low=1),
+        _k("offsets.commit.timeout.ms", "int", 5000, "Time allowed for an offsets append.", low=1),
+        _k("group.coordinator.rebalance.protocols", "list", "classic", "Group protocols served."),
+        # producer state
+        _k("transactional.id.expiration.ms", "int", 604800000, "Producer id state kept this long.", low=1),
+        _k("producer.id.expiration.ms", "int", 86400000, "Idempotent producer state kept this long.", low=1),
+        # accepted from Kafka's sample files, no effect in this broker
+        _k("num.network.threads", "int", 3, "No effect: one event loop.", applied=False),
+        _k("num.io.threads", "int", 8, "No effect: one event loop.", applied=False),
+        _k("socket.send.buffer.bytes", "int", 102400, "No effect.", applied=False),
+        _k("socket.receive.buffer.bytes", "int", 102400, "No effect.", applied=False),
+        _k("num.recovery.threads.per.data.dir", "int", 1, "No effect.", applied=False),
+        _k("transaction.state.log.replication.factor", "int", 3, "No effect.", applied=False),
+        _k("transaction.state.log.min.isr", "int", 2, "No effect.", applied=False),
+        _k("process.roles", "list", "broker,controller", "No effect: one combined node.", applied=False),
+        _k("controller.quorum.voters", "list", "", "No effect.", applied=False),
+        _k("controller.listener.names", "list", "", "No effect.", applied=False),
+        _k("inter.broker.listener.name", "string", "PLAINTEXT", "No effect.", applied=False),
+    )
+}
+
+# Environment variables of Kafka's launch scripts that are not broker configs (the docker images skip them too).
+_ENV_IGNORED = frozenset(
+    {"KAFKA_VERSION", "KAFKA_HEAP_OPTS", "KAFKA_OPTS", "KAFKA_JVM_PERFORMANCE_OPTS", "KAFKA_LOG4J_OPTS"}
+    | {"KAFKA_JMX_OPTS", "KAFKA_GC_LOG_OPTS", "KAFKA_DEBUG", "KAFKA_HOME", "KAFKA_URI"}
+)
+
+
+def _parse_bool(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered not in ("true", "false"):
+        raise ValueError("expected true or false")
+    return lowered == "true"
+
+
+_PARSERS: dict[str, Callable[[str], Any]] = {
+    "int": lambda s: int(s.strip()),
+    "long": lambda s: int(s.strip()),
+    "double": lambda s: float(s.strip()),
+    "bool": _parse_bool,
+    "string": lambda s: s.strip(),
+    "list": lambda s: [item.strip() for item in s.split(",") if item.strip()],
+}
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """Java .properties, the subset Kafka's files use: `key=value` or `key: value`, `#`/`!` comments."""
+    values: dict[str, str] = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#!":
+            continue
+        sep = min((i for i in (line.find("="), line.find(":")) if i >= 0), default=-1)
+        if sep < 0:
+            raise ConfigError(f"cannot parse properties line: {raw!r}")
+        values[line[:sep].strip()] = line[sep + 1 :].strip()
+    return values
+
+
+def env_overrides(environ: Mapping[str, str]) -> dict[str, str]:
+    """KAFKA_GROUP_MAX_SIZE=5 -> group.max.size=5; `__` stands for `_` and `___` for `-` (docker convention)."""
+    values: dict[str, str] = {}
+    for name, value in environ.items():
+        if not name.startswith("KAFKA_") or name in _ENV_IGNORED:
+            continue
+        key = name[len("KAFKA_") :].lower().replace("___", "-").replace("__", "\0").replace("_", ".")
+        values[key.replace("\0", "_")] = value
+    return values
+
+
+class BrokerConfig:
+    """Typed, validated configuration; `config["group.max.size"]` returns the parsed value."""
+
+    def __init__(self, raw: Mapping[str, str] | None = None) -> None:
+        self._values: dict[str, Any] = {
+            name: _PARSERS["list"](key.default) if key.type == "list" and isinstance(key.default, str) else key.default
+            for name, key in KEYS.items()
+        }
+        self.explicit: dict[str, str] = {}
+        for name, text in (raw or {}).items():
+            self._set(name, text)
+        self._check_relations()
+
+    def _set(self, name: str, text: str) -> None:
+        key = KEYS.get(name)
+        if key is None:
+            raise ConfigError(f"unknown config key '{name}'")
+        try:
+            value = _PARSERS[key.type](text)
+        except ValueError as exc:
+            raise ConfigError(f"invalid value {text!r} for '{name}': {exc}") from None
+        if key.low is not None and isinstance(value, int) and value < key.low:
+            raise ConfigError(f"invalid value {text!r} for '{name}': must be at least {key.low}")
+        self._values[name] = value
+        self.explicit[name] = text
+
+    def _check_relations(self) -> None:
+        if self["group.min.session.timeout.ms"] > self["group.max.session.timeout.ms"]:
+            raise ConfigError("'group.min.session.timeout.ms' must not exceed 'group.max.session.timeout.ms'")
+        for name in ("listeners", "advertised.listeners"):
+            for listener in self[name] or []:
+                parse_listener(listener, name)
+
+    def __getitem__(self, name: str) -> Any:
+        return self._values[name]
+
+    def items(self) -> Iterable[tuple[str, Any]]:
+        return self._values.items()
+
+    # Derived values, resolved as Kafka resolves them.
+
+    @property
+    def node_id(self) -> int:
+        broker_id: int = self["broker.id"]
+        node_id: int = self["node.id"]
+        return broker_id if broker_id >= 0 and "node.id" not in self.explicit else node_id
+
+    @property
+    def log_dir(self) -> Path:
+        dirs = self["log.dirs"] if "log.dirs" in self.explicit or "log.dir" not in self.explicit else None
+        return Path(dirs[0] if dirs else self["log.dir"])
+
+    @property
+    def listeners(self) -> list[tuple[str, str, int]]:
+        return [parse_listener(item, "listeners") for item in self["listeners"]]
+
+    @property
+    def advertised_listeners(self) -> list[tuple[str, str, int]]:
+        items = self["advertised.listeners"]
+        if not items:
+            return self.listeners
+        return [parse_listener(item, "advertised.listeners") for item in items]
+
+    @property
+    def retention_ms(self) -> int:
+        if self["log.retention.ms"] is not None:
+            return int(self["log.retention.ms"])
+        if self["log.retention.minutes"] is not None:
+            return int(self["log.retention.minutes"]) * 60_000
+        return int(self["log.retention.hours"]) * 3_600_000
+
+    @property
+    def roll_ms(self) -> int:
+        if self["log.roll.ms"] is not None:
+            return int(self["log.roll.ms"])
+        return int(self["log.roll.hours"]) * 3_600_000
+
+
+def parse_listener(text: str, key: str) -> tuple[str, str, int]:
+    """`PLAINTEXT://127.0.0.1:9092` -> ("PLAINTEXT", "127.0.0.1", 9092); port 0 asks the OS for one."""
+    name, sep, rest = text.partition("://")
+    host, colon, port = rest.rpartition(":")
+    if not sep or not colon or not port.isdigit() or int(port) > 65535:
+        raise ConfigError(f"invalid value {text!r} for '{key}': expected NAME://host:port")
+    return name, host.strip("[]"), int(port)
+
+
+def load_config(
+    properties_file: Path | None, overrides: Iterable[str], environ: Mapping[str, str] | None = None
+) -> BrokerConfig:
+    raw: dict[str, str] = {}
+    if properties_file is not None:
+        raw.update(parse_properties(properties_file.read_text()))
+    raw.update(env_overrides(os.environ if environ is None else environ))
+    for item in overrides:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise ConfigError(f"--override expects key=value, got {item!r}")
+        raw[name.strip()] = value
+    return BrokerConfig(raw)

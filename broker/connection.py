@@ -1,0 +1,136 @@
+"""One client connection: read frames, answer them strictly in order, close only this connection on bad input.
+
+Kafka mutes a socket while a request is in flight, and clients match responses to requests FIFO by correlation id,
+so requests are handled one at a time: a parked JoinGroup holds the requests behind it on the same connection,
+exactly as in Kafka. Pipelined requests that are already buffered are answered in order as each completes.
+Anything malformed ends this connection with one structured warning; the broker and every other client go on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from broker.context import ConnectionSession, RequestContext
+from protocol import api
+from protocol.errors import DecodeError, EncodeError, ErrorCode, UnsupportedVersionError
+from protocol.frame import FrameBuffer, FrameError
+from protocol.registry import APIS, ApiKey
+
+if TYPE_CHECKING:
+    from broker.dispatch import Dispatcher
+
+log = structlog.get_logger("broker.connection")
+_conn_ids = itertools.count(1)
+READ_SIZE = 256 * 1024
+
+
+class CloseConnection(Exception):
+    """Raised inside request handling when the only correct answer is to drop the connection."""
+
+
+class Connection:
+    def __init__(
+        self,
+        dispatcher: Dispatcher,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        max_frame_bytes: int,
+        listener: str = "PLAINTEXT",
+    ) -> None:
+        peer = writer.get_extra_info("peername") or ("?", 0)
+        self.session = ConnectionSession(next(_conn_ids), str(peer[0]), int(peer[1]), listener)
+        self._dispatcher = dispatcher
+        self._reader = reader
+        self._writer = writer
+        self._frames = FrameBuffer(max_frame_bytes)
+        self.closed = asyncio.Event()
+
+    async def run(self) -> None:
+        structlog.contextvars.bind_contextvars(conn_id=self.session.conn_id, peer=self.session.peer_host)
+        try:
+            await self._serve()
+        except (ConnectionError, asyncio.IncompleteReadError):
+            log.debug("connection.reset")
+        except CloseConnection as exc:
+            log.warning("connection.closed_on_bad_request", reason=str(exc))
+        finally:
+            self.close()
+
+    async def _serve(self) -> None:
+        while True:
+            data = await self._reader.read(READ_SIZE)
+            if not data:
+                if self._frames.pending_bytes:
+                    log.warning("connection.eof_mid_frame", pending_bytes=self._frames.pending_bytes)
+                return
+            try:
+                self._frames.feed(data)
+                while (frame := self._frames.next_frame()) is not None:
+                    response = await self._handle(frame)
+                    if response is not None:
+                        self._writer.write(response)
+            except FrameError as exc:
+                raise CloseConnection(str(exc)) from None
+            await self._writer.drain()
+
+    async def _handle(self, frame: bytes) -> bytes | None:
+        try:
+            request = api.decode_request(frame)
+        except UnsupportedVersionError as exc:
+            if exc.api_key == ApiKey.API_VERSIONS:
+                body = self._dispatcher.unsupported_api_versions()
+                return api.encode_response(ApiKey.API_VERSIONS, 0, exc.correlation_id, body)
+            raise CloseConnection(f"unsupported api key {exc.api_key} version {exc.api_version}") from None
+        except DecodeError as exc:
+            return self._malformed(frame, exc)
+        route = self._dispatcher.route(request.api_key, request.api_version)
+        if route is None:
+            raise CloseConnection(f"api key {request.api_key} version {request.api_version} is not served")
+        header = request.header
+        self.session.client_id = header.client_id
+        ctx = RequestContext(
+            self.session, header.request_api_key, header.request_api_version, header.correlation_id, header.client_id
+        )
+        try:
+            body = await route.handler(ctx, request.body)
+        except CloseConnection:
+            raise
+        except Exception as exc:
+            log.exception("request.handler_failed", api_key=request.api_key, api_version=request.api_version)
+            raise CloseConnection(f"internal error handling api key {request.api_key}: {exc!r}") from exc
+        if body is None:
+            return None
+        try:
+            return api.encode_response(request.api_key, request.api_version, request.correlation_id, body)
+        except EncodeError as exc:
+            log.exception("response.encode_failed", api_key=request.api_key, api_version=request.api_version)
+            raise CloseConnection(f"cannot encode response: {exc}") from exc
+
+    def _malformed(self, frame: bytes, exc: DecodeError) -> bytes:
+        """Answer INVALID_REQUEST where the response has a top-level error code; otherwise drop the connection."""
+        try:
+            api_key, api_version, correlation_id = api.peek_header(frame)
+        except DecodeError:
+            raise CloseConnection(f"malformed request header: {exc}") from None
+        log.warning(
+            "request.malformed",
+            api_key=api_key,
+            api_version=api_version,
+            path=exc.path,
+            offset=exc.offset,
+            reason=exc.reason,
+        )
+        spec = APIS[api_key]
+        if any(f.name == "error_code" and api_version in f.versions for f in spec.response.struct.fields):
+            body: Any = spec.response.struct.cls(error_code=ErrorCode.INVALID_REQUEST)
+            return api.encode_response(api_key, api_version, correlation_id, body)
+        raise CloseConnection(f"malformed {spec.key.name} v{api_version}: {exc}")
+
+    def close(self) -> None:
+        if not self._writer.is_closing():
+            self._writer.close()
+        self.closed.set()

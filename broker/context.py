@@ -1,0 +1,35 @@
+"""What a handler knows about the request it serves and the connection it came on.
+
+`ConnectionSession` is per connection and mutable: today it holds the client id and peer; SASL will add the
+authenticated principal and the handshake state here, so handlers and a future authoriser have one place to look.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(slots=True)
+class ConnectionSession:
+    conn_id: int
+    peer_host: str
+    peer_port: int
+    listener: str = "PLAINTEXT"
+    client_id: str | None = None
+    principal: str = "User:ANONYMOUS"
+    attributes: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class RequestContext:
+    session: ConnectionSession
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+
+    @property
+    def client_host(self) -> str:
+        """Kafka reports member hosts as `/<address>`."""
+        return f"/{self.session.peer_host}"

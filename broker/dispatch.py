@@ -1,0 +1,63 @@
+"""Route decoded requests to handlers, and build the ApiVersions answer from what is registered.
+
+Advertised versions are exactly the registered handlers' ranges (never more than the codec speaks), so a client
+can never negotiate a version we would fail to serve.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from broker.context import RequestContext
+from protocol.errors import ErrorCode
+from protocol.messages.api_versions import ApiVersion, ApiVersionsRequest, ApiVersionsResponse
+from protocol.registry import APIS, ApiKey
+
+Handler = Callable[[RequestContext, Any], Awaitable[Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    api_key: ApiKey
+    min_version: int
+    max_version: int
+    handler: Handler
+
+
+class Dispatcher:
+    def __init__(self) -> None:
+        self.routes: dict[int, Route] = {}
+        self.register(ApiKey.API_VERSIONS, self._api_versions)
+
+    def register(self, api_key: ApiKey, handler: Handler, versions: tuple[int, int] | None = None) -> None:
+        spec = APIS[api_key]
+        lo, hi = versions or (spec.min_version, spec.max_version)
+        assert spec.min_version <= lo <= hi <= spec.max_version, (api_key, lo, hi)
+        self.routes[api_key] = Route(api_key, lo, hi, handler)
+
+    def route(self, api_key: int, api_version: int) -> Route | None:
+        route = self.routes.get(api_key)
+        if route is None or not route.min_version <= api_version <= route.max_version:
+            return None
+        return route
+
+    def advertised(self) -> list[ApiVersion]:
+        return [
+            ApiVersion(api_key=r.api_key, min_version=r.min_version, max_version=r.max_version)
+            for r in sorted(self.routes.values(), key=lambda r: r.api_key)
+        ]
+
+    async def _api_versions(self, ctx: RequestContext, request: ApiVersionsRequest) -> ApiVersionsResponse:
+        return ApiVersionsResponse(error_code=ErrorCode.NONE, api_keys=self.advertised())
+
+    def unsupported_api_versions(self) -> ApiVersionsResponse:
+        """KIP-511: an ApiVersions version we do not know is answered in v0 with error 35 and our range for it."""
+        route = self.routes[ApiKey.API_VERSIONS]
+        return ApiVersionsResponse(
+            error_code=ErrorCode.UNSUPPORTED_VERSION,
+            api_keys=[
+                ApiVersion(api_key=ApiKey.API_VERSIONS, min_version=route.min_version, max_version=route.max_version)
+            ],
+        )

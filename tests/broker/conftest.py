@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from broker.app import Broker
+from broker.config import BrokerConfig
+
+FAST_GROUP_CONFIG = {
+    "group.initial.rebalance.delay.ms": "0",
+    "group.min.session.timeout.ms": "100",
+    "offsets.topic.num.partitions": "4",
+}
+
+
+def broker_config(tmp_path: Path, **overrides: str) -> BrokerConfig:
+    raw = {"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": str(tmp_path / "data"), **FAST_GROUP_CONFIG}
+    raw.update({k.replace("_", "."): v for k, v in overrides.items()})
+    return BrokerConfig(raw)
+
+
+@pytest.fixture
+async def broker(tmp_path: Path) -> AsyncIterator[Broker]:
+    instance = Broker(broker_config(tmp_path))
+    await instance.start()
+    yield instance
+    await instance.stop()

@@ -1,0 +1,105 @@
+"""The connection layer with raw bytes: ordering, ApiVersions fallback, and bad input closing only one connection."""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+
+from broker.app import Broker
+from protocol import api
+from protocol.errors import ErrorCode
+from protocol.messages.api_versions import ApiVersionsRequest
+from protocol.registry import ApiKey
+from tests.broker.wire import WireClient
+
+
+async def test_api_versions_v0_lists_what_the_broker_serves(broker: Broker) -> None:
+    client = await WireClient.connect(broker.ports[0])
+    response = await client.call(ApiKey.API_VERSIONS, 0, ApiVersionsRequest())
+    assert response.error_code == ErrorCode.NONE
+    advertised = {v.api_key: (v.min_version, v.max_version) for v in response.api_keys}
+    assert advertised[ApiKey.API_VERSIONS] == (0, 4)
+    assert set(advertised) == set(broker.dispatcher.routes)
+    await client.close()
+
+
+async def test_api_versions_v3_flexible_request_gets_v0_response_header(broker: Broker) -> None:
+    client = await WireClient.connect(broker.ports[0])
+    request = ApiVersionsRequest(client_software_name="wire", client_software_version="1")
+    response = await client.call(ApiKey.API_VERSIONS, 3, request)
+    assert response.error_code == ErrorCode.NONE
+    await client.close()
+
+
+async def test_unsupported_api_versions_version_is_answered_in_v0_with_error_35(broker: Broker) -> None:
+    """KIP-511: the client learns our range for key 18 and retries with a version we speak."""
+    client = await WireClient.connect(broker.ports[0])
+    # ApiVersions v9 (does not exist): header v2 layout, body we cannot parse
+    frame = struct.pack(">hhih", 18, 9, 77, -1) + b"\x00garbage"
+    client.writer.write(struct.pack(">i", len(frame)) + frame)
+    header, body = api.decode_response(ApiKey.API_VERSIONS, 0, await client.read_frame())
+    assert header.correlation_id == 77
+    assert body.error_code == ErrorCode.UNSUPPORTED_VERSION
+    assert [(v.api_key, v.min_version, v.max_version) for v in body.api_keys] == [(18, 0, 4)]
+    await client.close()
+
+
+async def test_pipelined_requests_are_answered_in_order(broker: Broker) -> None:
+    client = await WireClient.connect(broker.ports[0])
+    frames = [client.frame(ApiKey.API_VERSIONS, v % 3, ApiVersionsRequest()) for v in range(20)]
+    client.writer.write(b"".join(frame for _, frame in frames))
+    seen = []
+    for _ in frames:
+        seen.append(struct.unpack(">i", (await client.read_frame())[:4])[0])
+    assert seen == [correlation for correlation, _ in frames]
+    await client.close()
+
+
+async def test_garbage_closes_only_that_connection(broker: Broker) -> None:
+    healthy = await WireClient.connect(broker.ports[0])
+    bad = await WireClient.connect(broker.ports[0])
+    bad.writer.write(b"\x00\x00\x00\x08\x12\x34\x56\x78\x9a\xbc\xde\xf0")  # unknown api key 0x1234
+    assert await bad.closed_by_peer()
+    await bad.close()
+    assert (await healthy.call(ApiKey.API_VERSIONS, 0, ApiVersionsRequest())).error_code == ErrorCode.NONE
+    await healthy.close()
+
+
+async def test_oversized_frame_is_refused_on_its_size_prefix(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from tests.broker.conftest import broker_config
+
+    small = Broker(broker_config(tmp_path, socket_request_max_bytes="1000"))
+    await small.start()
+    try:
+        client = await WireClient.connect(small.ports[0])
+        client.writer.write(struct.pack(">i", 1001))
+        assert await client.closed_by_peer()
+        await client.close()
+    finally:
+        await small.stop()
+
+
+async def test_malformed_body_with_top_level_error_code_gets_invalid_request(broker: Broker) -> None:
+    """The frame is intact, only the body is wrong: answer INVALID_REQUEST and keep the connection."""
+    client = await WireClient.connect(broker.ports[0])
+    frame = struct.pack(">hhih", 18, 2, 5, -1) + b"\x01"  # ApiVersions v2 has no body; trailing bytes are ignored
+    client.writer.write(struct.pack(">i", len(frame)) + frame)
+    header, body = api.decode_response(ApiKey.API_VERSIONS, 2, await client.read_frame())
+    assert header.correlation_id == 5 and body.error_code == ErrorCode.NONE
+    frame = struct.pack(">hhih", 18, 3, 6, -1) + b"\x00\x05ab"  # v3: client_software_name claims 4 bytes, has 2
+    client.writer.write(struct.pack(">i", len(frame)) + frame)
+    header, body = api.decode_response(ApiKey.API_VERSIONS, 3, await client.read_frame())
+    assert header.correlation_id == 6 and body.error_code == ErrorCode.INVALID_REQUEST
+    assert (await client.call(ApiKey.API_VERSIONS, 0, ApiVersionsRequest())).error_code == ErrorCode.NONE
+    await client.close()
+
+
+async def test_disconnect_mid_frame_does_not_disturb_others(broker: Broker) -> None:
+    healthy = await WireClient.connect(broker.ports[0])
+    quitter = await WireClient.connect(broker.ports[0])
+    quitter.writer.write(b"\x00\x00\x00\x40\x00\x12")
+    await quitter.writer.drain()
+    await quitter.close()
+    await asyncio.sleep(0)
+    assert (await healthy.call(ApiKey.API_VERSIONS, 0, ApiVersionsRequest())).error_code == ErrorCode.NONE
+    await healthy.close()
