@@ -265,3 +265,17 @@ def load_config(
             raise ConfigError(f"--override expects key=value, got {item!r}")
         raw[name.strip()] = value
     return BrokerConfig(raw)
+
+
+def markdown_table() -> str:
+    """The README's config table, generated from `KEYS` so the documentation cannot drift from the code."""
+    rows = ["| key | default | meaning |", "|---|---|---|"]
+    for key in KEYS.values():
+        default = "" if key.default is None else str(key.default).replace("|", "\\|")
+        meaning = key.doc if key.applied else f"(accepted, no effect) {key.doc}"
+        rows.append(f"| `{key.name}` | {default} | {meaning} |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    print(markdown_table())

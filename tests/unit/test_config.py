@@ -57,3 +57,10 @@ def test_shipped_server_properties_is_valid_and_sets_no_initial_delay() -> None:
     assert config["group.initial.rebalance.delay.ms"] == 0
     assert config.listeners == [("PLAINTEXT", "127.0.0.1", 9092)]
     assert config.log_dir == Path("./data")
+
+
+def test_readme_config_table_is_generated_from_the_code() -> None:
+    from broker.config import markdown_table
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    assert markdown_table() in readme, "regenerate with: .venv/bin/python -m broker.config"

@@ -1,0 +1,125 @@
+"""Typed storage errors, each carrying the Kafka error code the broker puts on the wire.
+
+The storage layer knows why an append or a read failed; the broker only has to copy ``error_code`` (and for
+INVALID_RECORD the per-record ``record_errors``) into the response, so the mapping lives in one place.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from protocol.errors import ErrorCode
+
+__all__ = [
+    "CorruptLogError",
+    "CorruptRecordError",
+    "InvalidConfigError",
+    "InvalidPartitionsError",
+    "InvalidRecordError",
+    "InvalidTopicError",
+    "LogClosedError",
+    "LogDirError",
+    "OffsetOutOfRangeError",
+    "RecordListTooLargeError",
+    "RecordTooLargeError",
+    "StorageError",
+    "TopicAlreadyExistsError",
+    "UnknownTopicOrPartitionError",
+]
+
+
+class StorageError(Exception):
+    """Base class; ``error_code`` is the Kafka code for this failure."""
+
+    error_code: ClassVar[ErrorCode] = ErrorCode.UNKNOWN_SERVER_ERROR
+
+
+# --- appends --------------------------------------------------------------------------------------------------
+
+
+class CorruptRecordError(StorageError):
+    """Bytes that are not a well-formed batch: CRC mismatch, truncated batch, bad length, unparseable records."""
+
+    error_code = ErrorCode.CORRUPT_MESSAGE
+
+
+class InvalidRecordError(StorageError):
+    """Well-formed bytes that break a rule: wrong magic, offset span vs count, control batch from a client...
+
+    ``record_errors`` lists ``(batch_index, message)`` pairs in the shape of ProduceResponse's ``record_errors``
+    (the index is the record's position inside its batch, as Kafka reports it) when a rule applies per record.
+    """
+
+    error_code = ErrorCode.INVALID_RECORD
+
+    def __init__(self, message: str, record_errors: list[tuple[int, str]] | None = None) -> None:
+        super().__init__(message)
+        self.record_errors: list[tuple[int, str]] = record_errors or []
+
+
+class RecordTooLargeError(StorageError):
+    """One batch is larger than ``max.message.bytes`` (Kafka's RecordTooLargeException)."""
+
+    error_code = ErrorCode.MESSAGE_TOO_LARGE
+
+
+class RecordListTooLargeError(StorageError):
+    """The whole append is larger than a segment can hold (Kafka's RecordBatchTooLargeException)."""
+
+    error_code = ErrorCode.RECORD_LIST_TOO_LARGE
+
+
+# --- reads ----------------------------------------------------------------------------------------------------
+
+
+class OffsetOutOfRangeError(StorageError):
+    """A fetch below the log start or beyond the log end; consumers reset their position on this code."""
+
+    error_code = ErrorCode.OFFSET_OUT_OF_RANGE
+
+    def __init__(self, offset: int, log_start_offset: int, log_end_offset: int) -> None:
+        super().__init__(f"offset {offset} is outside the log range [{log_start_offset}, {log_end_offset}]")
+        self.offset = offset
+        self.log_start_offset = log_start_offset
+        self.log_end_offset = log_end_offset
+
+
+class CorruptLogError(StorageError):
+    """Data already on disk is inconsistent (found while serving, not during recovery, which repairs instead)."""
+
+    error_code = ErrorCode.KAFKA_STORAGE_ERROR
+
+
+class LogClosedError(StorageError):
+    """The log was closed or deleted (typically its topic was deleted while a request was in flight)."""
+
+    error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+class LogDirError(StorageError):
+    """The log directory cannot be used: ``meta.properties`` belongs to another node/cluster, or is unreadable."""
+
+    error_code = ErrorCode.KAFKA_STORAGE_ERROR
+
+
+# --- topics ---------------------------------------------------------------------------------------------------
+
+
+class InvalidTopicError(StorageError):
+    error_code = ErrorCode.INVALID_TOPIC_EXCEPTION
+
+
+class TopicAlreadyExistsError(StorageError):
+    error_code = ErrorCode.TOPIC_ALREADY_EXISTS
+
+
+class InvalidPartitionsError(StorageError):
+    error_code = ErrorCode.INVALID_PARTITIONS
+
+
+class UnknownTopicOrPartitionError(StorageError):
+    error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+class InvalidConfigError(StorageError):
+    error_code = ErrorCode.INVALID_CONFIG

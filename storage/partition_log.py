@@ -1,0 +1,627 @@
+"""The log of one topic partition: an ordered list of segments, the last one active.
+
+This is Kafka's ``UnifiedLog`` reduced to a single broker: appends validate and assign offsets
+(:mod:`storage.validation`), roll segments on size, age or full indexes, and write to the page cache; durability
+is explicit (:meth:`PartitionLog.flush`, or ``flush.messages`` / ``flush.ms``). Reads return whole batches
+straight from the files, never decoding them, which is what Fetch sends on the wire. Retention deletes whole
+segments from the front; the log start offset is always the base offset of the first segment.
+
+Recovery on open follows Kafka's recovery point: segments wholly below the last flushed offset are trusted
+after index sanity checks, the rest (always including the active segment) are scanned batch by batch with CRC
+checks, and the first invalid batch truncates its segment and drops every segment after it, so a crash can lose
+unflushed data but never serve a torn or corrupt batch.
+
+Everything is synchronous and single-threaded: the asyncio server calls it from its loop thread.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import shutil
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import structlog
+
+from protocol.records import RecordBatch, iter_batches
+from storage.config import INT64_MAX, LogConfig
+from storage.errors import LogClosedError, OffsetOutOfRangeError, RecordListTooLargeError
+from storage.files import fsync_dir
+from storage.segment import (
+    CLEANED_SUFFIX,
+    INDEX_SUFFIX,
+    LOG_SUFFIX,
+    SWAP_SUFFIX,
+    TIME_INDEX_SUFFIX,
+    LogSegment,
+    TimestampOffset,
+    parse_segment_name,
+    segment_name,
+)
+from storage.validation import AppendOrigin, validate_and_assign_offsets
+
+__all__ = ["AppendOrigin", "AppendResult", "PartitionLog", "TimestampOffset"]
+
+_log = structlog.get_logger("storage")
+
+#: Leftovers that are deleted on open: an interrupted cleaning, or Kafka's delayed-delete files.
+_DISCARD_SUFFIXES = (CLEANED_SUFFIX, ".deleted")
+_ITER_CHUNK = 1024 * 1024
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    """What a Produce response needs for one partition."""
+
+    base_offset: int
+    last_offset: int
+    #: The broker's timestamp when the topic uses LogAppendTime, else -1 (as Kafka answers).
+    log_append_time_ms: int
+    log_start_offset: int
+
+
+class PartitionLog:
+    """A partition's segments in ``directory``; see the module docstring for the guarantees.
+
+    ``recovery_point`` is the offset up to which the log was known to be flushed (from the log manager's
+    checkpoint); None means unknown, so every segment is scanned.
+    """
+
+    def __init__(
+        self,
+        directory: Path,
+        config: LogConfig | None = None,
+        *,
+        recovery_point: int | None = None,
+        now_ms: int | None = None,
+    ) -> None:
+        self.directory = Path(directory)
+        self._config = config if config is not None else LogConfig()
+        now = _now_ms() if now_ms is None else now_ms
+        self._segments: list[LogSegment] = []
+        self._bases: list[int] = []
+        #: Rolled segments whose data and indexes still need an fsync.
+        self._flush_pending: list[LogSegment] = []
+        self._dir_dirty = False
+        self._unflushed_records = 0
+        self._last_flush_ms = now
+        self._closed = False
+        self.recovery_point = 0
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._load(recovery_point, now)
+
+    # --- properties -------------------------------------------------------------------------------------------
+
+    @property
+    def config(self) -> LogConfig:
+        return self._config
+
+    def update_config(self, config: LogConfig) -> None:
+        """Apply new topic configs; they take effect from the next append/roll/retention pass."""
+        self._config = config
+        for segment in self._segments:
+            segment.index_interval_bytes = config.index_interval_bytes
+
+    @property
+    def log_start_offset(self) -> int:
+        return self._segments[0].base_offset
+
+    @property
+    def log_end_offset(self) -> int:
+        """The next offset to be assigned (Kafka's LEO, and the high watermark of a single broker)."""
+        return self._segments[-1].next_offset
+
+    def earliest(self) -> int:
+        """ListOffsets EARLIEST_TIMESTAMP (-2)."""
+        return self.log_start_offset
+
+    def latest(self) -> int:
+        """ListOffsets LATEST_TIMESTAMP (-1)."""
+        return self.log_end_offset
+
+    @property
+    def size_in_bytes(self) -> int:
+        return sum(segment.size for segment in self._segments)
+
+    @property
+    def segment_count(self) -> int:
+        return len(self._segments)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def has_unflushed(self) -> bool:
+        return bool(self._flush_pending) or self._dir_dirty or self.recovery_point < self.log_end_offset
+
+    def segments(self) -> list[LogSegment]:
+        """All segments, oldest first (the last is active); for tools and tests."""
+        return list(self._segments)
+
+    def closed_segments(self) -> list[LogSegment]:
+        """Segments that no longer take appends: what a compaction cleaner may rewrite."""
+        return list(self._segments[:-1])
+
+    # --- appending --------------------------------------------------------------------------------------------
+
+    def append(
+        self,
+        records: bytes | bytearray | memoryview,
+        *,
+        now_ms: int,
+        origin: AppendOrigin = AppendOrigin.CLIENT,
+        leader_epoch: int | None = None,
+    ) -> AppendResult:
+        """Validate one or more v2 batches, assign offsets from the log end, and append them.
+
+        All batches land in one segment, in one write. ``leader_epoch`` (when given) is stamped into every batch's
+        partitionLeaderEpoch as Kafka's leader does. Raises the typed errors of :mod:`storage.validation`, or
+        RecordListTooLargeError when the set exceeds ``segment.bytes``.
+        """
+        self._check_open()
+        config = self._config
+        validated = validate_and_assign_offsets(
+            records,
+            next_offset=self.log_end_offset,
+            now_ms=now_ms,
+            config=config,
+            origin=origin,
+            leader_epoch=leader_epoch,
+        )
+        size = len(validated.data)
+        if size > config.segment_bytes:
+            raise RecordListTooLargeError(f"{size} bytes of batches exceed segment.bytes ({config.segment_bytes})")
+        segment = self._segments[-1]
+        if segment.should_roll(
+            append_size=size,
+            max_timestamp=validated.max_timestamp,
+            last_offset=validated.last_offset,
+            now_ms=now_ms,
+            segment_bytes=config.segment_bytes,
+            segment_ms=config.segment_ms,
+        ):
+            segment = self._roll(now_ms)
+        segment.append(validated.data, validated.batches)
+        self._unflushed_records += validated.record_count
+        if self._unflushed_records >= config.flush_messages:
+            self.flush()
+        return AppendResult(
+            base_offset=validated.first_offset,
+            last_offset=validated.last_offset,
+            log_append_time_ms=now_ms if config.log_append_time else -1,
+            log_start_offset=self.log_start_offset,
+        )
+
+    def roll(self, *, now_ms: int | None = None) -> LogSegment:
+        """Start a new active segment at the log end (a no-op when the active segment is empty)."""
+        self._check_open()
+        return self._roll(_now_ms() if now_ms is None else now_ms)
+
+    def _roll(self, now_ms: int) -> LogSegment:
+        old = self._segments[-1]
+        if old.size == 0:
+            return old
+        old.seal()
+        old.write_indexes()
+        self._flush_pending.append(old)
+        segment = self._create_segment(self.log_end_offset, now_ms)
+        self._add(segment)
+        return segment
+
+    def _create_segment(self, base_offset: int, now_ms: int, suffix: str = "") -> LogSegment:
+        self._dir_dirty = True
+        return LogSegment.create(
+            self.directory,
+            base_offset,
+            index_interval_bytes=self._config.index_interval_bytes,
+            max_index_bytes=self._config.segment_index_bytes,
+            now_ms=now_ms,
+            suffix=suffix,
+        )
+
+    def _add(self, segment: LogSegment) -> None:
+        self._segments.append(segment)
+        self._bases.append(segment.base_offset)
+
+    def _reindex(self) -> None:
+        self._bases = [segment.base_offset for segment in self._segments]
+
+    # --- durability -------------------------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """fsync everything appended so far (rolled segments with their indexes, the active segment's data, and
+        the directory if files were created), then advance the recovery point to the log end.
+
+        The active segment's index files are not fsynced: recovery always rebuilds them from the data.
+        """
+        self._check_open()
+        for segment in self._flush_pending:
+            if not segment.closed:
+                segment.flush()
+                segment.release()
+        self._flush_pending.clear()
+        self._segments[-1].flush_data()
+        if self._dir_dirty:
+            fsync_dir(self.directory)
+            self._dir_dirty = False
+        self.recovery_point = self.log_end_offset
+        self._unflushed_records = 0
+
+    def flush_if_due(self, now_ms: int) -> bool:
+        """Kafka's ``flush.ms``: flush when the last periodic flush is at least that old; True if it flushed."""
+        flush_ms = self._config.flush_ms
+        if flush_ms >= INT64_MAX or now_ms - self._last_flush_ms < flush_ms:
+            return False
+        self._last_flush_ms = now_ms
+        if not self.has_unflushed:
+            return False
+        self.flush()
+        return True
+
+    # --- reading ----------------------------------------------------------------------------------------------
+
+    def _check_range(self, offset: int) -> None:
+        if offset < self.log_start_offset or offset > self.log_end_offset:
+            raise OffsetOutOfRangeError(offset, self.log_start_offset, self.log_end_offset)
+
+    def read(
+        self,
+        fetch_offset: int,
+        max_bytes: int,
+        *,
+        max_offset: int | None = None,
+        min_one_batch: bool = True,
+    ) -> bytes:
+        """Whole batches from the one holding ``fetch_offset``, up to ``max_bytes``, possibly across segments.
+
+        With ``min_one_batch`` (KIP-74, what Fetch does for the first partition of a response) the first batch is
+        returned even if larger than ``max_bytes``, so a consumer can never get stuck behind a large batch.
+        ``max_offset`` (exclusive) hides batches at or beyond it, e.g. a high watermark. The first batch may start
+        before ``fetch_offset``; consumers skip the records below it, as with Kafka.
+        """
+        self._check_open()
+        self._check_range(fetch_offset)
+        limit = self.log_end_offset if max_offset is None else min(max_offset, self.log_end_offset)
+        if fetch_offset >= limit:
+            return b""
+        parts: list[bytes] = []
+        budget = max_bytes
+        first = min_one_batch
+        offset = fetch_offset
+        i = max(0, bisect.bisect_right(self._bases, offset) - 1)
+        while i < len(self._segments) and (budget > 0 or first):
+            segment = self._segments[i]
+            found = segment.find(offset)
+            if found is None:
+                i += 1
+                continue
+            start, header = found
+            if header.last_offset >= limit:
+                break
+            end = segment.size
+            if limit < segment.next_offset:
+                stop = segment.find(limit)
+                end = stop[0] if stop is not None else segment.size
+            if end - start > budget:
+                cut = segment.last_boundary_before(start + max(budget, 0), start)
+                if cut == start and first:
+                    cut = start + header.size
+                if cut > start:
+                    parts.append(segment.read(start, cut - start))
+                break
+            parts.append(segment.read(start, end - start))
+            budget -= end - start
+            first = False
+            if end < segment.size:
+                break
+            offset = segment.next_offset
+            i += 1
+        return b"".join(parts)
+
+    def iter_batches_from(self, offset: int | None = None, *, end_offset: int | None = None) -> Iterator[RecordBatch]:
+        """Decoded batches from the one holding ``offset`` (default: log start) to ``end_offset`` or the log end.
+
+        For whole-partition replays such as loading ``__consumer_offsets``. The first batch may start before
+        ``offset``. Appends made while iterating are included; retention overtaking the iterator raises
+        OffsetOutOfRangeError.
+        """
+        position = self.log_start_offset if offset is None else offset
+        while True:
+            self._check_open()
+            limit = self.log_end_offset if end_offset is None else min(end_offset, self.log_end_offset)
+            if position >= limit:
+                return
+            data = self.read(position, _ITER_CHUNK, max_offset=limit)
+            if not data:
+                return
+            for _, batch in iter_batches(data):
+                yield batch
+                position = batch.next_offset
+
+    def offset_for_timestamp(self, timestamp: int) -> TimestampOffset | None:
+        """First record with timestamp >= ``timestamp`` (ListOffsets with a real timestamp), or None."""
+        if timestamp < 0:
+            raise ValueError(f"timestamp must be >= 0, got {timestamp} (use earliest()/latest() for -2/-1)")
+        self._check_open()
+        start = self.log_start_offset
+        for segment in self._segments:
+            if segment.max_timestamp >= timestamp:
+                found = segment.find_timestamp(timestamp, start)
+                if found is not None:
+                    return found
+        return None
+
+    def max_timestamp_offset(self) -> TimestampOffset | None:
+        """ListOffsets MAX_TIMESTAMP (-3, KIP-734): the first record carrying the largest timestamp."""
+        self._check_open()
+        best = max(self._segments, key=lambda segment: segment.max_timestamp)
+        if best.max_timestamp < 0:
+            return None
+        return best.find_timestamp(best.max_timestamp, self.log_start_offset)
+
+    # --- retention and truncation -----------------------------------------------------------------------------
+
+    def apply_retention(self, now_ms: int) -> int:
+        """Delete whole segments past ``retention.ms`` or beyond ``retention.bytes``; returns how many.
+
+        As in Kafka, only when the cleanup policy includes ``delete``; the active segment goes too once it is
+        expired (a fresh empty segment is rolled first, so the log start moves to the log end).
+        """
+        self._check_open()
+        config = self._config
+        if not config.delete_enabled:
+            return 0
+        deleted = 0
+        if config.retention_ms >= 0:
+            count = 0
+            for segment in self._deletable():
+                if now_ms - segment.largest_timestamp() <= config.retention_ms:
+                    break
+                count += 1
+            deleted += self._delete_leading(count, now_ms, "retention.ms")
+        if config.retention_bytes >= 0:
+            excess = self.size_in_bytes - config.retention_bytes
+            count = 0
+            for segment in self._deletable():
+                if excess - segment.size < 0:
+                    break
+                excess -= segment.size
+                count += 1
+            deleted += self._delete_leading(count, now_ms, "retention.bytes")
+        return deleted
+
+    def delete_segments_before(self, offset: int, *, now_ms: int | None = None) -> int:
+        """Delete the leading segments holding only offsets below ``offset``; returns how many."""
+        self._check_open()
+        count = 0
+        for i in range(len(self._deletable())):
+            upper = self._bases[i + 1] if i + 1 < len(self._bases) else self.log_end_offset
+            if upper > offset:
+                break
+            count += 1
+        return self._delete_leading(count, _now_ms() if now_ms is None else now_ms, "delete_segments_before")
+
+    def _deletable(self) -> list[LogSegment]:
+        """Segments retention may consider, oldest first: all but an empty active segment."""
+        if self._segments[-1].size == 0:
+            return self._segments[:-1]
+        return list(self._segments)
+
+    def _delete_leading(self, count: int, now_ms: int, reason: str) -> int:
+        if count <= 0:
+            return 0
+        if count >= len(self._segments):
+            # Deleting everything: keep an empty active segment at the log end, as Kafka does.
+            self._roll(now_ms)
+        doomed = self._segments[:count]
+        del self._segments[:count]
+        self._reindex()
+        for segment in doomed:
+            segment.delete()
+        self._flush_pending = [s for s in self._flush_pending if not s.closed]
+        _log.info(
+            "log_segments_deleted",
+            dir=str(self.directory),
+            reason=reason,
+            segments=count,
+            log_start_offset=self.log_start_offset,
+        )
+        return count
+
+    def truncate_to(self, offset: int) -> None:
+        """Remove every batch holding an offset >= ``offset`` (Kafka's truncateTo; a batch straddling it goes).
+
+        Below the log start this empties the log and restarts it at ``offset``.
+        """
+        self._check_open()
+        if offset < 0:
+            raise ValueError(f"offset must be >= 0, got {offset}")
+        if offset >= self.log_end_offset:
+            return
+        if offset < self.log_start_offset:
+            self.truncate_fully_and_start_at(offset)
+            return
+        while len(self._segments) > 1 and self._segments[-1].base_offset > offset:
+            self._segments.pop().delete()
+            # Must be durable before new appends reuse these offsets, or a crash could resurrect them.
+            self._dir_dirty = True
+        self._reindex()
+        self._segments[-1].truncate_to(offset)
+        self._flush_pending = [s for s in self._flush_pending if not s.closed and s is not self._segments[-1]]
+        self.recovery_point = min(self.recovery_point, self.log_end_offset)
+
+    def truncate_fully_and_start_at(self, offset: int, *, now_ms: int | None = None) -> None:
+        """Delete every segment and restart the log empty at ``offset`` (log start = log end = offset)."""
+        self._check_open()
+        for segment in self._segments:
+            segment.delete()
+        self._segments.clear()
+        self._flush_pending.clear()
+        self._add(self._create_segment(offset, _now_ms() if now_ms is None else now_ms))
+        self._reindex()
+        self.recovery_point = offset
+
+    # --- cleaner hooks ----------------------------------------------------------------------------------------
+
+    def new_cleaned_segment(self, base_offset: int, *, now_ms: int | None = None) -> LogSegment:
+        """An empty ``<base>.log.cleaned`` segment for a cleaner to fill with ``append_batches``."""
+        self._check_open()
+        return self._create_segment(base_offset, _now_ms() if now_ms is None else now_ms, CLEANED_SUFFIX)
+
+    def replace_segments(self, old: Sequence[LogSegment], new: Sequence[LogSegment]) -> None:
+        """Atomically swap a run of closed segments for cleaned ones (Kafka's ``replaceSegments``).
+
+        ``old`` must be consecutive closed segments; each ``new`` segment comes from :meth:`new_cleaned_segment`,
+        starts at the base offset of one of the old segments (the first at the first's), and holds only offsets
+        below the next new segment's base (the last: below the segment after the run). Steps: fsync the new
+        files; rename them ``.cleaned`` -> ``.swap`` (the commit point); delete the old segments; rename
+        ``.swap`` -> final. Recovery finishes any ``.swap`` it finds by deleting the old segments whose base
+        offsets fall in its range, and discards ``.cleaned`` files, so a crash at any step leaves either the old
+        or the new segments, never both overlapping.
+        """
+        self._check_open()
+        if not old or not new:
+            raise ValueError("replace_segments needs at least one old and one new segment")
+        closed = self._segments[:-1]
+        start = next((i for i, segment in enumerate(closed) if segment is old[0]), None)
+        if start is None or [id(s) for s in closed[start : start + len(old)]] != [id(s) for s in old]:
+            raise ValueError("old segments must be consecutive closed segments of this log")
+        upper = self._segments[start + len(old)].base_offset
+        old_bases = {segment.base_offset for segment in old}
+        if new[0].base_offset != old[0].base_offset:
+            raise ValueError("the first new segment must start at the first old segment's base offset")
+        for j, segment in enumerate(new):
+            if segment.suffix != CLEANED_SUFFIX or segment.directory != self.directory:
+                raise ValueError(f"{segment} was not made by new_cleaned_segment() of this log")
+            bound = new[j + 1].base_offset if j + 1 < len(new) else upper
+            if segment.base_offset not in old_bases or segment.next_offset > bound:
+                raise ValueError(f"{segment} does not fit the offset range of the segments it replaces")
+        for segment in new:
+            segment.seal()
+            segment.flush()
+        for segment in new:
+            segment.rename_suffix(SWAP_SUFFIX)
+        fsync_dir(self.directory)
+        for segment in old:
+            segment.delete()
+        for segment in new:
+            segment.rename_suffix("")
+            segment.release()
+        fsync_dir(self.directory)
+        self._segments[start : start + len(old)] = list(new)
+        self._reindex()
+        self._flush_pending = [s for s in self._flush_pending if not s.closed]
+
+    # --- lifecycle --------------------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Write index files and close descriptors; no fsync (call :meth:`flush` first for a clean shutdown)."""
+        if self._closed:
+            return
+        for segment in self._segments:
+            segment.close()
+        self._closed = True
+
+    def delete(self) -> None:
+        """Close the log and remove its directory."""
+        self.close()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise LogClosedError(f"log {self.directory.name} is closed")
+
+    # --- loading ----------------------------------------------------------------------------------------------
+
+    def _open_segment(self, base: int, now_ms: int, *, recover: bool, suffix: str = "") -> tuple[LogSegment, int]:
+        return LogSegment.open(
+            self.directory,
+            base,
+            index_interval_bytes=self._config.index_interval_bytes,
+            max_index_bytes=self._config.segment_index_bytes,
+            now_ms=now_ms,
+            recover=recover,
+            suffix=suffix,
+        )
+
+    def _load(self, recovery_point: int | None, now_ms: int) -> None:
+        names = os.listdir(self.directory)
+        for name in names:
+            if name.endswith(_DISCARD_SUFFIXES):
+                (self.directory / name).unlink(missing_ok=True)
+        for name in sorted(names):
+            base = parse_segment_name(name, LOG_SUFFIX + SWAP_SUFFIX)
+            if base is not None:
+                self._complete_swap(base, now_ms)
+        names = os.listdir(self.directory)
+        bases = sorted(b for name in names if (b := parse_segment_name(name, LOG_SUFFIX)) is not None)
+        known = set(bases)
+        for name in names:
+            for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+                base = parse_segment_name(name, suffix)
+                if base is not None and base not in known:
+                    (self.directory / name).unlink(missing_ok=True)
+        if not bases:
+            self._add(self._create_segment(0, now_ms))
+            return
+        point = 0 if recovery_point is None else max(0, recovery_point)
+        first_recovered = max(0, bisect.bisect_right(bases, point) - 1)
+        for i, base in enumerate(bases):
+            is_last = i == len(bases) - 1
+            segment, truncated = self._open_segment(base, now_ms, recover=i >= first_recovered)
+            if self._segments and segment.base_offset < self._segments[-1].next_offset:
+                # Offsets already served by the previous segment: these files are stale (e.g. deletions lost in a
+                # crash after the previous segment was truncated and appended to again). Newer data wins.
+                segment.delete()
+                for later in bases[i + 1 :]:
+                    self._delete_files(later)
+                self._dir_dirty = True
+                _log.warning("log_recovery_dropped_overlapping_segments", dir=str(self.directory), first=base)
+                break
+            self._add(segment)
+            if truncated:
+                _log.warning(
+                    "log_recovery_truncated",
+                    dir=str(self.directory),
+                    segment=segment.log_path.name,
+                    bytes_removed=truncated,
+                    next_offset=segment.next_offset,
+                )
+            if truncated and not is_last:
+                # Data after a corrupt batch cannot be trusted to continue the offset sequence: drop it all. The
+                # truncated segment becomes the active one; the next flush makes the deletions durable.
+                for later in bases[i + 1 :]:
+                    self._delete_files(later)
+                self._dir_dirty = True
+                _log.warning("log_recovery_dropped_segments", dir=str(self.directory), segments=len(bases) - i - 1)
+                break
+            if not is_last:
+                segment.seal()
+                segment.write_indexes()
+                segment.release()
+        self.recovery_point = min(point, self.log_end_offset)
+
+    def _delete_files(self, base: int, suffix: str = "") -> None:
+        name = segment_name(base)
+        for kind in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+            (self.directory / f"{name}{kind}{suffix}").unlink(missing_ok=True)
+
+    def _complete_swap(self, base: int, now_ms: int) -> None:
+        """Finish a replace_segments interrupted after its commit point (see :meth:`replace_segments`)."""
+        swap, _ = self._open_segment(base, now_ms, recover=True, suffix=SWAP_SUFFIX)
+        end = swap.next_offset
+        for name in os.listdir(self.directory):
+            old = parse_segment_name(name, LOG_SUFFIX)
+            if old is not None and (old == base or base <= old < end):
+                self._delete_files(old)
+        swap.rename_suffix("")
+        swap.close()
+        _log.info("log_swap_completed", dir=str(self.directory), segment=swap.log_path.name)

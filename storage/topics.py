@@ -1,0 +1,146 @@
+"""Topic names, Kafka-style UUIDs, and the durable topic catalogue (``topics.json``).
+
+In KRaft the controller's metadata log says which topics exist; a single broker has no controller, so the
+catalogue is one JSON file in the log directory, replaced atomically on every change. It is the source of truth:
+a partition directory without a catalogue entry is not loaded.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from storage.errors import InvalidTopicError, LogDirError
+from storage.files import atomic_write
+
+__all__ = [
+    "MAX_TOPIC_NAME_LENGTH",
+    "TopicCatalogue",
+    "TopicInfo",
+    "kafka_uuid_from_str",
+    "kafka_uuid_to_str",
+    "new_kafka_uuid",
+    "topic_collision",
+    "validate_topic_name",
+]
+
+#: Kafka's limit: 255 minus room for a partition suffix and the ``.deleted``-style renames of the directory.
+MAX_TOPIC_NAME_LENGTH = 249
+_LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
+_ZERO_UUID = uuid.UUID(int=0)
+#: Kafka reserves Uuid(0, 1) for the metadata topic.
+_METADATA_TOPIC_ID = uuid.UUID(int=1)
+_CATALOGUE_VERSION = 1
+
+
+def validate_topic_name(name: str) -> None:
+    """Kafka's ``Topic.validate``: raise InvalidTopicError (INVALID_TOPIC_EXCEPTION) for an illegal name."""
+    if not name:
+        raise InvalidTopicError("Topic name is illegal, it can't be empty")
+    if name in (".", ".."):
+        raise InvalidTopicError('Topic name cannot be "." or ".."')
+    if len(name) > MAX_TOPIC_NAME_LENGTH:
+        raise InvalidTopicError(
+            f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME_LENGTH} characters, topic name: {name}"
+        )
+    if not _LEGAL.fullmatch(name):
+        raise InvalidTopicError(
+            f"Topic name \"{name}\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' "
+            "and '-'"
+        )
+
+
+def topic_collision(name: str, existing: Iterable[str]) -> str | None:
+    """An existing topic that differs from ``name`` only by '.' vs '_' (their metric names would clash)."""
+    key = name.replace(".", "_")
+    for other in existing:
+        if other != name and other.replace(".", "_") == key:
+            return other
+    return None
+
+
+def new_kafka_uuid() -> uuid.UUID:
+    """Kafka's ``Uuid.randomUuid``: random, never the reserved ids, never a string form starting with '-'."""
+    while True:
+        value = uuid.uuid4()
+        if value not in (_ZERO_UUID, _METADATA_TOPIC_ID) and not kafka_uuid_to_str(value).startswith("-"):
+            return value
+
+
+def kafka_uuid_to_str(value: uuid.UUID) -> str:
+    """Kafka's textual UUID: URL-safe base64 of the 16 bytes without padding (22 characters)."""
+    return base64.urlsafe_b64encode(value.bytes).decode("ascii").rstrip("=")
+
+
+def kafka_uuid_from_str(text: str) -> uuid.UUID:
+    raw = base64.urlsafe_b64decode(text + "==")
+    if len(raw) != 16:
+        raise ValueError(f"not a Kafka UUID: {text!r}")
+    return uuid.UUID(bytes=raw)
+
+
+@dataclass(frozen=True, slots=True)
+class TopicInfo:
+    """A topic as the catalogue records it; ``configs`` holds only the per-topic overrides."""
+
+    name: str
+    topic_id: uuid.UUID
+    partitions: int
+    configs: Mapping[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "topic_id": kafka_uuid_to_str(self.topic_id),
+            "partitions": self.partitions,
+            "configs": dict(sorted(self.configs.items())),
+        }
+
+    @classmethod
+    def from_json(cls, name: str, data: Mapping[str, Any]) -> TopicInfo:
+        configs = data.get("configs", {})
+        if not isinstance(configs, dict) or not all(isinstance(v, str) for v in configs.values()):
+            raise ValueError(f"bad configs for topic {name}")
+        partitions = data["partitions"]
+        if not isinstance(partitions, int) or partitions < 1:
+            raise ValueError(f"bad partition count for topic {name}")
+        return cls(name, kafka_uuid_from_str(str(data["topic_id"])), partitions, dict(configs))
+
+
+class TopicCatalogue:
+    """Load and atomically save ``topics.json``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def load(self) -> dict[str, TopicInfo]:
+        """The recorded topics; a missing file is an empty catalogue, an unreadable one is an error.
+
+        Refusing to start on a corrupt catalogue is deliberate: guessing would hide (or wrongly revive) topics.
+        """
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return {}
+        try:
+            data = json.loads(text)
+            version = data.get("version")
+            topics = data["topics"]
+            loaded = {name: TopicInfo.from_json(name, entry) for name, entry in topics.items()}
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise LogDirError(f"cannot read topic catalogue {self.path}: {exc}") from None
+        if version != _CATALOGUE_VERSION:
+            raise LogDirError(f"topic catalogue {self.path} has unsupported version {version!r}")
+        return loaded
+
+    def save(self, topics: Mapping[str, TopicInfo]) -> None:
+        data = {
+            "version": _CATALOGUE_VERSION,
+            "topics": {name: topics[name].to_json() for name in sorted(topics)},
+        }
+        atomic_write(self.path, (json.dumps(data, indent=2) + "\n").encode())
