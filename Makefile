@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-test
 
-.PHONY: install install-test run test lint codegen bench clean
+.PHONY: install install-test tools run test lint codegen bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -23,7 +23,17 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[test]'
 	touch $(STAMP)
 
-install-test: $(STAMP)
+# kafkajs for the JavaScript end-to-end tests, pinned by package-lock.json
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+
+# Debian tools the end-to-end tests drive (installed only when missing; CI runs as root)
+APT_TOOLS := kcat
+tools:
+	@missing=""; for t in $(APT_TOOLS); do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
+	if [ -n "$$missing" ]; then apt-get update -qq && apt-get install -y -qq $$missing; fi
+
+install-test: $(STAMP) node_modules/.package-lock.json tools
 
 codegen: install-test
 	$(BIN)/python -m protocol.codegen
@@ -41,4 +51,4 @@ bench: install-test
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info node_modules

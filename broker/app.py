@@ -8,25 +8,42 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import uuid
 from collections.abc import Callable, Coroutine
 from typing import Any
 
 import structlog
 
 from broker.clock import SystemClock
+from broker.cluster import ClusterView, Node
 from broker.config import BrokerConfig
 from broker.connection import Connection
 from broker.dispatch import Dispatcher
+from broker.fetch_purgatory import FetchPurgatory
+from broker.handlers.cluster import ClusterHandlers
+from broker.handlers.groups import GroupHandlers
+from broker.handlers.records import RecordHandlers
+from broker.offsets_log import OFFSETS_TOPIC, OffsetsLog
 from broker.scheduler import TimerDriver
+from coordinator.config import KAFKA_PROPERTIES, CoordinatorConfig
+from coordinator.coordinator import GroupCoordinator
+from protocol.consumer_protocol import decode_subscription
+from storage.config import COMPACT, LogConfig, validate_topic_configs
+from storage.errors import InvalidPartitionsError, TopicAlreadyExistsError
+from storage.log_manager import LogManager
+from storage.topics import TopicInfo, validate_topic_name
 
 log = structlog.get_logger("broker.app")
 SHUTDOWN_GRACE_S = 5.0
 
 
 class Broker:
+    OFFSETS_TOPIC = OFFSETS_TOPIC
+
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
         self.dispatcher = Dispatcher()
+        self.fetches = FetchPurgatory()
         self._servers: list[asyncio.Server] = []
         self._connections: set[Connection] = set()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -47,11 +64,31 @@ class Broker:
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
-        self.clock = SystemClock(loop)
-        self.driver = TimerDriver(loop, self.clock, [])
-        for name, host, port in self.config.listeners:
+        clock = self.clock = SystemClock(loop)
+        config = self.config
+        log_config = LogConfig.from_broker_properties(dict(config.items()))
+        self.logs = LogManager([config.log_dir], log_config, node_id=config.node_id, now_ms=clock.wall_ms())
+        self._ensure_offsets_topic()
+        self.offsets_log = OffsetsLog(self.logs, clock.wall_ms)
+        coordinator_props = {key: str(config[key]) for key in KAFKA_PROPERTIES}
+        self.coordinator = GroupCoordinator(
+            CoordinatorConfig.from_kafka_props(coordinator_props),
+            self.offsets_log,
+            decode_subscription=decode_subscription,
+        )
+        for name, host, port in config.listeners:
             server = await asyncio.start_server(self._acceptor(name), host or None, port, reuse_address=True)
             self._servers.append(server)
+        advertised = config.advertised_listeners[0]
+        advertised_port = advertised[2] or self.ports[0]
+        local = Node(config.node_id, advertised[1] or "127.0.0.1", advertised_port)
+        self.cluster = ClusterView(self.logs.cluster_id, local)
+        self._load_offsets_partitions()
+        self.driver = TimerDriver(loop, clock, [self.coordinator, self.fetches])
+        ClusterHandlers(self).register()
+        RecordHandlers(self).register()
+        GroupHandlers(self).register()
+        self.driver.rearm()
         log.info(
             "broker.started",
             listeners=[f"{n}://{h}:{p}" for (n, h, _), p in zip(self.config.listeners, self.ports, strict=True)],
@@ -64,6 +101,53 @@ class Broker:
             await self._accept(reader, writer, listener)
 
         return accept
+
+    # -- topics and the offsets topic --------------------------------------------------------------------------
+
+    def _ensure_offsets_topic(self) -> None:
+        if self.logs.topic(OFFSETS_TOPIC) is None:
+            self.logs.create_topic(
+                OFFSETS_TOPIC,
+                self.config["offsets.topic.num.partitions"],
+                {"cleanup.policy": COMPACT, "segment.bytes": str(self.config["offsets.topic.segment.bytes"])},
+            )
+
+    def _load_offsets_partitions(self) -> None:
+        """Replay every `__consumer_offsets` partition into the coordinator before serving its groups."""
+        assert self.clock is not None
+        for partition in range(self.config["offsets.topic.num.partitions"]):
+            self.coordinator.begin_loading(partition)
+            records = list(self.offsets_log.read_partition(partition))
+            self.coordinator.load_partition(partition, records, self.clock.monotonic_ms(), self.clock.wall_ms())
+
+    def create_topic(self, name: str, partitions: int, configs: dict[str, str]) -> TopicInfo:
+        """CreateTopics and auto-creation: -1 partitions means `num.partitions`, as Kafka resolves it."""
+        count = self.config["num.partitions"] if partitions == -1 else partitions
+        return self.logs.create_topic(name, count, configs)
+
+    def validate_new_topic(self, name: str, partitions: int, configs: dict[str, str]) -> TopicInfo:
+        """CreateTopics with validate_only: every check `create_topic` makes, nothing created."""
+        validate_topic_name(name)
+        if self.logs.topic(name) is not None:
+            raise TopicAlreadyExistsError(f"Topic '{name}' already exists.")
+        count = self.config["num.partitions"] if partitions == -1 else partitions
+        if count < 1:
+            raise InvalidPartitionsError("Number of partitions was set to an invalid non-positive value.")
+        validate_topic_configs(configs)
+        return TopicInfo(name, uuid.UUID(int=0), count, configs)
+
+    def delete_topic(self, name: str) -> TopicInfo:
+        return self.logs.delete_topic(name)
+
+    def add_partitions(self, name: str, total: int) -> TopicInfo:
+        return self.logs.add_partitions(name, total)
+
+    def after_append(self, topic: str, partition: int) -> None:
+        self.fetches.on_append(topic, partition)
+
+    def rearm_timers(self) -> None:
+        if self.driver is not None:
+            self.driver.rearm()
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, listener: str) -> None:
         async with self._slots:
@@ -84,7 +168,11 @@ class Broker:
                 await asyncio.wait_for(server.wait_closed(), SHUTDOWN_GRACE_S)
         if self.driver is not None:
             self.driver.close()
+        self.fetches.cancel_all()
+        if self.clock is not None:
+            self.coordinator.shutdown(self.clock.monotonic_ms(), self.clock.wall_ms())
         for callback in self.on_stop:
             callback()
+        self.logs.close()
         log.info("broker.stopped")
         self.stopped.set()

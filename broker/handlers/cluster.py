@@ -1,0 +1,302 @@
+"""Cluster and topic administration: Metadata, CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs.
+
+Answers follow Kafka's shapes per version (Metadata v0 "empty list means all topics", v1+ null; topic ids from v10;
+CreateTopics v5 echoing partitions, replication factor and configs). Storage errors carry Kafka error codes, so
+every refusal here is the error a real broker gives for the same input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import structlog
+
+from broker.context import RequestContext
+from protocol.errors import ErrorCode
+from protocol.messages.create_partitions import (
+    CreatePartitionsRequest,
+    CreatePartitionsResponse,
+    CreatePartitionsTopicResult,
+)
+from protocol.messages.create_topics import (
+    CreatableTopicConfigs,
+    CreatableTopicResult,
+    CreateTopicsRequest,
+    CreateTopicsResponse,
+)
+from protocol.messages.delete_topics import DeletableTopicResult, DeleteTopicsRequest, DeleteTopicsResponse
+from protocol.messages.describe_configs import (
+    DescribeConfigsRequest,
+    DescribeConfigsResourceResult,
+    DescribeConfigsResponse,
+    DescribeConfigsResult,
+)
+from protocol.messages.metadata import (
+    MetadataRequest,
+    MetadataResponse,
+    MetadataResponseBroker,
+    MetadataResponsePartition,
+    MetadataResponseTopic,
+)
+from protocol.registry import ApiKey
+from storage.errors import StorageError
+from storage.topics import TopicInfo
+
+if TYPE_CHECKING:
+    from broker.app import Broker
+
+log = structlog.get_logger("broker.admin")
+
+RESOURCE_TOPIC = 2
+RESOURCE_BROKER = 4
+SOURCE_DYNAMIC_TOPIC = 1
+SOURCE_STATIC_BROKER = 4
+SOURCE_DEFAULT = 5
+CONFIG_TYPE_STRING = 2
+
+
+class ClusterHandlers:
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+
+    def register(self) -> None:
+        d = self.broker.dispatcher
+        d.register(ApiKey.METADATA, self.metadata)
+        d.register(ApiKey.CREATE_TOPICS, self.create_topics)
+        d.register(ApiKey.DELETE_TOPICS, self.delete_topics)
+        d.register(ApiKey.CREATE_PARTITIONS, self.create_partitions)
+        d.register(ApiKey.DESCRIBE_CONFIGS, self.describe_configs)
+
+    # -- Metadata ----------------------------------------------------------------------------------------------
+
+    def _topic_metadata(self, info: TopicInfo) -> MetadataResponseTopic:
+        cluster = self.broker.cluster
+        partitions = []
+        for index in range(info.partitions):
+            leader = cluster.leader_of(info.name, index).node_id
+            partitions.append(
+                MetadataResponsePartition(
+                    partition_index=index,
+                    leader_id=leader,
+                    leader_epoch=0,
+                    replica_nodes=[leader],
+                    isr_nodes=[leader],
+                )
+            )
+        return MetadataResponseTopic(
+            name=info.name,
+            topic_id=info.topic_id,
+            is_internal=info.name == self.broker.OFFSETS_TOPIC,
+            partitions=partitions,
+        )
+
+    async def metadata(self, ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
+        logs = self.broker.logs
+        all_topics = request.topics is None or (ctx.api_version == 0 and not request.topics)
+        topics: list[MetadataResponseTopic] = []
+        if all_topics:
+            topics = [self._topic_metadata(info) for info in logs.topics()]
+        else:
+            by_id = {info.topic_id: info for info in logs.topics()}
+            may_create = self.broker.config["auto.create.topics.enable"] and (
+                ctx.api_version < 4 or request.allow_auto_topic_creation
+            )
+            for wanted in request.topics or []:
+                if wanted.name is None:
+                    info = by_id.get(wanted.topic_id)
+                    if info is None:
+                        topics.append(
+                            MetadataResponseTopic(
+                                error_code=ErrorCode.UNKNOWN_TOPIC_ID, name=None, topic_id=wanted.topic_id
+                            )
+                        )
+                    else:
+                        topics.append(self._topic_metadata(info))
+                    continue
+                topics.append(self._lookup_or_create(wanted.name, may_create))
+        cluster = self.broker.cluster
+        return MetadataResponse(
+            brokers=[
+                MetadataResponseBroker(node_id=n.node_id, host=n.host, port=n.port, rack=n.rack)
+                for n in cluster.nodes.values()
+            ],
+            cluster_id=cluster.cluster_id,
+            controller_id=cluster.controller_id,
+            topics=topics,
+        )
+
+    def _lookup_or_create(self, name: str, may_create: bool) -> MetadataResponseTopic:
+        info = self.broker.logs.topic(name)
+        if info is None and may_create:
+            try:
+                info = self.broker.create_topic(name, -1, {})
+            except StorageError as exc:
+                return MetadataResponseTopic(error_code=exc.error_code, name=name)
+        if info is None:
+            return MetadataResponseTopic(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name=name)
+        return self._topic_metadata(info)
+
+    # -- CreateTopics / DeleteTopics / CreatePartitions --------------------------------------------------------
+
+    async def create_topics(self, ctx: RequestContext, request: CreateTopicsRequest) -> CreateTopicsResponse:
+        results = []
+        for topic in request.topics:
+            result = CreatableTopicResult(name=topic.name)
+            results.append(result)
+            error, message = self._check_replication(topic.replication_factor, topic.assignments)
+            if error:
+                result.error_code, result.error_message = error, message
+                continue
+            partitions = len(topic.assignments) if topic.assignments else topic.num_partitions
+            configs = {c.name: c.value for c in topic.configs if c.value is not None}
+            try:
+                if request.validate_only:
+                    info = self.broker.validate_new_topic(topic.name, partitions, configs)
+                else:
+                    info = self.broker.create_topic(topic.name, partitions, configs)
+            except StorageError as exc:
+                result.error_code, result.error_message = exc.error_code, str(exc)
+                continue
+            result.topic_id = info.topic_id
+            if ctx.api_version >= 5:
+                result.num_partitions = info.partitions
+                result.replication_factor = 1
+                result.configs = self._created_configs(info)
+        return CreateTopicsResponse(topics=results)
+
+    def _check_replication(self, replication_factor: int, assignments: Sequence[object]) -> tuple[int, str | None]:
+        available = len(self.broker.cluster.nodes)
+        if assignments and replication_factor != -1:
+            return ErrorCode.INVALID_REQUEST, "Both replicationFactor and manual assignments were set"
+        if replication_factor == 0 or replication_factor < -1:
+            return ErrorCode.INVALID_REPLICATION_FACTOR, "Replication factor must be larger than 0, or -1"
+        if replication_factor > available:
+            message = f"Replication factor: {replication_factor} larger than available brokers: {available}."
+            return ErrorCode.INVALID_REPLICATION_FACTOR, message
+        return ErrorCode.NONE, None
+
+    def _created_configs(self, info: TopicInfo) -> list[CreatableTopicConfigs]:
+        effective = self.broker.logs.topic_config(info.name).topic_properties()
+        return [
+            CreatableTopicConfigs(
+                name=name,
+                value=value,
+                config_source=SOURCE_DYNAMIC_TOPIC if name in info.configs else SOURCE_DEFAULT,
+            )
+            for name, value in sorted(effective.items())
+        ]
+
+    async def delete_topics(self, ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTopicsResponse:
+        wanted: list[tuple[str | None, object]] = [(name, None) for name in request.topic_names]
+        wanted += [(t.name, t.topic_id) for t in request.topics]
+        by_id = {info.topic_id: info.name for info in self.broker.logs.topics()}
+        responses = []
+        for name, topic_id in wanted:
+            result = DeletableTopicResult(name=name)
+            responses.append(result)
+            resolved = name if name is not None else by_id.get(topic_id)  # type: ignore[call-overload]
+            if resolved is None:
+                result.error_code = ErrorCode.UNKNOWN_TOPIC_ID
+                continue
+            if not self.broker.config["delete.topic.enable"]:
+                result.error_code = ErrorCode.TOPIC_DELETION_DISABLED
+                continue
+            if resolved == self.broker.OFFSETS_TOPIC:
+                result.error_code, result.error_message = ErrorCode.INVALID_TOPIC_EXCEPTION, "internal topic"
+                continue
+            try:
+                info = self.broker.delete_topic(resolved)
+            except StorageError as exc:
+                result.error_code = exc.error_code
+                continue
+            if ctx.api_version >= 6:
+                result.topic_id = info.topic_id
+        return DeleteTopicsResponse(responses=responses)
+
+    async def create_partitions(
+        self, ctx: RequestContext, request: CreatePartitionsRequest
+    ) -> CreatePartitionsResponse:
+        results = []
+        for topic in request.topics:
+            result = CreatePartitionsTopicResult(name=topic.name)
+            results.append(result)
+            info = self.broker.logs.topic(topic.name)
+            if info is None:
+                result.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                continue
+            if topic.count <= info.partitions:
+                result.error_code = ErrorCode.INVALID_PARTITIONS
+                result.error_message = f"Topic currently has {info.partitions} partitions, {topic.count} is not greater"
+                continue
+            if request.validate_only:
+                continue
+            try:
+                self.broker.add_partitions(topic.name, topic.count)
+            except StorageError as exc:
+                result.error_code, result.error_message = exc.error_code, str(exc)
+        return CreatePartitionsResponse(results=results)
+
+    # -- DescribeConfigs ---------------------------------------------------------------------------------------
+
+    async def describe_configs(self, ctx: RequestContext, request: DescribeConfigsRequest) -> DescribeConfigsResponse:
+        results = []
+        for resource in request.resources:
+            result = DescribeConfigsResult(resource_type=resource.resource_type, resource_name=resource.resource_name)
+            results.append(result)
+            entries = self._config_entries(resource.resource_type, resource.resource_name, result)
+            if entries is None:
+                continue
+            keys = resource.configuration_keys
+            for name, value, source, read_only in entries:
+                if keys and name not in keys:
+                    continue
+                item = DescribeConfigsResourceResult(name=name, value=value, read_only=read_only)
+                if ctx.api_version == 0:
+                    item.is_default = source == SOURCE_DEFAULT
+                else:
+                    item.config_source = source
+                if ctx.api_version >= 3:
+                    item.config_type = CONFIG_TYPE_STRING
+                    item.documentation = None
+                result.configs.append(item)
+        return DescribeConfigsResponse(results=results)
+
+    def _config_entries(
+        self, resource_type: int, name: str, result: DescribeConfigsResult
+    ) -> list[tuple[str, str | None, int, bool]] | None:
+        if resource_type == RESOURCE_TOPIC:
+            info = self.broker.logs.topic(name)
+            if info is None:
+                result.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                result.error_message = f"Topic {name} does not exist"
+                return None
+            effective = self.broker.logs.topic_config(name).topic_properties()
+            return [
+                (key, value, SOURCE_DYNAMIC_TOPIC if key in info.configs else SOURCE_DEFAULT, False)
+                for key, value in sorted(effective.items())
+            ]
+        if resource_type == RESOURCE_BROKER:
+            if name not in ("", str(self.broker.cluster.local.node_id)):
+                result.error_code = ErrorCode.INVALID_REQUEST
+                result.error_message = f"Unexpected broker id, expected {self.broker.cluster.local.node_id}"
+                return None
+            config = self.broker.config
+            return [
+                (
+                    key,
+                    None
+                    if value is None
+                    else ",".join(value)
+                    if isinstance(value, list)
+                    else str(value).lower()
+                    if isinstance(value, bool)
+                    else str(value),
+                    SOURCE_STATIC_BROKER if key in config.explicit else SOURCE_DEFAULT,
+                    True,
+                )
+                for key, value in sorted(config.items())
+            ]
+        result.error_code = ErrorCode.INVALID_REQUEST
+        result.error_message = f"Unsupported resource type {resource_type}"
+        return None

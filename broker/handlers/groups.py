@@ -1,0 +1,108 @@
+"""The group APIs: FindCoordinator here, everything else a thin bridge to the sans-IO coordinator.
+
+The coordinator returns either a response or a `Reply` that it completes later (a parked JoinGroup, a SyncGroup
+waiting for the leader, a commit waiting to be durable). The bridge turns a pending `Reply` into an awaited future
+and re-arms the timer driver after every call, because any call may move the coordinator's next deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from broker.context import RequestContext
+from coordinator.context import RequestContext as CoordinatorContext
+from coordinator.hashing import partition_for
+from coordinator.reply import Reply
+from protocol.errors import ErrorCode
+from protocol.messages.find_coordinator import Coordinator, FindCoordinatorRequest, FindCoordinatorResponse
+from protocol.registry import ApiKey
+
+if TYPE_CHECKING:
+    from broker.app import Broker
+
+KEY_TYPE_GROUP = 0
+KEY_TYPE_TRANSACTION = 1
+
+
+class GroupHandlers:
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+
+    def register(self) -> None:
+        d = self.broker.dispatcher
+        d.register(ApiKey.FIND_COORDINATOR, self.find_coordinator)
+        coordinator = self.broker.coordinator
+        for api_key, method in (
+            (ApiKey.JOIN_GROUP, coordinator.join_group),
+            (ApiKey.SYNC_GROUP, coordinator.sync_group),
+            (ApiKey.HEARTBEAT, coordinator.heartbeat),
+            (ApiKey.LEAVE_GROUP, coordinator.leave_group),
+            (ApiKey.OFFSET_COMMIT, coordinator.offset_commit),
+            (ApiKey.OFFSET_FETCH, coordinator.offset_fetch),
+            (ApiKey.DESCRIBE_GROUPS, coordinator.describe_groups),
+            (ApiKey.LIST_GROUPS, coordinator.list_groups),
+            (ApiKey.DELETE_GROUPS, coordinator.delete_groups),
+            (ApiKey.OFFSET_DELETE, coordinator.offset_delete),
+        ):
+            d.register(api_key, self._bridge(method))
+
+    def _bridge(self, method: Callable[[CoordinatorContext, Any, int], Any]) -> Callable[[RequestContext, Any], Any]:
+        broker = self.broker
+
+        async def handle(ctx: RequestContext, request: Any) -> Any:
+            clock = broker.clock
+            assert clock is not None
+            coordinator_ctx = CoordinatorContext(
+                api_version=ctx.api_version,
+                client_id=ctx.client_id or "",
+                client_host=ctx.client_host,
+                wall_ms=clock.wall_ms(),
+            )
+            result = method(coordinator_ctx, request, clock.monotonic_ms())
+            broker.rearm_timers()
+            if not isinstance(result, Reply):
+                return result
+            if result.done:
+                return result.value
+            future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+            result.on_complete(lambda value: _resolve(future, value))
+            return await future
+
+        return handle
+
+    async def find_coordinator(self, ctx: RequestContext, request: FindCoordinatorRequest) -> FindCoordinatorResponse:
+        if ctx.api_version < 4:
+            found = self._coordinator_for(request.key, request.key_type)
+            return FindCoordinatorResponse(
+                error_code=found.error_code,
+                error_message=found.error_message if ctx.api_version >= 1 else None,
+                node_id=found.node_id,
+                host=found.host,
+                port=found.port,
+            )
+        return FindCoordinatorResponse(
+            coordinators=[self._coordinator_for(key, request.key_type) for key in request.coordinator_keys]
+        )
+
+    def _coordinator_for(self, key: str, key_type: int) -> Coordinator:
+        if key_type == KEY_TYPE_TRANSACTION:
+            return Coordinator(
+                key=key,
+                node_id=-1,
+                host="",
+                port=-1,
+                error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                error_message="transactions are not supported by group-broker",
+            )
+        if key_type != KEY_TYPE_GROUP:
+            return Coordinator(key=key, node_id=-1, host="", port=-1, error_code=ErrorCode.INVALID_REQUEST)
+        partition = partition_for(key, self.broker.config["offsets.topic.num.partitions"])
+        node = self.broker.cluster.leader_of_offsets_partition(partition)
+        return Coordinator(key=key, node_id=node.node_id, host=node.host, port=node.port, error_message=None)
+
+
+def _resolve(future: asyncio.Future[Any], value: Any) -> None:
+    if not future.done():
+        future.set_result(value)

@@ -1,0 +1,271 @@
+"""The data plane: Produce, Fetch (long-poll), ListOffsets and InitProducerId.
+
+One node leads every partition, so acks=1 and acks=all mean the same thing here: the batch is in the log (written
+to the OS) when the response goes out. Idempotent producers get Kafka's sequence checks; a retried batch is
+answered with the offset it was first written at.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from broker.context import RequestContext
+from broker.producer_state import NO_PRODUCER_ID, PartitionProducers, ProducerIdAllocator
+from protocol.errors import DecodeError, ErrorCode
+from protocol.messages.fetch import (
+    FetchableTopicResponse,
+    FetchRequest,
+    FetchResponse,
+    PartitionData,
+)
+from protocol.messages.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
+from protocol.messages.list_offsets import (
+    ListOffsetsPartitionResponse,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    ListOffsetsTopicResponse,
+)
+from protocol.messages.produce import (
+    BatchIndexAndErrorMessage,
+    PartitionProduceResponse,
+    ProduceRequest,
+    ProduceResponse,
+    TopicProduceResponse,
+)
+from protocol.records import peek_batch_header
+from protocol.registry import ApiKey
+from storage.errors import InvalidRecordError, StorageError
+
+if TYPE_CHECKING:
+    from broker.app import Broker
+    from storage.partition_log import PartitionLog
+
+log = structlog.get_logger("broker.records")
+
+EARLIEST_TIMESTAMP = -2
+LATEST_TIMESTAMP = -1
+MAX_TIMESTAMP = -3
+EARLIEST_LOCAL_TIMESTAMP = -4  # KIP-405: without tiered storage the local log is the whole log
+INT32_MAX = 2**31 - 1
+
+
+class RecordHandlers:
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+        self.producers: dict[tuple[str, int], PartitionProducers] = {}
+        self.producer_ids = ProducerIdAllocator(broker.config.log_dir / "producer-id-block")
+
+    def register(self) -> None:
+        d = self.broker.dispatcher
+        d.register(ApiKey.PRODUCE, self.produce)
+        d.register(ApiKey.FETCH, self.fetch)
+        d.register(ApiKey.LIST_OFFSETS, self.list_offsets)
+        d.register(ApiKey.INIT_PRODUCER_ID, self.init_producer_id)
+
+    # -- Produce -----------------------------------------------------------------------------------------------
+
+    async def produce(self, ctx: RequestContext, request: ProduceRequest) -> ProduceResponse | None:
+        responses = []
+        valid_acks = request.acks in (-1, 0, 1)
+        for topic in request.topic_data:
+            partitions = []
+            for data in topic.partition_data:
+                if not valid_acks:
+                    result = PartitionProduceResponse(index=data.index, error_code=ErrorCode.INVALID_REQUIRED_ACKS)
+                elif request.transactional_id is not None:
+                    result = PartitionProduceResponse(
+                        index=data.index, error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+                    )
+                else:
+                    result = self._append(ctx, topic.name, data.index, data.records)
+                partitions.append(result)
+            responses.append(TopicProduceResponse(name=topic.name, partition_responses=partitions))
+        if request.acks == 0:
+            return None  # acks=0: Kafka sends no response at all
+        return ProduceResponse(responses=responses)
+
+    def _append(
+        self, ctx: RequestContext, topic: str, partition: int, records: bytes | None
+    ) -> PartitionProduceResponse:
+        result = PartitionProduceResponse(index=partition)
+        if topic == self.broker.OFFSETS_TOPIC:
+            result.error_code = ErrorCode.INVALID_TOPIC_EXCEPTION
+            return result
+        partition_log = self.broker.logs.get(topic, partition)
+        if partition_log is None:
+            result.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            return result
+        if not records:
+            result.error_code = ErrorCode.INVALID_RECORD
+            return result
+        if len(records) > self.broker.config["message.max.bytes"]:
+            result.error_code = ErrorCode.MESSAGE_TOO_LARGE
+            return result
+        try:
+            header = peek_batch_header(records, 0)
+        except DecodeError:
+            result.error_code = ErrorCode.CORRUPT_MESSAGE
+            return result
+        producers = self.producers.setdefault((topic, partition), PartitionProducers())
+        check = producers.check(
+            header.producer_id, header.producer_epoch, header.base_sequence, header.last_offset_delta
+        )
+        if check.error:
+            result.error_code = check.error
+            return result
+        if check.duplicate_of is not None:
+            result.base_offset = check.duplicate_of
+            result.log_start_offset = partition_log.log_start_offset
+            return result
+        try:
+            appended = partition_log.append(records, now_ms=self._wall_ms(), leader_epoch=0)
+        except InvalidRecordError as exc:
+            result.error_code = exc.error_code
+            result.record_errors = [
+                BatchIndexAndErrorMessage(batch_index=index, batch_index_error_message=message)
+                for index, message in exc.record_errors
+            ]
+            result.error_message = str(exc)
+            return result
+        except StorageError as exc:
+            result.error_code = exc.error_code
+            result.error_message = str(exc)
+            return result
+        if header.producer_id != NO_PRODUCER_ID:
+            producers.record(
+                header.producer_id,
+                header.producer_epoch,
+                header.base_sequence,
+                header.last_offset_delta,
+                appended.base_offset,
+            )
+        result.base_offset = appended.base_offset
+        result.log_append_time_ms = appended.log_append_time_ms
+        result.log_start_offset = appended.log_start_offset
+        self.broker.after_append(topic, partition)
+        return result
+
+    def _wall_ms(self) -> int:
+        assert self.broker.clock is not None
+        return self.broker.clock.wall_ms()
+
+    # -- Fetch -------------------------------------------------------------------------------------------------
+
+    async def fetch(self, ctx: RequestContext, request: FetchRequest) -> FetchResponse:
+        if request.session_id != 0 or request.session_epoch not in (-1, 0):
+            return FetchResponse(error_code=ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
+        response, size = self._read(ctx.api_version, request)
+        if size >= request.min_bytes or request.max_wait_ms <= 0 or size < 0:
+            return response
+        assert self.broker.clock is not None
+        deadline = self.broker.clock.monotonic_ms() + request.max_wait_ms
+        names = self._topic_names()
+        watched = [
+            (names.get(t.topic_id, t.topic) if ctx.api_version >= 13 else t.topic, p.partition)
+            for t in request.topics
+            for p in t.partitions
+        ]
+        waiter = self.broker.fetches.park(watched, deadline)
+        self.broker.rearm_timers()
+        await waiter
+        return self._read(ctx.api_version, request)[0]
+
+    def _topic_names(self) -> dict[Any, str]:
+        return {info.topic_id: info.name for info in self.broker.logs.topics()}
+
+    def _read(self, version: int, request: FetchRequest) -> tuple[FetchResponse, int]:
+        """The response as of now and its record bytes; -1 bytes when an error means waiting is pointless."""
+        by_id = self._topic_names() if version >= 13 else {}
+        budget = request.max_bytes
+        total = 0
+        errors = False
+        responses = []
+        for topic in request.topics:
+            name = by_id.get(topic.topic_id) if version >= 13 else topic.topic
+            out = FetchableTopicResponse(topic=topic.topic if version < 13 else "", topic_id=topic.topic_id)
+            responses.append(out)
+            for wanted in topic.partitions:
+                data = PartitionData(partition_index=wanted.partition)
+                out.partitions.append(data)
+                partition_log = self.broker.logs.get(name, wanted.partition) if name is not None else None
+                if partition_log is None:
+                    data.error_code = (
+                        ErrorCode.UNKNOWN_TOPIC_ID if name is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                    )
+                    errors = True
+                    continue
+                self._fill_offsets(data, partition_log)
+                if budget <= 0:
+                    continue
+                try:
+                    records = partition_log.read(
+                        wanted.fetch_offset,
+                        min(wanted.partition_max_bytes, budget),
+                        min_one_batch=total == 0,
+                    )
+                except StorageError as exc:
+                    data.error_code = exc.error_code
+                    errors = True
+                    continue
+                data.records = records
+                total += len(records)
+                budget -= len(records)
+        return FetchResponse(responses=responses), (-1 if errors and total == 0 else total)
+
+    @staticmethod
+    def _fill_offsets(data: PartitionData, partition_log: PartitionLog) -> None:
+        data.high_watermark = partition_log.log_end_offset
+        data.last_stable_offset = partition_log.log_end_offset
+        data.log_start_offset = partition_log.log_start_offset
+
+    # -- ListOffsets -------------------------------------------------------------------------------------------
+
+    async def list_offsets(self, ctx: RequestContext, request: ListOffsetsRequest) -> ListOffsetsResponse:
+        topics = []
+        for topic in request.topics:
+            out = ListOffsetsTopicResponse(name=topic.name)
+            topics.append(out)
+            for wanted in topic.partitions:
+                result = ListOffsetsPartitionResponse(partition_index=wanted.partition_index)
+                out.partitions.append(result)
+                partition_log = self.broker.logs.get(topic.name, wanted.partition_index)
+                if partition_log is None:
+                    result.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                    continue
+                offset, timestamp = self._offset_for(partition_log, wanted.timestamp)
+                if ctx.api_version == 0:
+                    result.old_style_offsets = [] if offset < 0 else [offset][: max(wanted.max_num_offsets, 0)]
+                else:
+                    result.offset, result.timestamp = offset, timestamp
+                    if ctx.api_version >= 4:
+                        result.leader_epoch = 0 if offset >= 0 else -1
+        return ListOffsetsResponse(topics=topics)
+
+    @staticmethod
+    def _offset_for(partition_log: PartitionLog, timestamp: int) -> tuple[int, int]:
+        if timestamp == LATEST_TIMESTAMP:
+            return partition_log.log_end_offset, -1
+        if timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
+            return partition_log.log_start_offset, -1
+        if timestamp == MAX_TIMESTAMP:
+            found = partition_log.max_timestamp_offset()
+        elif timestamp >= 0:
+            found = partition_log.offset_for_timestamp(timestamp)
+        else:
+            found = None
+        if found is None:
+            return -1, -1
+        return found.offset, found.timestamp
+
+    # -- InitProducerId ----------------------------------------------------------------------------------------
+
+    async def init_producer_id(self, ctx: RequestContext, request: InitProducerIdRequest) -> InitProducerIdResponse:
+        if request.transactional_id is not None:
+            # Transactions are not implemented; a fatal error is clearer to the application than endless retries.
+            return InitProducerIdResponse(error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+        if request.producer_id >= 0 and 0 <= request.producer_epoch < 32766:
+            # KIP-360: an idempotent producer bumps its epoch to reset sequences after an error.
+            return InitProducerIdResponse(producer_id=request.producer_id, producer_epoch=request.producer_epoch + 1)
+        return InitProducerIdResponse(producer_id=self.producer_ids.allocate(), producer_epoch=0)

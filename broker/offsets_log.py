@@ -1,0 +1,105 @@
+"""`__consumer_offsets` on the segment log: the coordinator's `RecordLog`, and the reader that loads it back.
+
+The coordinator hands over typed records; here they become Kafka's bytes (version-prefixed keys and values, null
+values for tombstones) in one record batch per append, written to the partition's log before the coordinator is
+told they are durable. Loading reads the partition back into the same typed records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+import structlog
+
+from coordinator.persistence import AppendCallback
+from coordinator.records import CoordinatorRecord, UnknownRecordKey
+from protocol import consumer_offsets
+from protocol.errors import DecodeError, ErrorCode
+from protocol.messages.group_metadata_key import GROUP_METADATA_KEY
+from protocol.messages.group_metadata_value import GROUP_METADATA_VALUE
+from protocol.messages.offset_commit_key import OFFSET_COMMIT_KEY, OffsetCommitKey
+from protocol.messages.offset_commit_value import OFFSET_COMMIT_VALUE
+from protocol.records import Record, RecordBatch, encode_batch
+from protocol.versioned import encode_versioned, read_version
+from storage.errors import StorageError
+from storage.partition_log import AppendOrigin
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from storage.log_manager import LogManager
+
+log = structlog.get_logger("broker.offsets_log")
+OFFSETS_TOPIC = "__consumer_offsets"
+
+
+def _encode_record(record: CoordinatorRecord) -> tuple[bytes, bytes | None]:
+    key = record.key
+    assert not isinstance(key, UnknownRecordKey)
+    key_decl = OFFSET_COMMIT_KEY if isinstance(key, OffsetCommitKey) else GROUP_METADATA_KEY
+    value_decl = OFFSET_COMMIT_VALUE if isinstance(key, OffsetCommitKey) else GROUP_METADATA_VALUE
+    key_bytes = encode_versioned(key_decl, record.key_version, key)
+    if record.value is None:
+        return key_bytes, None
+    return key_bytes, encode_versioned(value_decl, record.value_version, record.value)
+
+
+def decode_record(key: bytes | None, value: bytes | None) -> CoordinatorRecord | None:
+    """A stored record as the coordinator's loader wants it; None for a record without a key (never valid)."""
+    if key is None:
+        return None
+    decoded_key = consumer_offsets.decode_key(key)
+    key_version = read_version(key, "ConsumerOffsetsKey")
+    if decoded_key is None:
+        return CoordinatorRecord(UnknownRecordKey(key_version, key), key_version, None, -1)
+    decoded_value = consumer_offsets.decode_value(decoded_key, value)
+    value_version = read_version(value, "ConsumerOffsetsValue") if value is not None else -1
+    return CoordinatorRecord(decoded_key, key_version, decoded_value, value_version)
+
+
+class OffsetsLog:
+    """The coordinator's `RecordLog` over the broker's `__consumer_offsets` partitions."""
+
+    def __init__(self, logs: LogManager, wall_ms: Callable[[], int]) -> None:
+        self._logs = logs
+        self._wall_ms = wall_ms
+        self.fail_next: list[ErrorCode] = []  # fault injection: the next appends fail with these errors
+
+    def append(self, partition: int, records: Sequence[CoordinatorRecord], on_durable: AppendCallback) -> None:
+        if self.fail_next:
+            on_durable(self.fail_next.pop(0))
+            return
+        partition_log = self._logs.get(OFFSETS_TOPIC, partition)
+        if partition_log is None:
+            on_durable(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+            return
+        now = self._wall_ms()
+        encoded = [_encode_record(r) for r in records]
+        batch = RecordBatch.from_records(
+            [Record(key=k, value=v, timestamp_delta=0, offset_delta=i) for i, (k, v) in enumerate(encoded)],
+            base_timestamp=now,
+        )
+        try:
+            partition_log.append(encode_batch(batch), now_ms=now, origin=AppendOrigin.COORDINATOR, leader_epoch=0)
+        except StorageError as exc:
+            log.warning("offsets_log.append_failed", partition=partition, error=str(exc))
+            on_durable(ErrorCode(exc.error_code))
+            return
+        on_durable(ErrorCode.NONE)
+
+    def read_partition(self, partition: int) -> Iterator[CoordinatorRecord]:
+        partition_log = self._logs.get(OFFSETS_TOPIC, partition)
+        if partition_log is None:
+            return
+        for batch in partition_log.iter_batches_from():
+            if batch.is_control:
+                continue
+            for record in batch.records:
+                try:
+                    decoded = decode_record(record.key, record.value)
+                except DecodeError as exc:
+                    log.warning("offsets_log.undecodable_record", partition=partition, error=str(exc))
+                    continue
+                if decoded is not None:
+                    yield decoded

@@ -1,0 +1,85 @@
+"""Kafka-semantic failures inside the coordinator, and the error remappings Kafka applies at its API boundary.
+
+Validation helpers raise `GroupError(code)`; each public entry point catches it and puts the code in its response.
+That is the one translation point (h11 style): nothing escapes to the broker as an exception.
+
+The mapping functions encode the places where Kafka deliberately answers a *different* code than the one that
+occurred, because older clients only retry certain codes (group-protocol.md #4, #22, #34, #39).
+"""
+
+from __future__ import annotations
+
+from protocol.errors import ErrorCode
+
+
+class GroupError(Exception):
+    """A request is rejected with `code`; carried to the entry point that builds the response."""
+
+    __slots__ = ("code",)
+
+    def __init__(self, code: ErrorCode) -> None:
+        super().__init__(code.name)
+        self.code = code
+
+
+def sync_append_error(error: ErrorCode) -> ErrorCode:
+    """What SyncGroup answers when persisting the group's assignment failed (Kafka `storeGroup`, rule #22)."""
+    if error in (
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.NOT_ENOUGH_REPLICAS,
+        ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+    ):
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if error in (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.KAFKA_STORAGE_ERROR):
+        return ErrorCode.NOT_COORDINATOR
+    if error == ErrorCode.REQUEST_TIMED_OUT:
+        return ErrorCode.REBALANCE_IN_PROGRESS
+    if error in (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.INVALID_FETCH_SIZE):
+        return ErrorCode.UNKNOWN_SERVER_ERROR
+    return error
+
+
+def commit_append_error(error: ErrorCode) -> ErrorCode:
+    """What OffsetCommit answers per partition when its records failed to write (`maybeConvertOffsetCommitError`,
+    rule #34; REQUEST_TIMED_OUT as the new coordinator maps it)."""
+    if error in (
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.NOT_ENOUGH_REPLICAS,
+        ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+        ErrorCode.REQUEST_TIMED_OUT,
+    ):
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if error in (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.KAFKA_STORAGE_ERROR):
+        return ErrorCode.NOT_COORDINATOR
+    if error in (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.INVALID_FETCH_SIZE):
+        return ErrorCode.INVALID_COMMIT_OFFSET_SIZE
+    return error
+
+
+def admin_append_error(error: ErrorCode) -> ErrorCode:
+    """What DeleteGroups / OffsetDelete answer when their tombstones failed to write (new coordinator's
+    `handleOperationException`)."""
+    if error in (
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.NOT_ENOUGH_REPLICAS,
+        ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+        ErrorCode.REQUEST_TIMED_OUT,
+    ):
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if error in (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.KAFKA_STORAGE_ERROR):
+        return ErrorCode.NOT_COORDINATOR
+    if error in (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.INVALID_FETCH_SIZE):
+        return ErrorCode.UNKNOWN_SERVER_ERROR
+    return error
+
+
+def offset_fetch_error(error: ErrorCode) -> ErrorCode:
+    """OffsetFetch remaps failures that pre-3.9 consumers would not retry to NOT_COORDINATOR, which also makes
+    them look the coordinator up again (new coordinator's `handleOffsetFetchException`, rule #39)."""
+    if error in (
+        ErrorCode.REQUEST_TIMED_OUT,
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.NOT_ENOUGH_REPLICAS,
+    ):
+        return ErrorCode.NOT_COORDINATOR
+    return error

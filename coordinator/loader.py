@@ -1,0 +1,114 @@
+"""Replaying a `__consumer_offsets` partition into groups and offsets (#44, #46, #47).
+
+Records are applied in log order with last-write-wins per key and null values as deletions, which is what the
+log means whether or not it has been compacted. Afterwards:
+
+* a GroupMetadata value becomes a group: Stable if it has members, else Empty (a loaded group can be nothing
+  else, Kafka's `onGroupLoaded`); each member supports exactly the group's protocol with its persisted
+  subscription; a v0 record's missing rebalance timeout falls back to the session timeout;
+* offsets without group metadata (simple consumers, or a group whose metadata was tombstoned) make an Empty
+  group with no protocol type;
+* keys of record types this coordinator does not know (KIP-848/share groups) are skipped with a warning.
+
+This module only builds objects; the coordinator arms timers and installs the groups (`partitions.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from coordinator.events import Events
+from coordinator.group import ClassicGroup
+from coordinator.member import ClassicMember
+from coordinator.offsets import OffsetAndMetadata
+from coordinator.records import CoordinatorRecord, UnknownRecordKey
+from coordinator.state import GroupState
+from protocol.messages.group_metadata_key import GroupMetadataKey
+from protocol.messages.group_metadata_value import GroupMetadataValue
+from protocol.messages.offset_commit_key import OffsetCommitKey
+from protocol.messages.offset_commit_value import OffsetCommitValue
+
+
+@dataclass(slots=True)
+class LoadedPartition:
+    """What one partition's records amount to."""
+
+    groups: dict[str, ClassicGroup] = field(default_factory=dict)
+    records: int = 0
+    skipped: int = 0
+
+
+def replay(partition: int, records: Iterable[CoordinatorRecord], events: Events) -> LoadedPartition:
+    """Fold the records of one partition into groups (with their offsets)."""
+    metadata: dict[str, GroupMetadataValue | None] = {}
+    offsets: dict[str, dict[tuple[str, int], OffsetAndMetadata]] = {}
+    result = LoadedPartition()
+    for record in records:
+        result.records += 1
+        key, value = record.key, record.value
+        if isinstance(key, OffsetCommitKey):
+            group_offsets = offsets.setdefault(key.group, {})
+            if value is None:
+                group_offsets.pop((key.topic, key.partition), None)
+            elif isinstance(value, OffsetCommitValue):
+                group_offsets[(key.topic, key.partition)] = OffsetAndMetadata.from_value(value)
+            else:
+                result.skipped += 1
+                events.record_skipped(partition, record.key_version, "offset commit key with a non-offset value")
+        elif isinstance(key, GroupMetadataKey):
+            if value is None or isinstance(value, GroupMetadataValue):
+                metadata[key.group] = value
+            else:
+                result.skipped += 1
+                events.record_skipped(partition, record.key_version, "group metadata key with a non-group value")
+        else:
+            assert isinstance(key, UnknownRecordKey)
+            result.skipped += 1
+            events.record_skipped(partition, key.version, "unknown record type")
+
+    for group_id, value in metadata.items():
+        if value is not None:
+            result.groups[group_id] = group_from_metadata(group_id, partition, value)
+    for group_id, committed in offsets.items():
+        if not committed:
+            continue
+        group = result.groups.get(group_id)
+        if group is None:
+            group = result.groups[group_id] = ClassicGroup(group_id, partition)
+        for (topic, index), offset in sorted(committed.items()):
+            group.offsets.put(topic, index, offset)
+    return result
+
+
+def group_from_metadata(group_id: str, partition: int, value: GroupMetadataValue) -> ClassicGroup:
+    """A group as persisted after its last rebalance (or when it became Empty)."""
+    protocol = value.protocol
+    group = ClassicGroup(
+        group_id,
+        partition,
+        state=GroupState.STABLE if value.members else GroupState.EMPTY,
+        state_timestamp_ms=None if value.current_state_timestamp == -1 else value.current_state_timestamp,
+        generation_id=value.generation,
+        protocol_type=value.protocol_type or None,
+        protocol_name=protocol,
+        leader_id=value.leader,
+    )
+    for m in value.members:
+        member = ClassicMember(
+            member_id=m.member_id,
+            group_instance_id=m.group_instance_id,
+            client_id=m.client_id,
+            client_host=m.client_host,
+            rebalance_timeout_ms=m.session_timeout if m.rebalance_timeout == -1 else m.rebalance_timeout,
+            session_timeout_ms=m.session_timeout,
+            protocol_type=value.protocol_type,
+            protocols=((protocol or "", m.subscription),),
+            assignment=m.assignment,
+        )
+        group.add(member, None)
+    if group.leader_id is not None and group.leader_id not in group.members:
+        group.leader_id = next(iter(group.members), None)
+    if not group.members:
+        group.leader_id = None
+    return group

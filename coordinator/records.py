@@ -1,0 +1,117 @@
+"""What the coordinator writes to `__consumer_offsets`, as typed records (never bytes; formats #44-#46).
+
+Kafka persists three things: the group's metadata after each rebalance (and when it becomes Empty), every offset
+commit, and tombstones (null values) for deleted or expired offsets and groups. The coordinator emits
+`CoordinatorRecord`s; the storage layer encodes them with `protocol.consumer_offsets` (key = int16 version +
+struct, value likewise, None = tombstone) and tells the coordinator when they are durable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from coordinator.group import ClassicGroup
+from coordinator.offsets import OffsetAndMetadata
+from protocol.messages.group_metadata_key import GroupMetadataKey
+from protocol.messages.group_metadata_value import GroupMetadataValue, MemberMetadata
+from protocol.messages.offset_commit_key import OffsetCommitKey
+from protocol.messages.offset_commit_value import OffsetCommitValue
+
+OFFSET_COMMIT_KEY_VERSION = 1
+"""Kafka writes OffsetCommitKey v1 (v0 is read as the same record type)."""
+GROUP_METADATA_KEY_VERSION = 2
+GROUP_METADATA_VALUE_VERSION = 3
+"""Writers use GroupMetadataValue v3 (rule #46)."""
+TOMBSTONE_VERSION = -1
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownRecordKey:
+    """A key of a record type this coordinator does not know (KIP-848 / share-group keys, versions 3-15).
+
+    The storage layer hands these to the loader, which skips them with a warning, as Kafka does (#44).
+    """
+
+    version: int
+    data: bytes = b""
+
+
+RecordKey = OffsetCommitKey | GroupMetadataKey | UnknownRecordKey
+RecordValue = OffsetCommitValue | GroupMetadataValue
+
+
+@dataclass(frozen=True, slots=True)
+class CoordinatorRecord:
+    """One `__consumer_offsets` record: key and value with the versions to write them in; value None = tombstone."""
+
+    key: RecordKey
+    key_version: int
+    value: RecordValue | None
+    value_version: int
+
+    @property
+    def is_tombstone(self) -> bool:
+        return self.value is None
+
+
+def offset_commit_record(group_id: str, topic: str, partition: int, value: OffsetAndMetadata) -> CoordinatorRecord:
+    return CoordinatorRecord(
+        key=OffsetCommitKey(group=group_id, topic=topic, partition=partition),
+        key_version=OFFSET_COMMIT_KEY_VERSION,
+        value=value.to_value(),
+        value_version=value.value_version,
+    )
+
+
+def offset_commit_tombstone(group_id: str, topic: str, partition: int) -> CoordinatorRecord:
+    return CoordinatorRecord(
+        key=OffsetCommitKey(group=group_id, topic=topic, partition=partition),
+        key_version=OFFSET_COMMIT_KEY_VERSION,
+        value=None,
+        value_version=TOMBSTONE_VERSION,
+    )
+
+
+def group_metadata_record(group: ClassicGroup, assignment: Mapping[str, bytes]) -> CoordinatorRecord:
+    """The group as Kafka's `newGroupMetadataRecord` writes it: every member with its subscription for the chosen
+    protocol and its assignment. An Empty group is written with no members."""
+    members: list[MemberMetadata] = []
+    protocol = group.protocol_name
+    for member in group.members.values():
+        assert protocol is not None, "a group with members has a protocol"
+        members.append(
+            MemberMetadata(
+                member_id=member.member_id,
+                group_instance_id=member.group_instance_id,
+                client_id=member.client_id,
+                client_host=member.client_host,
+                rebalance_timeout=member.rebalance_timeout_ms,
+                session_timeout=member.session_timeout_ms,
+                subscription=member.metadata(protocol),
+                assignment=assignment.get(member.member_id, b""),
+            )
+        )
+    value = GroupMetadataValue(
+        protocol_type=group.protocol_type or "",
+        generation=group.generation_id,
+        protocol=protocol,
+        leader=group.leader_id,
+        current_state_timestamp=-1 if group.state_timestamp_ms is None else group.state_timestamp_ms,
+        members=members,
+    )
+    return CoordinatorRecord(
+        key=GroupMetadataKey(group=group.group_id),
+        key_version=GROUP_METADATA_KEY_VERSION,
+        value=value,
+        value_version=GROUP_METADATA_VALUE_VERSION,
+    )
+
+
+def group_metadata_tombstone(group_id: str) -> CoordinatorRecord:
+    return CoordinatorRecord(
+        key=GroupMetadataKey(group=group_id),
+        key_version=GROUP_METADATA_KEY_VERSION,
+        value=None,
+        value_version=TOMBSTONE_VERSION,
+    )

@@ -1,0 +1,93 @@
+"""FindCoordinator (rules #1, #3): which broker coordinates a group, as a pure function of the cluster view.
+
+The coordinator of group G is the leader of `__consumer_offsets` partition `partition_for(G)`. When the topic does
+not exist yet Kafka starts creating it and answers COORDINATOR_NOT_AVAILABLE, which clients retry; that is the
+well-known "coordinator not available for a few seconds after startup". A partition without a live leader gives
+the same answer. v0-3 carry one key with a top-level error and node (an error goes out with node -1 and an empty
+host); v4+ carry a `Coordinators` entry per key, each with its own error.
+
+The broker supplies the cluster view (does the topic exist, who leads partition p); this module decides the
+answer, so every broker node in a process answers identically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from coordinator.hashing import partition_for
+from protocol.errors import ErrorCode
+from protocol.messages.find_coordinator import Coordinator, FindCoordinatorRequest, FindCoordinatorResponse
+
+GROUP_KEY_TYPE = 0
+TRANSACTION_KEY_TYPE = 1
+SHARE_KEY_TYPE = 2
+BATCHED_VERSION = 4
+
+_MESSAGES = {
+    ErrorCode.COORDINATOR_NOT_AVAILABLE: "The coordinator is not available.",
+    ErrorCode.INVALID_REQUEST: "Unknown coordinator key type.",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """A broker endpoint as FindCoordinator reports it."""
+
+    node_id: int
+    host: str
+    port: int
+
+
+NO_NODE = Node(-1, "", -1)
+
+
+def find_coordinator(
+    request: FindCoordinatorRequest,
+    api_version: int,
+    *,
+    num_partitions: int,
+    offsets_topic_exists: bool,
+    leader_of: Callable[[int], Node | None],
+    create_offsets_topic: Callable[[], None] | None = None,
+) -> FindCoordinatorResponse:
+    """Answer a FindCoordinator request; calls `create_offsets_topic` when the topic is missing (Kafka's
+    auto-creation of `__consumer_offsets` on first lookup)."""
+    keys = list(request.coordinator_keys) if api_version >= BATCHED_VERSION else [request.key]
+    answers: list[tuple[str, ErrorCode, Node]] = []
+    asked_to_create = False
+    for key in keys:
+        if request.key_type != GROUP_KEY_TYPE:
+            known = request.key_type in (TRANSACTION_KEY_TYPE, SHARE_KEY_TYPE)
+            answers.append((key, ErrorCode.COORDINATOR_NOT_AVAILABLE if known else ErrorCode.INVALID_REQUEST, NO_NODE))
+            continue
+        if not offsets_topic_exists:
+            if create_offsets_topic is not None and not asked_to_create:
+                create_offsets_topic()
+                asked_to_create = True
+            answers.append((key, ErrorCode.COORDINATOR_NOT_AVAILABLE, NO_NODE))
+            continue
+        leader = leader_of(partition_for(key, num_partitions))
+        if leader is None:
+            answers.append((key, ErrorCode.COORDINATOR_NOT_AVAILABLE, NO_NODE))
+        else:
+            answers.append((key, ErrorCode.NONE, leader))
+
+    if api_version >= BATCHED_VERSION:
+        return FindCoordinatorResponse(
+            coordinators=[
+                Coordinator(
+                    key=key,
+                    node_id=node.node_id,
+                    host=node.host,
+                    port=node.port,
+                    error_code=error,
+                    error_message=_MESSAGES.get(error),
+                )
+                for key, error, node in answers
+            ]
+        )
+    _, error, node = answers[0]
+    return FindCoordinatorResponse(
+        error_code=error, error_message=_MESSAGES.get(error), node_id=node.node_id, host=node.host, port=node.port
+    )

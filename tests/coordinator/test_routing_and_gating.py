@@ -1,0 +1,117 @@
+"""Coordinator routing and request gating: rules #2, #3, #4 (and #1's use in FindCoordinator)."""
+
+from __future__ import annotations
+
+from coordinator.routing import Node, find_coordinator
+from protocol.errors import ErrorCode
+from protocol.messages.find_coordinator import FindCoordinatorRequest
+from protocol.messages.offset_fetch import OffsetFetchRequest
+from tests.coordinator.harness import CoordinatorTestContext
+
+NONE = ErrorCode.NONE
+
+
+def _group_in(ctx: CoordinatorTestContext, partition: int, *, owned: bool = True) -> str:
+    for i in range(10_000):
+        group_id = f"group-{i}"
+        if (ctx.coordinator.partition_for(group_id) == partition) == owned:
+            return group_id
+    raise AssertionError("no such group id")
+
+
+# -- #2 ------------------------------------------------------------------------------------------------------
+
+
+def test_rule_02_empty_group_id_is_invalid_except_for_commit_fetch_describe_delete() -> None:
+    ctx = CoordinatorTestContext()
+    assert ctx.join(group_id="").value.error_code == ErrorCode.INVALID_GROUP_ID
+    assert ctx.sync(group_id="", member_id="m", generation_id=1).value.error_code == ErrorCode.INVALID_GROUP_ID
+    assert ctx.heartbeat("", "m", 1) is ErrorCode.INVALID_GROUP_ID
+    assert ctx.leave("", ("m", None)).error_code == ErrorCode.INVALID_GROUP_ID
+    assert ctx.offset_delete("", {"t": [0]}).value.error_code == ErrorCode.INVALID_GROUP_ID
+    assert (
+        set(ctx.commit_errors(ctx.commit(group_id="")))
+        and ctx.commit(group_id="").value.topics[0].partitions[0].error_code == NONE
+    )
+    assert ctx.fetch("", {"t": [0]}).error_code == NONE
+    assert ctx.describe("")[0].error_code == NONE
+    assert ctx.delete_groups("").value.results[0].error_code == NONE  # the "" group exists now (from the commit)
+    null = ctx.coordinator.offset_fetch(ctx.ctx(7), OffsetFetchRequest(group_id=None), ctx.now_ms)  # type: ignore[arg-type]
+    assert null.error_code == ErrorCode.INVALID_GROUP_ID
+
+
+def test_rule_02_gating_order_inactive_loading_not_owner() -> None:
+    ctx = CoordinatorTestContext(partitions=[0])
+    mine, theirs = _group_in(ctx, 0), _group_in(ctx, 0, owned=False)
+    assert ctx.join_dynamic(theirs).value.error_code == ErrorCode.NOT_COORDINATOR
+    assert ctx.describe(theirs)[0].error_code == ErrorCode.NOT_COORDINATOR
+    assert ctx.join_dynamic(mine).value.error_code == NONE
+    loading_partition = ctx.coordinator.partition_for(theirs)
+    ctx.coordinator.begin_loading(loading_partition)
+    assert ctx.join_dynamic(theirs).value.error_code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+    ctx.coordinator.shutdown(ctx.now_ms)
+    assert ctx.join_dynamic(mine).value.error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE
+    assert ctx.join(group_id="").value.error_code == ErrorCode.INVALID_GROUP_ID  # the id is checked first
+
+
+# -- #3 ------------------------------------------------------------------------------------------------------
+
+
+def test_rule_03_find_coordinator_before_the_offsets_topic_exists_is_not_available_and_creates_it() -> None:
+    created: list[bool] = []
+    response = find_coordinator(
+        FindCoordinatorRequest(key="g"),
+        3,
+        num_partitions=50,
+        offsets_topic_exists=False,
+        leader_of=lambda p: Node(1, "h", 9092),
+        create_offsets_topic=lambda: created.append(True),
+    )
+    assert response.error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE
+    assert (response.node_id, response.host, response.port) == (-1, "", -1)
+    assert created == [True]
+
+
+def test_rule_03_find_coordinator_v4_answers_per_key_and_routes_by_partition() -> None:
+    leaders = {0: Node(1, "a", 9092), 49: Node(2, "b", 9093)}
+    request = FindCoordinatorRequest(coordinator_keys=["polygenelubricants", "\U0001f600", "x"])
+    response = find_coordinator(request, 4, num_partitions=50, offsets_topic_exists=True, leader_of=leaders.get)
+    answers = [(c.key, c.node_id, c.host, c.error_code) for c in response.coordinators]
+    assert answers == [
+        ("polygenelubricants", 1, "a", NONE),
+        ("\U0001f600", 2, "b", NONE),
+        ("x", -1, "", ErrorCode.COORDINATOR_NOT_AVAILABLE),  # partition without a leader
+    ]
+    v0 = find_coordinator(
+        FindCoordinatorRequest(key="GydZG_"), 0, num_partitions=50, offsets_topic_exists=True, leader_of=leaders.get
+    )
+    assert (v0.error_code, v0.node_id, v0.host, v0.port) == (NONE, 1, "a", 9092)
+    txn = find_coordinator(
+        FindCoordinatorRequest(key="t", key_type=1),
+        3,
+        num_partitions=50,
+        offsets_topic_exists=True,
+        leader_of=leaders.get,
+    )
+    assert txn.error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE
+
+
+# -- #4 ------------------------------------------------------------------------------------------------------
+
+
+def test_rule_04_while_loading_heartbeat_answers_none_sync_rebalance_others_14() -> None:
+    ctx = CoordinatorTestContext(partitions=[])
+    group_id = "g"
+    ctx.coordinator.begin_loading(ctx.coordinator.partition_for(group_id))
+    assert ctx.heartbeat(group_id, "m", 1) is NONE
+    assert ctx.sync(group_id=group_id, member_id="m", generation_id=1).value.error_code == (
+        ErrorCode.REBALANCE_IN_PROGRESS
+    )
+    loading = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+    assert ctx.join_dynamic(group_id).value.error_code == loading
+    assert set(ctx.commit_errors(ctx.commit(group_id=group_id)).values()) == {loading}
+    assert ctx.fetch(group_id, {"t": [0]}).error_code == loading
+    assert ctx.leave(group_id, ("m", None)).error_code == loading
+    assert ctx.describe(group_id)[0].error_code == loading
+    assert ctx.delete_groups(group_id).value.results[0].error_code == loading
+    assert ctx.offset_delete(group_id, {"t": [0]}).value.error_code == loading
