@@ -1,0 +1,119 @@
+"""Run the real broker as a child process (`python server.py`), as users and CI do, on an ephemeral port.
+
+End-to-end tests talk to it with real clients over TCP on 127.0.0.1. The process can be stopped gracefully,
+killed with SIGKILL (crash tests) and restarted on the same log directory.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Small timeouts keep group tests fast; clients still send Kafka's own protocol, only quicker.
+FAST_GROUPS = {
+    "group.initial.rebalance.delay.ms": "0",
+    "group.min.session.timeout.ms": "500",
+    "offsets.topic.num.partitions": "10",
+    "num.partitions": "6",
+}
+
+
+class BrokerProcess:
+    def __init__(self, data_dir: Path, overrides: dict[str, str] | None = None, port: int = 0) -> None:
+        self.data_dir = data_dir
+        self.overrides = {**FAST_GROUPS, **(overrides or {})}
+        self.port = port
+        self.process: subprocess.Popen[str] | None = None
+        self.output: list[str] = []
+        self.bootstrap = ""
+
+    def start(self, timeout_s: float = 20.0) -> str:
+        args = [sys.executable, str(ROOT / "server.py")]
+        settings = {"listeners": f"PLAINTEXT://127.0.0.1:{self.port}", "log.dirs": str(self.data_dir), **self.overrides}
+        for key, value in settings.items():
+            args += ["--override", f"{key}={value}"]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("KAFKA_")}
+        self.output = []
+        self.process = subprocess.Popen(  # noqa: S603 - our own server
+            args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=ROOT
+        )
+        ready = threading.Event()
+
+        def pump() -> None:
+            assert self.process is not None and self.process.stdout is not None
+            for line in self.process.stdout:
+                self.output.append(line)
+                if line.startswith("BOOTSTRAP="):
+                    self.bootstrap = line.strip().split("=", 1)[1]
+                    ready.set()
+            ready.set()
+
+        self._pump = threading.Thread(target=pump, daemon=True)
+        self._pump.start()
+        if not ready.wait(timeout_s) or not self.bootstrap:
+            self.kill()
+            raise RuntimeError("broker did not start:\n" + "".join(self.output[-50:]))
+        self.port = int(self.bootstrap.rsplit(":", 1)[1])  # restarts keep the same port
+        return self.bootstrap
+
+    def stop(self, timeout_s: float = 20.0) -> int:
+        """SIGTERM and wait: the graceful path, which must exit 0."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGTERM)
+        code = self.process.wait(timeout_s)
+        self._release()
+        return code
+
+    def _release(self) -> None:
+        """Drain the output thread and close the pipe, so no file handle outlives the process."""
+        self._pump.join(5)
+        if self.process is not None and self.process.stdout is not None:
+            self.process.stdout.close()
+
+    def kill(self) -> None:
+        """SIGKILL: nothing gets flushed or closed; what was acknowledged must survive anyway."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(10)
+            self._release()
+
+    def restart(self) -> str:
+        if self.process is not None and self.process.poll() is None:
+            self.stop()
+        return self.start()
+
+    def log_lines(self) -> list[str]:
+        return list(self.output)
+
+
+@contextmanager
+def running_broker(data_dir: Path, overrides: dict[str, str] | None = None) -> Iterator[BrokerProcess]:
+    broker = BrokerProcess(data_dir, overrides)
+    broker.start()
+    try:
+        yield broker
+    finally:
+        if broker.process is not None and broker.process.poll() is None:
+            try:
+                broker.stop()
+            except subprocess.TimeoutExpired:
+                broker.kill()
+
+
+def wait_until(predicate: object, timeout_s: float = 20.0, interval_s: float = 0.05) -> None:
+    """Poll a condition instead of sleeping a fixed time; fails with the timeout."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():  # type: ignore[operator]
+            return
+        time.sleep(interval_s)
+    raise AssertionError(f"condition not met within {timeout_s}s")
