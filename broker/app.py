@@ -28,6 +28,7 @@ from broker.scheduler import TimerDriver
 from coordinator.config import KAFKA_PROPERTIES, CoordinatorConfig
 from coordinator.coordinator import GroupCoordinator
 from protocol.consumer_protocol import decode_subscription
+from protocol.errors import ErrorCode
 from storage.config import COMPACT, LogConfig, validate_topic_configs
 from storage.errors import InvalidPartitionsError, TopicAlreadyExistsError
 from storage.log_manager import LogManager
@@ -69,12 +70,13 @@ class Broker:
         log_config = LogConfig.from_broker_properties(dict(config.items()))
         self.logs = LogManager([config.log_dir], log_config, node_id=config.node_id, now_ms=clock.wall_ms())
         self._ensure_offsets_topic()
-        self.offsets_log = OffsetsLog(self.logs, clock.wall_ms)
+        self.offsets_log = OffsetsLog(self.logs, clock.wall_ms, loop.call_soon, self._deliver_durability)
         coordinator_props = {key: str(config[key]) for key in KAFKA_PROPERTIES}
         self.coordinator = GroupCoordinator(
             CoordinatorConfig.from_kafka_props(coordinator_props),
             self.offsets_log,
             decode_subscription=decode_subscription,
+            known_partition=lambda topic, partition: self.logs.get(topic, partition) is not None,
         )
         for name, host, port in config.listeners:
             server = await asyncio.start_server(self._acceptor(name), host or None, port, reuse_address=True)
@@ -83,11 +85,14 @@ class Broker:
         advertised_port = advertised[2] or self.ports[0]
         local = Node(config.node_id, advertised[1] or "127.0.0.1", advertised_port)
         self.cluster = ClusterView(self.logs.cluster_id, local)
-        self._load_offsets_partitions()
         self.driver = TimerDriver(loop, clock, [self.coordinator, self.fetches])
         ClusterHandlers(self).register()
         RecordHandlers(self).register()
         GroupHandlers(self).register()
+        for partition in range(config["offsets.topic.num.partitions"]):
+            self.coordinator.begin_loading(partition)
+        self.loaded = asyncio.Event()
+        self._spawn(self._load_offsets_partitions())
         self.driver.rearm()
         log.info(
             "broker.started",
@@ -112,13 +117,42 @@ class Broker:
                 {"cleanup.policy": COMPACT, "segment.bytes": str(self.config["offsets.topic.segment.bytes"])},
             )
 
-    def _load_offsets_partitions(self) -> None:
-        """Replay every `__consumer_offsets` partition into the coordinator before serving its groups."""
-        assert self.clock is not None
+    async def _load_offsets_partitions(self) -> None:
+        """Replay every `__consumer_offsets` partition into the coordinator while the listeners already run.
+
+        Until its partition is loaded a group's requests get COORDINATOR_LOAD_IN_PROGRESS (with Kafka's remapping
+        for Heartbeat and SyncGroup, rule #4), and clients retry. Reading and decoding happen in a worker thread;
+        only the replay into the coordinator runs on the event loop.
+        """
+        clock = self.clock
+        assert clock is not None
+        started = clock.monotonic_ms()
+        records_loaded = 0
         for partition in range(self.config["offsets.topic.num.partitions"]):
-            self.coordinator.begin_loading(partition)
-            records = list(self.offsets_log.read_partition(partition))
-            self.coordinator.load_partition(partition, records, self.clock.monotonic_ms(), self.clock.wall_ms())
+            records = await asyncio.to_thread(self.offsets_log.read_all, partition)
+            records_loaded += len(records)
+            self.coordinator.load_partition(partition, records, clock.monotonic_ms(), clock.wall_ms())
+            self.rearm_timers()
+        log.info("offsets.loaded", records=records_loaded, duration_ms=clock.monotonic_ms() - started)
+        self.loaded.set()
+
+    def _deliver_durability(self, outcomes: list[tuple[Callable[[ErrorCode], None], ErrorCode]]) -> None:
+        """Tell the coordinator its records are durable, after bringing its clock to now (persistence.py)."""
+        assert self.clock is not None
+        self.coordinator.tick(self.clock.monotonic_ms(), self.clock.wall_ms())
+        for callback, error in outcomes:
+            callback(error)
+        self.rearm_timers()
+
+    def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("broker.task_failed", error=repr(task.exception()))
 
     def create_topic(self, name: str, partitions: int, configs: dict[str, str]) -> TopicInfo:
         """CreateTopics and auto-creation: -1 partitions means `num.partitions`, as Kafka resolves it."""
@@ -161,18 +195,28 @@ class Broker:
     async def stop(self) -> None:
         for server in self._servers:
             server.close()
+        # Let requests in flight finish (bounded: a parked JoinGroup may wait much longer), then close.
+        for connection in list(self._connections):
+            connection.stop_reading()
+        in_flight = [c.closed.wait() for c in self._connections]
+        if in_flight:
+            await asyncio.wait([asyncio.ensure_future(w) for w in in_flight], timeout=SHUTDOWN_GRACE_S)
         for connection in list(self._connections):
             connection.close()
         for server in self._servers:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(server.wait_closed(), SHUTDOWN_GRACE_S)
+        for task in list(self._tasks):
+            task.cancel()
         if self.driver is not None:
             self.driver.close()
+        self.offsets_log.flush()
         self.fetches.cancel_all()
         if self.clock is not None:
             self.coordinator.shutdown(self.clock.monotonic_ms(), self.clock.wall_ms())
         for callback in self.on_stop:
             callback()
+        self.logs.flush_all()
         self.logs.close()
         log.info("broker.stopped")
         self.stopped.set()

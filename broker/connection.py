@@ -48,6 +48,8 @@ class Connection:
         self._writer = writer
         self._frames = FrameBuffer(max_frame_bytes)
         self.closed = asyncio.Event()
+        self._busy = False
+        self._stopping = False
 
     async def run(self) -> None:
         structlog.contextvars.bind_contextvars(conn_id=self.session.conn_id, peer=self.session.peer_host)
@@ -60,8 +62,14 @@ class Connection:
         finally:
             self.close()
 
+    def stop_reading(self) -> None:
+        """Graceful shutdown: finish the request in flight (if any), answer it, then close."""
+        self._stopping = True
+        if not self._busy:
+            self.close()
+
     async def _serve(self) -> None:
-        while True:
+        while not self._stopping:
             data = await self._reader.read(READ_SIZE)
             if not data:
                 if self._frames.pending_bytes:
@@ -69,8 +77,12 @@ class Connection:
                 return
             try:
                 self._frames.feed(data)
-                while (frame := self._frames.next_frame()) is not None:
-                    response = await self._handle(frame)
+                while not self._stopping and (frame := self._frames.next_frame()) is not None:
+                    self._busy = True
+                    try:
+                        response = await self._handle(frame)
+                    finally:
+                        self._busy = False
                     if response is not None:
                         self._writer.write(response)
             except FrameError as exc:

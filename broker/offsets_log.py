@@ -59,21 +59,55 @@ def decode_record(key: bytes | None, value: bytes | None) -> CoordinatorRecord |
 
 
 class OffsetsLog:
-    """The coordinator's `RecordLog` over the broker's `__consumer_offsets` partitions."""
+    """The coordinator's `RecordLog` over the broker's `__consumer_offsets` partitions, with group commit.
 
-    def __init__(self, logs: LogManager, wall_ms: Callable[[], int]) -> None:
+    Appends are queued and written once per event-loop turn: everything every group asked to write to one
+    partition in that turn goes out as one record batch in one write() (and one fsync when the flush policy asks
+    for one). Only then are the callbacks told the records are durable, so SyncGroup and OffsetCommit answers still
+    follow the write, and many concurrent commits cost one system call instead of one each.
+    """
+
+    def __init__(
+        self,
+        logs: LogManager,
+        wall_ms: Callable[[], int],
+        schedule: Callable[[Callable[[], None]], object],
+        deliver: Callable[[list[tuple[AppendCallback, ErrorCode]]], None],
+    ) -> None:
         self._logs = logs
         self._wall_ms = wall_ms
+        self._schedule = schedule
+        self._deliver = deliver
+        self._queued: dict[int, list[tuple[Sequence[CoordinatorRecord], AppendCallback]]] = {}
+        self._flush_scheduled = False
         self.fail_next: list[ErrorCode] = []  # fault injection: the next appends fail with these errors
+        self.appends = 0
+        self.writes = 0
 
     def append(self, partition: int, records: Sequence[CoordinatorRecord], on_durable: AppendCallback) -> None:
+        self.appends += 1
+        self._queued.setdefault(partition, []).append((records, on_durable))
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            self._schedule(self.flush)
+
+    def flush(self) -> None:
+        """Write everything queued, one batch per partition, then report durability to every caller."""
+        self._flush_scheduled = False
+        queued, self._queued = self._queued, {}
+        outcomes: list[tuple[AppendCallback, ErrorCode]] = []
+        for partition, items in queued.items():
+            error = self._write(partition, [record for records, _ in items for record in records])
+            outcomes.extend((callback, error) for _, callback in items)
+        if outcomes:
+            self._deliver(outcomes)
+
+    def _write(self, partition: int, records: list[CoordinatorRecord]) -> ErrorCode:
         if self.fail_next:
-            on_durable(self.fail_next.pop(0))
-            return
+            return self.fail_next.pop(0)
         partition_log = self._logs.get(OFFSETS_TOPIC, partition)
         if partition_log is None:
-            on_durable(ErrorCode.NOT_LEADER_OR_FOLLOWER)
-            return
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER
         now = self._wall_ms()
         encoded = [_encode_record(r) for r in records]
         batch = RecordBatch.from_records(
@@ -82,11 +116,15 @@ class OffsetsLog:
         )
         try:
             partition_log.append(encode_batch(batch), now_ms=now, origin=AppendOrigin.COORDINATOR, leader_epoch=0)
+            partition_log.flush_if_due(now)
         except StorageError as exc:
             log.warning("offsets_log.append_failed", partition=partition, error=str(exc))
-            on_durable(ErrorCode(exc.error_code))
-            return
-        on_durable(ErrorCode.NONE)
+            return ErrorCode(exc.error_code)
+        self.writes += 1
+        return ErrorCode.NONE
+
+    def read_all(self, partition: int) -> list[CoordinatorRecord]:
+        return list(self.read_partition(partition))
 
     def read_partition(self, partition: int) -> Iterator[CoordinatorRecord]:
         partition_log = self._logs.get(OFFSETS_TOPIC, partition)

@@ -43,7 +43,7 @@ class BrokerProcess:
             args += ["--override", f"{key}={value}"]
         env = {k: v for k, v in os.environ.items() if not k.startswith("KAFKA_")}
         self.output = []
-        self.process = subprocess.Popen(  # noqa: S603 - our own server
+        self.process = subprocess.Popen(
             args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=ROOT
         )
         ready = threading.Event()
