@@ -1,0 +1,97 @@
+"""A Stable group survives a broker restart: members that keep heartbeating stay, with no new generation.
+
+The group's metadata (members, assignment, generation) is in `__consumer_offsets`; the restarted broker loads it
+back as Stable with fresh session timers (rule #46), so real consumers that reconnect within their session timeout
+just carry on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from pathlib import Path
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+
+from tests.support.broker_process import BrokerProcess
+
+TOPIC = "restart-topic"
+GROUP = "restart-group"
+
+
+def _events(broker: BrokerProcess, name: str) -> list[dict[str, object]]:
+    events = []
+    for line in broker.log_lines():
+        if line.startswith("{"):
+            event = json.loads(line)
+            if event.get("event") == name and event.get("group") == GROUP:
+                events.append(event)
+    return events
+
+
+async def _consume(consumer: AIOKafkaConsumer, seen: list[bytes]) -> None:
+    with contextlib.suppress(asyncio.CancelledError):
+        while True:
+            batches = await consumer.getmany(timeout_ms=200)
+            for messages in batches.values():
+                seen.extend(m.value for m in messages)
+
+
+async def _wait_for(predicate: object, timeout_s: float = 30.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while not predicate():  # type: ignore[operator]
+        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
+        await asyncio.sleep(0.05)
+
+
+async def test_stable_group_of_three_continues_across_a_restart_without_a_new_generation(tmp_path: Path) -> None:
+    broker = BrokerProcess(tmp_path / "data")
+    bootstrap = broker.start()
+    consumers: list[AIOKafkaConsumer] = []
+    tasks: list[asyncio.Task[None]] = []
+    seen: list[bytes] = []
+    try:
+        admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+        await admin.start()
+        await admin.create_topics([NewTopic(TOPIC, 6, 1)])
+        await admin.close()
+        for _ in range(3):
+            consumer = AIOKafkaConsumer(
+                TOPIC,
+                bootstrap_servers=bootstrap,
+                group_id=GROUP,
+                auto_offset_reset="earliest",
+                session_timeout_ms=10_000,
+                heartbeat_interval_ms=500,
+                retry_backoff_ms=50,
+            )
+            await consumer.start()
+            consumers.append(consumer)
+            tasks.append(asyncio.ensure_future(_consume(consumer, seen)))
+        await _wait_for(lambda: sorted(len(c.assignment()) for c in consumers) == [2, 2, 2])
+        await _wait_for(lambda: _events(broker, "rebalance.completed"))
+        generation = _events(broker, "rebalance.completed")[-1]["generation"]
+        assignments = [sorted(c.assignment()) for c in consumers]
+
+        broker.stop()
+        broker.start()  # same port, same log dir, well within the 10 s session timeout
+
+        producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
+        await producer.start()
+        for i in range(60):
+            await producer.send_and_wait(TOPIC, key=str(i).encode(), value=f"after-restart-{i}".encode())
+        await producer.stop()
+        await _wait_for(lambda: len([v for v in seen if v.startswith(b"after-restart")]) == 60)
+
+        loaded = _events(broker, "group.loaded")
+        assert loaded and loaded[-1]["generation"] == generation and loaded[-1]["state"] == "Stable"
+        assert _events(broker, "rebalance.started") == []  # the restarted broker never rebalanced the group
+        assert [sorted(c.assignment()) for c in consumers] == assignments
+    finally:
+        for task in tasks:
+            task.cancel()
+        for consumer in consumers:
+            await consumer.stop()
+        broker.kill()
