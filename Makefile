@@ -20,7 +20,7 @@ run: install
 	$(BIN)/python server.py server.properties
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q -e '.[test,pipeline]'
 	touch $(STAMP)
 
 # kafkajs for the JavaScript end-to-end tests, pinned by package-lock.json

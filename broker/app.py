@@ -23,6 +23,7 @@ from broker.fetch_purgatory import FetchPurgatory
 from broker.handlers.cluster import ClusterHandlers
 from broker.handlers.groups import GroupHandlers
 from broker.handlers.records import RecordHandlers
+from broker.maintenance import Maintenance
 from broker.offsets_log import OFFSETS_TOPIC, OffsetsLog
 from broker.scheduler import TimerDriver
 from coordinator.config import KAFKA_PROPERTIES, CoordinatorConfig
@@ -93,6 +94,10 @@ class Broker:
             self.coordinator.begin_loading(partition)
         self.loaded = asyncio.Event()
         self._spawn(self._load_offsets_partitions())
+        self.maintenance = Maintenance(
+            self.logs, clock.wall_ms, config["log.retention.check.interval.ms"], config["log.flush.interval.ms"]
+        )
+        self._spawn(self.maintenance.run_forever())
         self.driver.rearm()
         log.info(
             "broker.started",
