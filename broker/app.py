@@ -14,7 +14,7 @@ from typing import Any
 
 import structlog
 
-from broker.clock import SystemClock
+from broker.clock import BrokerClock
 from broker.cluster import ClusterView, Node
 from broker.config import BrokerConfig
 from broker.connection import Connection
@@ -50,8 +50,10 @@ class Broker:
         self._connections: set[Connection] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._slots = asyncio.Semaphore(config["max.connections"])
-        self.clock: SystemClock | None = None
+        self.clock: BrokerClock | None = None
+        self.real_clock: BrokerClock | None = None
         self.driver: TimerDriver | None = None
+        self.fetch_driver: TimerDriver | None = None
         self.on_stop: list[Callable[[], None]] = []
         self.stopped = asyncio.Event()
 
@@ -66,7 +68,8 @@ class Broker:
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
-        clock = self.clock = SystemClock(loop)
+        clock = self.clock = BrokerClock(loop)
+        self.real_clock = BrokerClock(loop)  # long-poll Fetch waits follow real time even when tests move `clock`
         config = self.config
         log_config = LogConfig.from_broker_properties(dict(config.items()))
         self.logs = LogManager([config.log_dir], log_config, node_id=config.node_id, now_ms=clock.wall_ms())
@@ -86,7 +89,7 @@ class Broker:
         advertised_port = advertised[2] or self.ports[0]
         local = Node(config.node_id, advertised[1] or "127.0.0.1", advertised_port)
         self.cluster = ClusterView(self.logs.cluster_id, local)
-        self.driver = TimerDriver(loop, clock, [self.coordinator, self.fetches])
+        self.fetch_driver = TimerDriver(loop, self.real_clock, [self.fetches])
         ClusterHandlers(self).register()
         RecordHandlers(self).register()
         GroupHandlers(self).register()
@@ -95,9 +98,9 @@ class Broker:
         self.loaded = asyncio.Event()
         self._spawn(self._load_offsets_partitions())
         self.maintenance = Maintenance(
-            self.logs, clock.wall_ms, config["log.retention.check.interval.ms"], config["log.flush.interval.ms"]
+            self.logs, clock, config["log.retention.check.interval.ms"], config["log.flush.interval.ms"]
         )
-        self._spawn(self.maintenance.run_forever())
+        self.driver = TimerDriver(loop, clock, [self.coordinator, self.maintenance])
         self.driver.rearm()
         log.info(
             "broker.started",
@@ -185,8 +188,15 @@ class Broker:
         self.fetches.on_append(topic, partition)
 
     def rearm_timers(self) -> None:
-        if self.driver is not None:
-            self.driver.rearm()
+        for driver in (self.driver, self.fetch_driver):
+            if driver is not None:
+                driver.rearm()
+
+    def advance_time(self, ms: int) -> None:
+        """Virtual time: move the broker clock forward and fire every timer that became due, without sleeping."""
+        assert self.clock is not None and self.driver is not None
+        self.clock.advance(ms)
+        self.driver.fire_now()
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, listener: str) -> None:
         async with self._slots:
@@ -213,8 +223,9 @@ class Broker:
                 await asyncio.wait_for(server.wait_closed(), SHUTDOWN_GRACE_S)
         for task in list(self._tasks):
             task.cancel()
-        if self.driver is not None:
-            self.driver.close()
+        for driver in (self.driver, self.fetch_driver):
+            if driver is not None:
+                driver.close()
         self.offsets_log.flush()
         self.fetches.cancel_all()
         if self.clock is not None:

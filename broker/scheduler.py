@@ -13,7 +13,7 @@ from typing import Protocol
 
 import structlog
 
-from broker.clock import SystemClock
+from broker.clock import BrokerClock
 
 log = structlog.get_logger("broker.scheduler")
 
@@ -25,7 +25,7 @@ class Ticking(Protocol):
 
 
 class TimerDriver:
-    def __init__(self, loop: asyncio.AbstractEventLoop, clock: SystemClock, targets: list[Ticking]) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, clock: BrokerClock, targets: list[Ticking]) -> None:
         self._loop = loop
         self._clock = clock
         self._targets = targets
@@ -46,8 +46,9 @@ class TimerDriver:
             self._handle.cancel()
             self._handle = None
         self._armed_ms = deadline
-        if deadline is not None:
-            self._handle = self._loop.call_at(deadline / 1000, self._fire)
+        when = None if deadline is None else self._clock.loop_time_for(deadline)
+        if when is not None:
+            self._handle = self._loop.call_at(when, self._fire)
 
     def fire_now(self) -> None:
         """Run everything due at the current time (used after virtual time moves or after a request)."""

@@ -1,46 +1,56 @@
-"""Background upkeep runs each job when it is due, and one failing job does not stop the others."""
+"""Background upkeep runs each job when the broker clock says it is due; a failing job does not stop the others."""
 
 from __future__ import annotations
-
-from typing import Any
 
 from broker.maintenance import CHECKPOINT_INTERVAL_MS, Maintenance
 
 
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 1_000
+
+    def monotonic_ms(self) -> int:
+        return self.now
+
+    def wall_ms(self) -> int:
+        return self.now + 1_700_000_000_000
+
+
 class _Logs:
     def __init__(self) -> None:
-        self.calls: list[tuple[str, int]] = []
+        self.calls: list[str] = []
 
     def apply_retention(self, now_ms: int) -> int:
-        self.calls.append(("retention", now_ms))
+        self.calls.append("retention")
         raise RuntimeError("disk on fire")  # must not stop the other jobs
 
     def flush_due(self, now_ms: int) -> int:
-        self.calls.append(("flush", now_ms))
+        self.calls.append("flush")
         return 0
 
     def checkpoint(self) -> None:
-        self.calls.append(("checkpoint", -1))
+        self.calls.append("checkpoint")
 
 
 def test_jobs_run_when_due_and_survive_failures() -> None:
-    now = [1_000]
-    logs = _Logs()
-    upkeep = Maintenance(logs, lambda: now[0], retention_check_ms=300_000, flush_ms=500)  # type: ignore[arg-type]
-    upkeep.run_due()
+    clock, logs = _Clock(), _Logs()
+    upkeep = Maintenance(logs, clock, retention_check_ms=300_000, flush_ms=500)
+    assert upkeep.next_deadline_ms() == 1_500
+    upkeep.tick(clock.now)
     assert logs.calls == []
-    now[0] += 500
-    upkeep.run_due()
-    assert logs.calls == [("flush", 1_500)]
-    now[0] = 1_000 + 300_000
-    upkeep.run_due()
-    names: list[Any] = [name for name, _ in logs.calls]
-    assert names == ["flush", "retention", "checkpoint", "flush"]
+    clock.now += 500
+    upkeep.tick(clock.now)
+    assert logs.calls == ["flush"]
+    clock.now = 1_000 + 300_000
+    upkeep.tick(clock.now)
+    assert logs.calls == ["flush", "retention", "checkpoint", "flush"]
+    assert upkeep.next_deadline_ms() == clock.now + 500
     assert CHECKPOINT_INTERVAL_MS < 300_000
 
 
 def test_no_flush_job_without_a_flush_interval() -> None:
-    logs = _Logs()
-    upkeep = Maintenance(logs, lambda: 10**9, retention_check_ms=10**12, flush_ms=None)  # type: ignore[arg-type]
-    upkeep.run_due()
-    assert ("flush", 10**9) not in logs.calls
+    clock, logs = _Clock(), _Logs()
+    upkeep = Maintenance(logs, clock, retention_check_ms=10**12, flush_ms=None)
+    clock.now = 10**9
+    upkeep.tick(clock.now)
+    assert "flush" not in logs.calls and "checkpoint" in logs.calls
