@@ -16,6 +16,7 @@ harness's manual clock and under the broker's event loop.
 
 from __future__ import annotations
 
+from coordinator.controls import ControlsMixin
 from coordinator.join import JoinMixin
 from coordinator.membership import MembershipMixin
 from coordinator.offset_commit import OffsetCommitMixin
@@ -31,6 +32,7 @@ class GroupCoordinator(
     OffsetCommitMixin,
     OffsetFetchMixin,
     PartitionsMixin,
+    ControlsMixin,
 ):
     """The classic group coordinator of one broker node (the partitions of `__consumer_offsets` it leads)."""
 
