@@ -18,6 +18,7 @@ from broker.clock import BrokerClock
 from broker.cluster import ClusterView, Node
 from broker.config import BrokerConfig
 from broker.connection import Connection
+from broker.controls import BrokerControls
 from broker.dispatch import Dispatcher
 from broker.fetch_purgatory import FetchPurgatory
 from broker.handlers.cluster import ClusterHandlers
@@ -44,8 +45,9 @@ class Broker:
 
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
-        self.dispatcher = Dispatcher()
+        self.dispatcher = Dispatcher(lambda: self.clock.wall_ms() if self.clock is not None else 0)
         self.fetches = FetchPurgatory()
+        self.controls = BrokerControls(self)
         self._servers: list[asyncio.Server] = []
         self._connections: set[Connection] = set()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -56,6 +58,10 @@ class Broker:
         self.fetch_driver: TimerDriver | None = None
         self.on_stop: list[Callable[[], None]] = []
         self.stopped = asyncio.Event()
+
+    @property
+    def connections(self) -> set[Connection]:
+        return self._connections
 
     @property
     def ports(self) -> list[int]:

@@ -108,7 +108,7 @@ class Connection:
             self.session, header.request_api_key, header.request_api_version, header.correlation_id, header.client_id
         )
         try:
-            body = await route.handler(ctx, request.body)
+            body = await self._dispatcher.call(ctx, route, request.body)
         except CloseConnection:
             raise
         except Exception as exc:

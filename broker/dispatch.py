@@ -6,11 +6,14 @@ can never negotiate a version we would fail to serve.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from broker.context import RequestContext
+from broker.faults import Faults, error_codes, error_response
+from broker.recorder import Exchange, Recorder
 from protocol.errors import ErrorCode
 from protocol.messages.api_versions import ApiVersion, ApiVersionsRequest, ApiVersionsResponse
 from protocol.registry import APIS, ApiKey
@@ -27,9 +30,38 @@ class Route:
 
 
 class Dispatcher:
-    def __init__(self) -> None:
+    def __init__(self, now_ms: Callable[[], int] = lambda: 0) -> None:
         self.routes: dict[int, Route] = {}
+        self.faults = Faults()
+        self.recorder = Recorder()
+        self._now_ms = now_ms
         self.register(ApiKey.API_VERSIONS, self._api_versions)
+
+    async def call(self, ctx: RequestContext, route: Route, request: Any) -> Any:
+        """Run the handler, with injected latency or errors when a test asked for them, and record the exchange."""
+        faults = self.faults
+        if faults.latencies and (delay_ms := faults.take_latency_ms(route.api_key)):
+            await asyncio.sleep(delay_ms / 1000)
+        error = faults.take_error(route.api_key, ctx.client_id, request) if faults.errors else None
+        if error is not None:
+            response = error_response(route.api_key, ctx.api_version, request, error)
+        else:
+            response = await route.handler(ctx, request)
+        if self.recorder.enabled:
+            self.recorder.record(
+                Exchange(
+                    self._now_ms(),
+                    ctx.session.conn_id,
+                    ctx.client_id,
+                    route.api_key,
+                    ctx.api_version,
+                    ctx.correlation_id,
+                    request,
+                    response,
+                    tuple(error_codes(response)) if response is not None else (),
+                )
+            )
+        return response
 
     def register(self, api_key: ApiKey, handler: Handler, versions: tuple[int, int] | None = None) -> None:
         spec = APIS[api_key]

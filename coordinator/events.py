@@ -21,6 +21,8 @@ class EventLogger(Protocol):
 
     def warning(self, event: str, **kw: Any) -> Any: ...
 
+    def debug(self, event: str, **kw: Any) -> Any: ...
+
 
 class Events:
     """The catalogue of coordinator events; each method is one event name."""
@@ -160,13 +162,15 @@ class Events:
     # -- partitions and storage ------------------------------------------------------------------------------
 
     def partition_loading(self, partition: int) -> None:
-        self._log.info("partition.loading", partition=partition)
+        self._log.debug("partition.loading", partition=partition)
 
     def partition_loaded(self, partition: int, groups: int, records: int, skipped: int) -> None:
-        self._log.info("partition.loaded", partition=partition, groups=groups, records=records, skipped=skipped)
+        level = self._log.info if groups else self._log.debug  # 50 empty partitions load at every start
+        level("partition.loaded", partition=partition, groups=groups, records=records, skipped=skipped)
 
     def partition_unloaded(self, partition: int, groups: int) -> None:
-        self._log.info("partition.unloaded", partition=partition, groups=groups)
+        level = self._log.info if groups else self._log.debug
+        level("partition.unloaded", partition=partition, groups=groups)
 
     def record_skipped(self, partition: int, key_version: int, reason: str) -> None:
         self._log.warning("partition.record_skipped", partition=partition, key_version=key_version, reason=reason)

@@ -98,6 +98,7 @@ class GroupHandlers:
             )
         if key_type != KEY_TYPE_GROUP:
             return Coordinator(key=key, node_id=-1, host="", port=-1, error_code=ErrorCode.INVALID_REQUEST)
+        self.broker.controls.on_find_coordinator(key)
         partition = partition_for(key, self.broker.config["offsets.topic.num.partitions"])
         node = self.broker.cluster.leader_of_offsets_partition(partition)
         return Coordinator(key=key, node_id=node.node_id, host=node.host, port=node.port, error_message=None)

@@ -84,6 +84,9 @@ class EventRecorder:
     def warning(self, event: str, **kw: Any) -> None:
         self.records.append((event, kw))
 
+    def debug(self, event: str, **kw: Any) -> None:
+        self.records.append((event, kw))
+
     def names(self) -> list[str]:
         return [name for name, _ in self.records]
 

@@ -1,0 +1,97 @@
+"""Run a broker inside the current process, on its own thread and event loop.
+
+Tests are the main user: an async test (aiokafka) and a blocking one (kafka-python, confluent-kafka) can both
+talk to it, because the broker never shares the test's thread. Calls into the broker (`call`) are marshalled
+onto its loop, so the coordinator is only ever touched from one thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from pathlib import Path
+from typing import TypeVar
+
+import uvloop
+
+from broker.app import Broker
+from broker.config import BrokerConfig
+
+T = TypeVar("T")
+
+TEST_DEFAULTS = {
+    "listeners": "PLAINTEXT://127.0.0.1:0",
+    "group.initial.rebalance.delay.ms": "0",
+    "group.min.session.timeout.ms": "100",
+    "offsets.topic.num.partitions": "10",
+    "num.partitions": "1",
+}
+
+
+class EmbeddedBroker:
+    def __init__(self, overrides: dict[str, str] | None = None, data_dir: Path | None = None) -> None:
+        self._temp: tempfile.TemporaryDirectory[str] | None = None
+        if data_dir is None:
+            self._temp = tempfile.TemporaryDirectory(prefix="group-broker-")
+            data_dir = Path(self._temp.name)
+        self.data_dir = data_dir
+        self.config = BrokerConfig({**TEST_DEFAULTS, "log.dirs": str(data_dir), **(overrides or {})})
+        self.broker = Broker(self.config)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._stopped = threading.Event()
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return self.broker.bootstrap_servers
+
+    def start(self, timeout_s: float = 10.0) -> EmbeddedBroker:
+        ready: Future[None] = Future()
+
+        def run() -> None:
+            loop = uvloop.new_event_loop()
+            self._loop = loop
+            asyncio.set_event_loop(loop)
+            try:
+                loop.run_until_complete(self.broker.start())
+                loop.run_until_complete(self.broker.loaded.wait())
+            except BaseException as exc:
+                ready.set_exception(exc)
+                loop.close()
+                return
+            ready.set_result(None)
+            loop.run_forever()
+            loop.run_until_complete(self.broker.stop())
+            loop.close()
+            self._stopped.set()
+
+        self._thread = threading.Thread(target=run, name="group-broker", daemon=True)
+        self._thread.start()
+        ready.result(timeout_s)
+        return self
+
+    def call(self, fn: Callable[[], T], timeout_s: float = 10.0) -> T:
+        """Run `fn` on the broker's loop and return its result (exceptions propagate)."""
+        loop = self._loop
+        assert loop is not None
+        result: Future[T] = Future()
+
+        def invoke() -> None:
+            try:
+                result.set_result(fn())
+            except BaseException as exc:
+                result.set_exception(exc)
+
+        loop.call_soon_threadsafe(invoke)
+        return result.result(timeout_s)
+
+    def stop(self, timeout_s: float = 15.0) -> None:
+        if self._loop is not None and self._thread is not None and self._thread.is_alive():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout_s)
+        if self._temp is not None:
+            self._temp.cleanup()
+            self._temp = None

@@ -1,0 +1,183 @@
+"""pytest plugin (entry point `pytest11`): a real group-broker for your tests, with time and faults under control.
+
+    def test_my_consumer_survives_a_dead_peer(group_broker):
+        ...  # point your Kafka client at group_broker.bootstrap_servers
+        group_broker.advance(10_000)           # session timeouts pass, without sleeping
+        group_broker.wait_for_group_blocking("my-group", state="Stable", members=1)
+
+The broker runs in this process, on its own thread and event loop, so blocking clients (kafka-python,
+confluent-kafka) and asyncio clients (aiokafka) both work. Override settings per test or module with the
+`group_broker_config` fixture (Kafka config names).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from broker.embedded import EmbeddedBroker
+from broker.recorder import Exchange
+from protocol.registry import ApiKey
+
+
+class GroupNotReadyError(AssertionError):
+    """`wait_for_group` timed out; the message shows the group as it was."""
+
+
+class GroupBrokerHandle:
+    """What a test holds: the address, virtual time, fault injection, group inspection and the recorder."""
+
+    def __init__(self, embedded: EmbeddedBroker) -> None:
+        self._embedded = embedded
+        self._controls = embedded.broker.controls
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return self._embedded.bootstrap_servers
+
+    @property
+    def data_dir(self) -> str:
+        return str(self._embedded.data_dir)
+
+    def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        return self._embedded.call(lambda: fn(*args, **kwargs))
+
+    # -- time ----------------------------------------------------------------------------------------------------
+
+    def advance(self, ms: int) -> None:
+        """Move the broker's clock forward by `ms` and fire every timer now due (sessions, rebalance and sync
+        timeouts, the initial delay, offset retention, log retention)."""
+        self._call(self._controls.advance, ms)
+
+    def freeze_time(self) -> None:
+        """Stop the broker's clock: from now on it moves only by `advance` (virtual time alone)."""
+        self._call(self._controls.freeze_time)
+
+    # -- groups --------------------------------------------------------------------------------------------------
+
+    def group(self, group_id: str) -> dict[str, Any] | None:
+        """The group as the coordinator sees it: state, generation, leader, members, who a rebalance waits for."""
+        snapshot: dict[str, Any] | None = self._call(self._controls.group_snapshot, group_id)
+        return snapshot
+
+    def _matches(self, group_id: str, state: str | None, members: int | None, generation_at_least: int | None) -> Any:
+        snapshot = self.group(group_id)
+        if snapshot is None:
+            return None, None
+        ok = (
+            (state is None or snapshot["state"] == state)
+            and (members is None or len(snapshot["members"]) == members)
+            and (generation_at_least is None or snapshot["generation"] >= generation_at_least)
+        )
+        return ok, snapshot
+
+    async def wait_for_group(
+        self,
+        group_id: str,
+        *,
+        state: str | None = None,
+        members: int | None = None,
+        generation_at_least: int | None = None,
+        timeout_s: float = 15.0,
+    ) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            ok, snapshot = await asyncio.to_thread(self._matches, group_id, state, members, generation_at_least)
+            if ok:
+                return dict(snapshot)
+            if time.monotonic() > deadline:
+                raise GroupNotReadyError(f"group {group_id!r} not as expected within {timeout_s}s: {snapshot}")
+            await asyncio.sleep(0.02)
+
+    def wait_for_group_blocking(
+        self,
+        group_id: str,
+        *,
+        state: str | None = None,
+        members: int | None = None,
+        generation_at_least: int | None = None,
+        timeout_s: float = 15.0,
+    ) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            ok, snapshot = self._matches(group_id, state, members, generation_at_least)
+            if ok:
+                return dict(snapshot)
+            if time.monotonic() > deadline:
+                raise GroupNotReadyError(f"group {group_id!r} not as expected within {timeout_s}s: {snapshot}")
+            time.sleep(0.02)
+
+    # -- faults --------------------------------------------------------------------------------------------------
+
+    def inject_error(
+        self,
+        api: str | int,
+        error: str | int,
+        count: int = 1,
+        *,
+        group_id: str | None = None,
+        client_id: str | None = None,
+    ) -> None:
+        """Answer the next `count` requests of `api` (optionally of one group or client id) with `error`."""
+        self._call(self._controls.inject_error, api, error, count, group_id=group_id, client_id=client_id)
+
+    def add_latency(self, api: str | int, delay_ms: int, count: int | None = None) -> None:
+        self._call(self._controls.add_latency, api, delay_ms, count)
+
+    def clear_faults(self) -> None:
+        self._call(self._controls.clear_faults)
+
+    def drop_connections(self, client_id: str | None = None) -> int:
+        dropped: int = self._call(self._controls.drop_connections, client_id)
+        return dropped
+
+    def expire_member(self, group_id: str, member_id: str) -> bool:
+        done: bool = self._call(self._controls.expire_member, group_id, member_id)
+        return done
+
+    def force_rebalance(self, group_id: str, reason: str = "forced by test") -> bool:
+        done: bool = self._call(self._controls.force_rebalance, group_id, reason)
+        return done
+
+    def move_coordinator(self, group_id: str) -> None:
+        self._call(self._controls.move_coordinator, group_id)
+
+    def fail_next_offsets_append(self, error: str | int = "NOT_LEADER_OR_FOLLOWER", count: int = 1) -> None:
+        self._call(self._controls.fail_next_offsets_append, error, count)
+
+    def load_partition_for(self, group_id: str, duration_ms: int) -> None:
+        self._call(self._controls.load_partition_for, group_id, duration_ms)
+
+    # -- recorder ------------------------------------------------------------------------------------------------
+
+    def requests(
+        self, *, api: str | int | None = None, client_id: str | None = None, group_id: str | None = None
+    ) -> list[Exchange]:
+        """Every request/response recorded so far (API, version, error codes, decoded bodies)."""
+        from broker.controls import api_key_of
+
+        key: ApiKey | None = None if api is None else api_key_of(api)
+        recorder = self._embedded.broker.dispatcher.recorder
+        exchanges: list[Exchange] = self._call(recorder.exchanges, api=key, client_id=client_id, group_id=group_id)
+        return exchanges
+
+
+@pytest.fixture
+def group_broker_config() -> dict[str, str]:
+    """Kafka settings for the `group_broker` fixture; override this fixture to change them."""
+    return {}
+
+
+@pytest.fixture
+def group_broker(group_broker_config: dict[str, str]) -> Iterator[GroupBrokerHandle]:
+    """A fresh broker on an ephemeral 127.0.0.1 port, recording every request, stopped after the test."""
+    embedded = EmbeddedBroker(group_broker_config).start()
+    embedded.call(lambda: setattr(embedded.broker.dispatcher.recorder, "enabled", True))
+    try:
+        yield GroupBrokerHandle(embedded)
+    finally:
+        embedded.stop()

@@ -1,0 +1,68 @@
+"""A recorder of every request and response, per client: what a test asserts protocol behaviour on.
+
+Off by default (it keeps every decoded request and response); the test toolkit and the control API turn it on.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from protocol.registry import ApiKey
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    at_ms: int
+    conn_id: int
+    client_id: str | None
+    api_key: int
+    api_version: int
+    correlation_id: int
+    request: Any
+    response: Any
+    error_codes: tuple[int, ...]
+
+    @property
+    def api(self) -> str:
+        return ApiKey(self.api_key).name
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "at_ms": self.at_ms,
+            "conn_id": self.conn_id,
+            "client_id": self.client_id,
+            "api": self.api,
+            "api_version": self.api_version,
+            "correlation_id": self.correlation_id,
+            "error_codes": list(self.error_codes),
+            "group_id": getattr(self.request, "group_id", None),
+        }
+
+
+class Recorder:
+    def __init__(self, capacity: int = 100_000) -> None:
+        self.enabled = False
+        self._exchanges: deque[Exchange] = deque(maxlen=capacity)
+
+    def record(self, exchange: Exchange) -> None:
+        self._exchanges.append(exchange)
+
+    def exchanges(
+        self, *, api: ApiKey | int | None = None, client_id: str | None = None, group_id: str | None = None
+    ) -> list[Exchange]:
+        return [
+            e
+            for e in self._exchanges
+            if (api is None or e.api_key == api)
+            and (client_id is None or e.client_id == client_id)
+            and (group_id is None or getattr(e.request, "group_id", None) == group_id)
+        ]
+
+    def clear(self) -> None:
+        self._exchanges.clear()
+
+    def summaries(self, exchanges: Iterable[Exchange] | None = None) -> list[dict[str, Any]]:
+        return [e.summary() for e in (self._exchanges if exchanges is None else exchanges)]
