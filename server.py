@@ -1,54 +1,13 @@
 """Entry point: `python server.py [server.properties] [--override key=value ...]`, configured like Kafka.
 
-Installs uvloop, configures structlog, starts the broker and runs until SIGTERM/SIGINT, then shuts down gracefully
-(stop accepting, finish in-flight requests, flush storage) and exits 0.
+The process itself lives in `broker.main` so that the `group-broker serve` console script runs the same code.
 """
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import signal
 import sys
-from pathlib import Path
 
-import uvloop
-
-from broker.app import Broker
-from broker.config import ConfigError, load_config
-from broker.logging import configure_logging
-
-
-def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="server.py", description="group-broker: a Kafka-protocol broker")
-    parser.add_argument("properties", nargs="?", type=Path, help="a Kafka server.properties file")
-    parser.add_argument("--override", action="append", default=[], metavar="KEY=VALUE", help="set a config key")
-    parser.add_argument("--log-level", default="INFO")
-    return parser.parse_args(argv)
-
-
-async def serve(broker: Broker) -> None:
-    loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop.set)
-    await broker.start()
-    print(f"BOOTSTRAP={broker.bootstrap_servers}", flush=True)
-    await stop.wait()
-    await broker.stop()
-
-
-def main(argv: list[str]) -> int:
-    args = parse_args(argv)
-    configure_logging(args.log_level)
-    try:
-        config = load_config(args.properties, args.override)
-    except (ConfigError, OSError) as exc:
-        print(f"group-broker: configuration error: {exc}", file=sys.stderr)
-        return 2
-    uvloop.run(serve(Broker(config)))
-    return 0
-
+from broker.main import main
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,295 @@
+"""`group-broker`: serve, and look after consumer groups the way `kafka-consumer-groups.sh` does.
+
+Group commands speak the Kafka protocol, so they work against any Kafka-compatible broker; `groups timeline`
+uses group-broker's control API, which only group-broker has.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import urllib.request
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from broker.kafka_client import Connection, KafkaClient, KafkaClientError
+from protocol.consumer_protocol import decode_assignment
+from protocol.errors import DecodeError, ErrorCode
+from protocol.messages.describe_groups import DescribedGroup, DescribeGroupsRequest
+from protocol.messages.list_groups import ListGroupsRequest
+from protocol.messages.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
+from protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
+from protocol.messages.offset_commit import (
+    OffsetCommitRequest,
+    OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic,
+)
+from protocol.messages.offset_fetch import OffsetFetchRequest
+from protocol.registry import ApiKey
+
+LATEST = -1
+EARLIEST = -2
+
+
+@dataclass(frozen=True, slots=True)
+class DescribeRow:
+    group: str
+    topic: str
+    partition: int
+    current_offset: int | None
+    log_end_offset: int | None
+    consumer_id: str
+    host: str
+    client_id: str
+
+    @property
+    def lag(self) -> int | None:
+        if self.current_offset is None or self.log_end_offset is None:
+            return None
+        return self.log_end_offset - self.current_offset
+
+
+def _check(error: int, what: str) -> None:
+    if error != ErrorCode.NONE:
+        raise KafkaClientError(f"{what}: {ErrorCode(error).name}")
+
+
+def _leaders(client: KafkaClient, topics: Sequence[str]) -> dict[tuple[str, int], tuple[str, int]]:
+    """(topic, partition) -> leader (host, port), from Metadata."""
+    request = MetadataRequest(topics=[MetadataRequestTopic(name=t) for t in topics], allow_auto_topic_creation=False)
+    _, response = client.bootstrap.call(ApiKey.METADATA, request)
+    nodes = {b.node_id: (b.host, b.port) for b in response.brokers}
+    return {
+        (t.name, p.partition_index): nodes[p.leader_id]
+        for t in response.topics
+        if t.error_code == ErrorCode.NONE and t.name
+        for p in t.partitions
+        if p.leader_id in nodes
+    }
+
+
+def list_offsets(
+    client: KafkaClient, partitions: Sequence[tuple[str, int]], timestamp: int
+) -> dict[tuple[str, int], int]:
+    leaders = _leaders(client, sorted({t for t, _ in partitions}))
+    by_leader: dict[tuple[str, int], list[tuple[str, int]]] = {}
+    for tp in partitions:
+        if tp in leaders:
+            by_leader.setdefault(leaders[tp], []).append(tp)
+    found: dict[tuple[str, int], int] = {}
+    for (host, port), tps in by_leader.items():
+        connection = Connection(host, port)
+        try:
+            topics: dict[str, list[ListOffsetsPartition]] = {}
+            for topic, partition in tps:
+                topics.setdefault(topic, []).append(
+                    ListOffsetsPartition(partition_index=partition, timestamp=timestamp)
+                )
+            request = ListOffsetsRequest(
+                replica_id=-1, topics=[ListOffsetsTopic(name=t, partitions=ps) for t, ps in topics.items()]
+            )
+            version, response = connection.call(ApiKey.LIST_OFFSETS, request)
+            for topic_response in response.topics:
+                for p in topic_response.partitions:
+                    if p.error_code == ErrorCode.NONE:
+                        offset = p.old_style_offsets[0] if version == 0 and p.old_style_offsets else p.offset
+                        found[(topic_response.name, p.partition_index)] = offset
+        finally:
+            connection.close()
+    return found
+
+
+def describe_group(client: KafkaClient, group_id: str) -> tuple[DescribedGroup, list[DescribeRow]]:
+    coordinator = client.coordinator(group_id)
+    _, described = coordinator.call(ApiKey.DESCRIBE_GROUPS, DescribeGroupsRequest(groups=[group_id]))
+    group = described.groups[0]
+    _check(group.error_code, f"DescribeGroups {group_id}")
+    owners: dict[tuple[str, int], tuple[str, str, str]] = {}
+    for member in group.members:
+        try:
+            assignment = decode_assignment(member.member_assignment) if member.member_assignment else None
+        except DecodeError:
+            assignment = None
+        for tp in assignment.assigned_partitions if assignment else []:
+            for partition in tp.partitions:
+                owners[(tp.topic, partition)] = (member.member_id, member.client_host, member.client_id)
+    _, fetched = coordinator.call(ApiKey.OFFSET_FETCH, OffsetFetchRequest(group_id=group_id, topics=None))
+    _check(fetched.error_code, f"OffsetFetch {group_id}")
+    committed = {
+        (t.name, p.partition_index): p.committed_offset
+        for t in fetched.topics
+        for p in t.partitions
+        if p.committed_offset >= 0
+    }
+    partitions = sorted(set(committed) | set(owners))
+    ends = list_offsets(client, partitions, LATEST)
+    rows = [
+        DescribeRow(
+            group_id,
+            topic,
+            partition,
+            committed.get((topic, partition)),
+            ends.get((topic, partition)),
+            *owners.get((topic, partition), ("-", "-", "-")),
+        )
+        for topic, partition in partitions
+    ]
+    return group, rows
+
+
+def format_describe(rows: Sequence[DescribeRow]) -> str:
+    """The columns of `kafka-consumer-groups.sh --describe`, unknown values shown as "-" like Kafka."""
+    header = (
+        "GROUP",
+        "TOPIC",
+        "PARTITION",
+        "CURRENT-OFFSET",
+        "LOG-END-OFFSET",
+        "LAG",
+        "CONSUMER-ID",
+        "HOST",
+        "CLIENT-ID",
+    )
+
+    def show(value: object) -> str:
+        return "-" if value is None else str(value)
+
+    table = [header] + [
+        (
+            r.group,
+            r.topic,
+            str(r.partition),
+            show(r.current_offset),
+            show(r.log_end_offset),
+            show(r.lag),
+            r.consumer_id,
+            r.host,
+            r.client_id,
+        )
+        for r in rows
+    ]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in table
+    )
+
+
+def reset_offsets(
+    client: KafkaClient, group_id: str, target: str, offset: int | None, topic: str | None, execute: bool
+) -> list[tuple[str, int, int]]:
+    """Kafka's rules: only an Empty (or unknown) group may be reset; without --execute it is a dry run."""
+    group, rows = describe_group(client, group_id)
+    if group.group_state not in ("Empty", "Dead"):
+        raise KafkaClientError(
+            f"Assignments can only be reset if the group '{group_id}' is inactive, "
+            f"but the current state is {group.group_state}."
+        )
+    partitions = sorted({(r.topic, r.partition) for r in rows if topic is None or r.topic == topic})
+    if topic is not None and not partitions:
+        leaders = _leaders(client, [topic])
+        partitions = sorted(tp for tp in leaders if tp[0] == topic)
+    if target == "offset":
+        assert offset is not None
+        plan = {tp: offset for tp in partitions}
+    else:
+        plan = list_offsets(client, partitions, EARLIEST if target == "earliest" else LATEST)
+    if execute and plan:
+        topics: dict[str, list[OffsetCommitRequestPartition]] = {}
+        for (name, partition), value in sorted(plan.items()):
+            topics.setdefault(name, []).append(
+                OffsetCommitRequestPartition(partition_index=partition, committed_offset=value)
+            )
+        request = OffsetCommitRequest(
+            group_id=group_id,
+            generation_id_or_member_epoch=-1,
+            topics=[OffsetCommitRequestTopic(name=n, partitions=ps) for n, ps in topics.items()],
+        )
+        _, response = client.coordinator(group_id).call(ApiKey.OFFSET_COMMIT, request)
+        for t in response.topics:
+            for p in t.partitions:
+                _check(p.error_code, f"OffsetCommit {t.name}-{p.partition_index}")
+    return [(t, p, o) for (t, p), o in sorted(plan.items())]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="group-broker", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("serve", help="run the broker (same as python server.py)")
+    serve.add_argument("rest", nargs=argparse.REMAINDER)
+    dump = commands.add_parser("dump-log", help="print a log segment, like kafka-dump-log.sh")
+    dump.add_argument("rest", nargs=argparse.REMAINDER)
+
+    groups = commands.add_parser("groups", help="consumer groups").add_subparsers(dest="groups_command", required=True)
+    for name in ("list", "describe"):
+        sub = groups.add_parser(name)
+        sub.add_argument("--bootstrap-server", default="127.0.0.1:9092")
+        if name == "describe":
+            sub.add_argument("group")
+    timeline = groups.add_parser("timeline", help="the group's rebalance timeline (group-broker control API)")
+    timeline.add_argument("group")
+    timeline.add_argument("--control", default="http://127.0.0.1:9644", help="the broker's control.listener URL")
+    timeline.add_argument("--json", action="store_true")
+
+    offsets = commands.add_parser("offsets").add_subparsers(dest="offsets_command", required=True)
+    reset = offsets.add_parser("reset", help="reset an inactive group's committed offsets")
+    reset.add_argument("group")
+    reset.add_argument("--bootstrap-server", default="127.0.0.1:9092")
+    reset.add_argument("--topic")
+    target = reset.add_mutually_exclusive_group(required=True)
+    target.add_argument("--to-earliest", action="store_true")
+    target.add_argument("--to-latest", action="store_true")
+    target.add_argument("--to-offset", type=int)
+    reset.add_argument("--execute", action="store_true", help="commit the new offsets (default: dry run)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "serve":
+        from broker.main import main as serve_main
+
+        return serve_main(args.rest)
+    if args.command == "dump-log":
+        from storage import dump
+
+        return int(dump.main(args.rest) or 0)
+    try:
+        if args.command == "groups" and args.groups_command == "timeline":
+            fmt = "json" if args.json else "text"
+            url = f"{args.control.rstrip('/')}/groups/{args.group}/timeline?format={fmt}"
+            with urllib.request.urlopen(url, timeout=10) as response:  # noqa: S310 - an operator-given URL
+                print(response.read().decode())
+            return 0
+        client = KafkaClient(args.bootstrap_server)
+        try:
+            return _run_wire_command(client, args)
+        finally:
+            client.close()
+    except (KafkaClientError, OSError) as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
+
+
+def _run_wire_command(client: KafkaClient, args: argparse.Namespace) -> int:
+    if args.command == "groups" and args.groups_command == "list":
+        _, response = client.bootstrap.call(ApiKey.LIST_GROUPS, ListGroupsRequest())
+        _check(response.error_code, "ListGroups")
+        for group in sorted(response.groups, key=lambda g: g.group_id):
+            print(group.group_id)
+        return 0
+    if args.command == "groups" and args.groups_command == "describe":
+        group, rows = describe_group(client, args.group)
+        print(f"Consumer group '{args.group}' is {group.group_state} with {len(group.members)} member(s).\n")
+        print(format_describe(rows))
+        return 0
+    target = "earliest" if args.to_earliest else "latest" if args.to_latest else "offset"
+    plan = reset_offsets(client, args.group, target, args.to_offset, args.topic, args.execute)
+    print(json.dumps([{"topic": t, "partition": p, "new_offset": o} for t, p, o in plan], indent=2))
+    if not args.execute:
+        print("Dry run: nothing committed (add --execute).", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,112 @@
+"""A small blocking Kafka client for the operator CLI: speaks to any Kafka-compatible broker, real Kafka included.
+
+It negotiates versions from the broker's ApiVersions answer like every real client does, and caps each API at a
+version whose request shape the CLI builds (OffsetFetch before the batched v8 form, single-key FindCoordinator).
+"""
+
+from __future__ import annotations
+
+import itertools
+import socket
+import struct
+from typing import Any
+
+from protocol import api
+from protocol.errors import ErrorCode
+from protocol.messages.api_versions import ApiVersionsRequest
+from protocol.messages.find_coordinator import FindCoordinatorRequest
+from protocol.messages.request_header import RequestHeader
+from protocol.registry import APIS, ApiKey
+
+# Highest version per API whose request shape this client builds.
+VERSION_CAPS = {
+    ApiKey.METADATA: 12,
+    ApiKey.FIND_COORDINATOR: 3,
+    ApiKey.DESCRIBE_GROUPS: 5,
+    ApiKey.LIST_GROUPS: 4,
+    ApiKey.OFFSET_FETCH: 7,
+    ApiKey.OFFSET_COMMIT: 8,
+    ApiKey.LIST_OFFSETS: 7,
+}
+
+
+class KafkaClientError(RuntimeError):
+    """The broker answered with an error, or we cannot talk to it."""
+
+
+class Connection:
+    def __init__(self, host: str, port: int, client_id: str = "group-broker-cli", timeout_s: float = 30.0) -> None:
+        self._sock = socket.create_connection((host, port), timeout=timeout_s)
+        self._client_id = client_id
+        self._correlation = itertools.count(1)
+        self.versions: dict[int, int] = {}
+        self._negotiate()
+
+    def _negotiate(self) -> None:
+        response = self._send(ApiKey.API_VERSIONS, 0, ApiVersionsRequest())
+        if response.error_code != ErrorCode.NONE:
+            raise KafkaClientError(f"ApiVersions failed: {ErrorCode(response.error_code).name}")
+        for entry in response.api_keys:
+            spec = APIS.get(entry.api_key)
+            if spec is None:
+                continue
+            high = min(entry.max_version, spec.max_version, VERSION_CAPS.get(ApiKey(entry.api_key), 99))
+            if high >= max(entry.min_version, spec.min_version):
+                self.versions[entry.api_key] = high
+
+    def _recv_exact(self, size: int) -> bytes:
+        chunks = bytearray()
+        while len(chunks) < size:
+            chunk = self._sock.recv(size - len(chunks))
+            if not chunk:
+                raise KafkaClientError("connection closed by the broker")
+            chunks += chunk
+        return bytes(chunks)
+
+    def _send(self, api_key: ApiKey, version: int, body: Any) -> Any:
+        correlation_id = next(self._correlation)
+        header = RequestHeader(
+            request_api_key=api_key,
+            request_api_version=version,
+            correlation_id=correlation_id,
+            client_id=self._client_id,
+        )
+        self._sock.sendall(api.encode_request(header, body))
+        size = struct.unpack(">i", self._recv_exact(4))[0]
+        response_header, response = api.decode_response(api_key, version, self._recv_exact(size))
+        if response_header.correlation_id != correlation_id:
+            raise KafkaClientError("correlation id mismatch")
+        return response
+
+    def call(self, api_key: ApiKey, body: Any) -> tuple[int, Any]:
+        """(version used, response)."""
+        version = self.versions.get(api_key)
+        if version is None:
+            raise KafkaClientError(f"the broker does not support {api_key.name}")
+        return version, self._send(api_key, version, body)
+
+    def close(self) -> None:
+        self._sock.close()
+
+
+class KafkaClient:
+    """Bootstrap connection plus one connection per coordinator, opened on demand."""
+
+    def __init__(self, bootstrap: str) -> None:
+        host, _, port = bootstrap.rpartition(":")
+        self.bootstrap = Connection(host, int(port))
+        self._coordinators: dict[tuple[str, int], Connection] = {}
+
+    def coordinator(self, group_id: str) -> Connection:
+        _, response = self.bootstrap.call(ApiKey.FIND_COORDINATOR, FindCoordinatorRequest(key=group_id, key_type=0))
+        if response.error_code != ErrorCode.NONE:
+            raise KafkaClientError(f"FindCoordinator: {ErrorCode(response.error_code).name}")
+        address = (response.host, response.port)
+        if address not in self._coordinators:
+            self._coordinators[address] = Connection(*address)
+        return self._coordinators[address]
+
+    def close(self) -> None:
+        self.bootstrap.close()
+        for connection in self._coordinators.values():
+            connection.close()

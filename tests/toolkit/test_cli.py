@@ -1,0 +1,130 @@
+"""The operator CLI over the wire: describe shows kafka-consumer-groups.sh's columns with the right lag; reset
+follows Kafka's rules (inactive groups only, dry run unless --execute)."""
+
+from __future__ import annotations
+
+import pytest
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.admin import NewTopic
+from kafka.structs import OffsetAndMetadata
+
+from broker.cli import main
+from broker.pytest_plugin import GroupBrokerHandle
+
+TOPIC = "cli-topic"
+GROUP = "cli-group"
+
+
+def _prepare(broker: GroupBrokerHandle) -> None:
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers)
+    admin.create_topics([NewTopic(TOPIC, 2, 1)])
+    admin.close()
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap_servers)
+    for partition, count in ((0, 5), (1, 3)):
+        for i in range(count):
+            producer.send(TOPIC, value=b"x%d" % i, partition=partition)
+    producer.flush()
+    producer.close()
+    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap_servers, group_id=GROUP, enable_auto_commit=False)
+    consumer.commit(
+        {TopicPartition(TOPIC, 0): OffsetAndMetadata(2, "", -1), TopicPartition(TOPIC, 1): OffsetAndMetadata(3, "", -1)}
+    )
+    consumer.close()
+
+
+def _rows(output: str) -> dict[int, list[str]]:
+    lines = output.strip().splitlines()
+    header_at = next(i for i, line in enumerate(lines) if line.startswith("GROUP"))
+    assert lines[header_at].split() == [
+        "GROUP",
+        "TOPIC",
+        "PARTITION",
+        "CURRENT-OFFSET",
+        "LOG-END-OFFSET",
+        "LAG",
+        "CONSUMER-ID",
+        "HOST",
+        "CLIENT-ID",
+    ]
+    return {int(cols[2]): cols for cols in (line.split() for line in lines[header_at + 1 :])}
+
+
+def test_describe_shows_committed_offsets_log_end_and_lag(
+    group_broker: GroupBrokerHandle, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _prepare(group_broker)
+    assert main(["groups", "list", "--bootstrap-server", group_broker.bootstrap_servers]) == 0
+    assert GROUP in capsys.readouterr().out.split()
+    assert main(["groups", "describe", GROUP, "--bootstrap-server", group_broker.bootstrap_servers]) == 0
+    rows = _rows(capsys.readouterr().out)
+    assert rows[0][:6] == [GROUP, TOPIC, "0", "2", "5", "3"]
+    assert rows[1][:6] == [GROUP, TOPIC, "1", "3", "3", "0"]
+    assert rows[0][6:] == ["-", "-", "-"]  # no active member owns the partition
+
+
+def test_reset_to_latest_is_a_dry_run_until_execute(
+    group_broker: GroupBrokerHandle, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _prepare(group_broker)
+    bootstrap = group_broker.bootstrap_servers
+    assert main(["offsets", "reset", GROUP, "--to-latest", "--bootstrap-server", bootstrap]) == 0
+    capsys.readouterr()
+    main(["groups", "describe", GROUP, "--bootstrap-server", bootstrap])
+    assert _rows(capsys.readouterr().out)[0][3] == "2"  # unchanged by the dry run
+    assert main(["offsets", "reset", GROUP, "--to-latest", "--execute", "--bootstrap-server", bootstrap]) == 0
+    capsys.readouterr()
+    main(["groups", "describe", GROUP, "--bootstrap-server", bootstrap])
+    rows = _rows(capsys.readouterr().out)
+    assert (rows[0][3], rows[0][5], rows[1][3]) == ("5", "0", "3")
+    assert (
+        main(
+            [
+                "offsets",
+                "reset",
+                GROUP,
+                "--to-offset",
+                "1",
+                "--topic",
+                TOPIC,
+                "--execute",
+                "--bootstrap-server",
+                bootstrap,
+            ]
+        )
+        == 0
+    )
+    capsys.readouterr()
+    main(["groups", "describe", GROUP, "--bootstrap-server", bootstrap])
+    assert [r[3] for r in _rows(capsys.readouterr().out).values()] == ["1", "1"]
+
+
+def test_reset_refuses_an_active_group_like_kafka(
+    group_broker: GroupBrokerHandle, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _prepare(group_broker)
+    consumer = KafkaConsumer(
+        TOPIC,
+        bootstrap_servers=group_broker.bootstrap_servers,
+        group_id=GROUP,
+        session_timeout_ms=6000,
+        heartbeat_interval_ms=500,
+    )
+    try:
+        while not consumer.assignment():
+            consumer.poll(timeout_ms=100)
+        group_broker.wait_for_group_blocking(GROUP, state="Stable")
+        code = main(
+            [
+                "offsets",
+                "reset",
+                GROUP,
+                "--to-earliest",
+                "--execute",
+                "--bootstrap-server",
+                group_broker.bootstrap_servers,
+            ]
+        )
+        assert code == 1
+        assert "can only be reset if the group 'cli-group' is inactive" in capsys.readouterr().err
+    finally:
+        consumer.close()
