@@ -64,3 +64,9 @@ def test_readme_config_table_is_generated_from_the_code() -> None:
 
     readme = (Path(__file__).parents[2] / "README.md").read_text()
     assert markdown_table() in readme, "regenerate with: .venv/bin/python -m broker.config"
+
+
+def test_readme_testing_example_is_the_tested_file() -> None:
+    root = Path(__file__).parents[2]
+    example = (root / "tests" / "toolkit" / "test_readme_example.py").read_text()
+    assert "```python\n" + example + "```" in (root / "README.md").read_text()
