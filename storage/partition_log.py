@@ -11,18 +11,25 @@ after index sanity checks, the rest (always including the active segment) are sc
 checks, and the first invalid batch truncates its segment and drops every segment after it, so a crash can lose
 unflushed data but never serve a torn or corrupt batch.
 
-Everything is synchronous and single-threaded: the asyncio server calls it from its loop thread.
+Everything is synchronous. The asyncio server calls it from its loop thread; the one other caller is the
+compaction cleaner (:mod:`storage.cleaner`), which runs in a worker thread and only reads closed segment files
+through its own descriptors, then calls :meth:`PartitionLog.replace_segments`. So that the two can meet safely, a
+re-entrant lock guards the segment list: every method that reads through it or changes it holds the lock, and
+``replace_segments`` holds it only for checks, renames and the list swap, never for an fsync.
 """
 
 from __future__ import annotations
 
 import bisect
+import functools
 import os
 import shutil
+import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Concatenate, ParamSpec, TypeVar
 
 import structlog
 
@@ -54,6 +61,21 @@ _ITER_CHUNK = 1024 * 1024
 
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _locked(method: Callable[Concatenate[PartitionLog, _P], _R]) -> Callable[Concatenate[PartitionLog, _P], _R]:
+    """Run ``method`` holding the log's lock, so a cleaner thread never sees (or makes) a half-changed list."""
+
+    @functools.wraps(method)
+    def locked(self: PartitionLog, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return locked
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +115,8 @@ class PartitionLog:
         self._unflushed_records = 0
         self._last_flush_ms = now
         self._closed = False
+        #: Guards the segment list against the cleaner thread (module docstring); re-entrant for nested calls.
+        self._lock = threading.RLock()
         self.recovery_point = 0
         self.directory.mkdir(parents=True, exist_ok=True)
         self._load(recovery_point, now)
@@ -103,6 +127,7 @@ class PartitionLog:
     def config(self) -> LogConfig:
         return self._config
 
+    @_locked
     def update_config(self, config: LogConfig) -> None:
         """Apply new topic configs; they take effect from the next append/roll/retention pass."""
         self._config = config
@@ -142,16 +167,19 @@ class PartitionLog:
     def has_unflushed(self) -> bool:
         return bool(self._flush_pending) or self._dir_dirty or self.recovery_point < self.log_end_offset
 
+    @_locked
     def segments(self) -> list[LogSegment]:
         """All segments, oldest first (the last is active); for tools and tests."""
         return list(self._segments)
 
+    @_locked
     def closed_segments(self) -> list[LogSegment]:
         """Segments that no longer take appends: what a compaction cleaner may rewrite."""
         return list(self._segments[:-1])
 
     # --- appending --------------------------------------------------------------------------------------------
 
+    @_locked
     def append(
         self,
         records: bytes | bytearray | memoryview,
@@ -200,6 +228,7 @@ class PartitionLog:
             log_start_offset=self.log_start_offset,
         )
 
+    @_locked
     def roll(self, *, now_ms: int | None = None) -> LogSegment:
         """Start a new active segment at the log end (a no-op when the active segment is empty)."""
         self._check_open()
@@ -236,6 +265,7 @@ class PartitionLog:
 
     # --- durability -------------------------------------------------------------------------------------------
 
+    @_locked
     def flush(self) -> None:
         """fsync everything appended so far (rolled segments with their indexes, the active segment's data, and
         the directory if files were created), then advance the recovery point to the log end.
@@ -255,6 +285,7 @@ class PartitionLog:
         self.recovery_point = self.log_end_offset
         self._unflushed_records = 0
 
+    @_locked
     def flush_if_due(self, now_ms: int) -> bool:
         """Kafka's ``flush.ms``: flush when the last periodic flush is at least that old; True if it flushed."""
         flush_ms = self._config.flush_ms
@@ -272,6 +303,7 @@ class PartitionLog:
         if offset < self.log_start_offset or offset > self.log_end_offset:
             raise OffsetOutOfRangeError(offset, self.log_start_offset, self.log_end_offset)
 
+    @_locked
     def read(
         self,
         fetch_offset: int,
@@ -346,6 +378,7 @@ class PartitionLog:
                 yield batch
                 position = batch.next_offset
 
+    @_locked
     def offset_for_timestamp(self, timestamp: int) -> TimestampOffset | None:
         """First record with timestamp >= ``timestamp`` (ListOffsets with a real timestamp), or None."""
         if timestamp < 0:
@@ -359,6 +392,7 @@ class PartitionLog:
                     return found
         return None
 
+    @_locked
     def max_timestamp_offset(self) -> TimestampOffset | None:
         """ListOffsets MAX_TIMESTAMP (-3, KIP-734): the first record carrying the largest timestamp."""
         self._check_open()
@@ -369,6 +403,7 @@ class PartitionLog:
 
     # --- retention and truncation -----------------------------------------------------------------------------
 
+    @_locked
     def apply_retention(self, now_ms: int) -> int:
         """Delete whole segments past ``retention.ms`` or beyond ``retention.bytes``; returns how many.
 
@@ -398,6 +433,7 @@ class PartitionLog:
             deleted += self._delete_leading(count, now_ms, "retention.bytes")
         return deleted
 
+    @_locked
     def delete_segments_before(self, offset: int, *, now_ms: int | None = None) -> int:
         """Delete the leading segments holding only offsets below ``offset``; returns how many."""
         self._check_open()
@@ -436,6 +472,7 @@ class PartitionLog:
         )
         return count
 
+    @_locked
     def truncate_to(self, offset: int) -> None:
         """Remove every batch holding an offset >= ``offset`` (Kafka's truncateTo; a batch straddling it goes).
 
@@ -458,6 +495,7 @@ class PartitionLog:
         self._flush_pending = [s for s in self._flush_pending if not s.closed and s is not self._segments[-1]]
         self.recovery_point = min(self.recovery_point, self.log_end_offset)
 
+    @_locked
     def truncate_fully_and_start_at(self, offset: int, *, now_ms: int | None = None) -> None:
         """Delete every segment and restart the log empty at ``offset`` (log start = log end = offset)."""
         self._check_open()
@@ -486,10 +524,41 @@ class PartitionLog:
         ``.swap`` -> final. Recovery finishes any ``.swap`` it finds by deleting the old segments whose base
         offsets fall in its range, and discards ``.cleaned`` files, so a crash at any step leaves either the old
         or the new segments, never both overlapping.
+
+        Safe to call from a cleaner thread while the loop thread appends, reads, rolls and applies retention:
+        the fsyncs run outside the lock; under it the arguments are checked against the current list (retention
+        may have deleted old segments meanwhile: ValueError, nothing swapped), the new files become ``.swap``
+        and the list is swapped. Old segments are deleted only once no reader can reach them any more.
         """
         self._check_open()
         if not old or not new:
             raise ValueError("replace_segments needs at least one old and one new segment")
+        for segment in new:
+            if segment.suffix != CLEANED_SUFFIX or segment.directory != self.directory:
+                raise ValueError(f"{segment} was not made by new_cleaned_segment() of this log")
+        for segment in new:
+            segment.seal()
+            segment.flush()
+        with self._lock:
+            self._check_open()
+            start = self._replacement_start(old, new)
+            for segment in new:
+                segment.rename_suffix(SWAP_SUFFIX)
+            self._segments[start : start + len(old)] = list(new)
+            self._reindex()
+            doomed = {id(segment) for segment in old}
+            self._flush_pending = [s for s in self._flush_pending if id(s) not in doomed and not s.closed]
+        fsync_dir(self.directory)
+        for segment in old:
+            segment.delete()
+        with self._lock:
+            for segment in new:
+                segment.rename_suffix("")
+                segment.release()
+        fsync_dir(self.directory)
+
+    def _replacement_start(self, old: Sequence[LogSegment], new: Sequence[LogSegment]) -> int:
+        """Index of ``old[0]`` in the segment list after checking that ``new`` may replace ``old``."""
         closed = self._segments[:-1]
         start = next((i for i, segment in enumerate(closed) if segment is old[0]), None)
         if start is None or [id(s) for s in closed[start : start + len(old)]] != [id(s) for s in old]:
@@ -499,29 +568,14 @@ class PartitionLog:
         if new[0].base_offset != old[0].base_offset:
             raise ValueError("the first new segment must start at the first old segment's base offset")
         for j, segment in enumerate(new):
-            if segment.suffix != CLEANED_SUFFIX or segment.directory != self.directory:
-                raise ValueError(f"{segment} was not made by new_cleaned_segment() of this log")
             bound = new[j + 1].base_offset if j + 1 < len(new) else upper
             if segment.base_offset not in old_bases or segment.next_offset > bound:
                 raise ValueError(f"{segment} does not fit the offset range of the segments it replaces")
-        for segment in new:
-            segment.seal()
-            segment.flush()
-        for segment in new:
-            segment.rename_suffix(SWAP_SUFFIX)
-        fsync_dir(self.directory)
-        for segment in old:
-            segment.delete()
-        for segment in new:
-            segment.rename_suffix("")
-            segment.release()
-        fsync_dir(self.directory)
-        self._segments[start : start + len(old)] = list(new)
-        self._reindex()
-        self._flush_pending = [s for s in self._flush_pending if not s.closed]
+        return start
 
     # --- lifecycle --------------------------------------------------------------------------------------------
 
+    @_locked
     def close(self) -> None:
         """Write index files and close descriptors; no fsync (call :meth:`flush` first for a clean shutdown)."""
         if self._closed:
