@@ -123,11 +123,18 @@ class Connection:
             raise CloseConnection(f"cannot encode response: {exc}") from exc
 
     def _malformed(self, frame: bytes, exc: DecodeError) -> bytes:
-        """Answer INVALID_REQUEST where the response has a top-level error code; otherwise drop the connection."""
+        """Answer INVALID_REQUEST where the response has a top-level error code; otherwise drop the connection.
+
+        Either way exactly one warning is logged: `request.malformed` for an answered request, or the
+        connection's `connection.closed_on_bad_request` (with the field path and offset in its reason).
+        """
         try:
             api_key, api_version, correlation_id = api.peek_header(frame)
         except DecodeError:
             raise CloseConnection(f"malformed request header: {exc}") from None
+        spec = APIS[api_key]
+        if not any(f.name == "error_code" and api_version in f.versions for f in spec.response.struct.fields):
+            raise CloseConnection(f"malformed {spec.key.name} v{api_version}: {exc}")
         log.warning(
             "request.malformed",
             api_key=api_key,
@@ -136,11 +143,8 @@ class Connection:
             offset=exc.offset,
             reason=exc.reason,
         )
-        spec = APIS[api_key]
-        if any(f.name == "error_code" and api_version in f.versions for f in spec.response.struct.fields):
-            body: Any = spec.response.struct.cls(error_code=ErrorCode.INVALID_REQUEST)
-            return api.encode_response(api_key, api_version, correlation_id, body)
-        raise CloseConnection(f"malformed {spec.key.name} v{api_version}: {exc}")
+        body: Any = spec.response.struct.cls(error_code=ErrorCode.INVALID_REQUEST)
+        return api.encode_response(api_key, api_version, correlation_id, body)
 
     def close(self) -> None:
         if not self._writer.is_closing():

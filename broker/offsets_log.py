@@ -81,6 +81,7 @@ class OffsetsLog:
         self._queued: dict[int, list[tuple[Sequence[CoordinatorRecord], AppendCallback]]] = {}
         self._flush_scheduled = False
         self.fail_next: list[ErrorCode] = []  # fault injection: the next appends fail with these errors
+        self.on_written: Callable[[str, int], None] | None = None  # wakes long-poll fetches of the partition
         self.appends = 0
         self.writes = 0
 
@@ -121,6 +122,8 @@ class OffsetsLog:
             log.warning("offsets_log.append_failed", partition=partition, error=str(exc))
             return ErrorCode(exc.error_code)
         self.writes += 1
+        if self.on_written is not None:
+            self.on_written(OFFSETS_TOPIC, partition)
         return ErrorCode.NONE
 
     def read_all(self, partition: int) -> list[CoordinatorRecord]:

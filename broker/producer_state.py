@@ -4,8 +4,8 @@ kafka-python and librdkafka producers are idempotent by default, so every Produc
 epoch and base sequence. Per partition we keep, for each producer, its epoch and the last five batches it wrote;
 a retried batch is recognised and answered with its original offset instead of being written twice, a gap in the
 sequence is OUT_OF_ORDER_SEQUENCE_NUMBER, an old epoch is INVALID_PRODUCER_EPOCH (`ProducerStateManager` /
-`ProducerAppendInfo.checkSequence`). The state is rebuilt from the batch headers in the log after a restart, so
-it survives like the data does.
+`ProducerAppendInfo.checkSequence`). The state is rebuilt from the batch headers in the log (`from_log`, the first
+time a partition is produced to), so it survives a restart like the data does.
 """
 
 from __future__ import annotations
@@ -14,8 +14,12 @@ import os
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from storage.partition_log import PartitionLog
 
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
@@ -63,6 +67,25 @@ class PartitionProducers:
 
     def __init__(self) -> None:
         self._producers: dict[int, _Producer] = {}
+
+    @classmethod
+    def from_log(cls, partition_log: PartitionLog) -> PartitionProducers:
+        """Replay the producer fields of every batch header in the log (headers only, no records are read).
+
+        Kafka bounds this work with producer-state snapshots; here it is one scan per partition and process.
+        """
+        state = cls()
+        for segment in partition_log.segments():
+            for _, header in segment.iter_headers():
+                if header.producer_id != NO_PRODUCER_ID and not header.is_control:
+                    state.record(
+                        header.producer_id,
+                        header.producer_epoch,
+                        header.base_sequence,
+                        header.last_offset_delta,
+                        header.base_offset,
+                    )
+        return state
 
     def check(self, producer_id: int, epoch: int, base_seq: int, last_offset_delta: int) -> SequenceCheck:
         if producer_id == NO_PRODUCER_ID:

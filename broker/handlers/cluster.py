@@ -7,6 +7,8 @@ every refusal here is the error a real broker gives for the same input.
 
 from __future__ import annotations
 
+import uuid
+from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -40,8 +42,9 @@ from protocol.messages.metadata import (
     MetadataResponseTopic,
 )
 from protocol.registry import ApiKey
+from storage.config import validate_topic_configs
 from storage.errors import StorageError
-from storage.topics import TopicInfo
+from storage.topics import TopicInfo, validate_topic_name
 
 if TYPE_CHECKING:
     from broker.app import Broker
@@ -134,17 +137,26 @@ class ClusterHandlers:
             except StorageError as exc:
                 return MetadataResponseTopic(error_code=exc.error_code, name=name)
         if info is None:
+            try:
+                validate_topic_name(name)
+            except StorageError as exc:  # Kafka names an illegal topic as such, creation allowed or not
+                return MetadataResponseTopic(error_code=exc.error_code, name=name)
             return MetadataResponseTopic(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name=name)
         return self._topic_metadata(info)
 
     # -- CreateTopics / DeleteTopics / CreatePartitions --------------------------------------------------------
 
     async def create_topics(self, ctx: RequestContext, request: CreateTopicsRequest) -> CreateTopicsResponse:
+        # Kafka (ControllerApis.createTopics) refuses a name listed twice: one INVALID_REQUEST result per such
+        # name, after the others, and neither occurrence is created.
+        counts = Counter(topic.name for topic in request.topics)
         results = []
         for topic in request.topics:
+            if counts[topic.name] > 1:
+                continue
             result = CreatableTopicResult(name=topic.name)
             results.append(result)
-            error, message = self._check_replication(topic.replication_factor, topic.assignments)
+            error, message = self._check_replication(topic.num_partitions, topic.replication_factor, topic.assignments)
             if error:
                 result.error_code, result.error_message = error, message
                 continue
@@ -163,12 +175,23 @@ class ClusterHandlers:
                 result.num_partitions = info.partitions
                 result.replication_factor = 1
                 result.configs = self._created_configs(info)
+        results += [
+            CreatableTopicResult(name=name, error_code=ErrorCode.INVALID_REQUEST, error_message="Duplicate topic name.")
+            for name, count in counts.items()
+            if count > 1
+        ]
         return CreateTopicsResponse(topics=results)
 
-    def _check_replication(self, replication_factor: int, assignments: Sequence[object]) -> tuple[int, str | None]:
+    def _check_replication(
+        self, num_partitions: int, replication_factor: int, assignments: Sequence[object]
+    ) -> tuple[int, str | None]:
         available = len(self.broker.cluster.nodes)
-        if assignments and replication_factor != -1:
-            return ErrorCode.INVALID_REQUEST, "Both replicationFactor and manual assignments were set"
+        if assignments and (replication_factor != -1 or num_partitions != -1):
+            message = (
+                "Both numPartitions or replicationFactor and replicasAssignments were set. "
+                "Both cannot be used at the same time."
+            )
+            return ErrorCode.INVALID_REQUEST, message
         if replication_factor == 0 or replication_factor < -1:
             return ErrorCode.INVALID_REPLICATION_FACTOR, "Replication factor must be larger than 0, or -1"
         if replication_factor > available:
@@ -176,8 +199,20 @@ class ClusterHandlers:
             return ErrorCode.INVALID_REPLICATION_FACTOR, message
         return ErrorCode.NONE, None
 
+    def _effective_configs(self, info: TopicInfo) -> dict[str, str]:
+        """Every topic config with its value: broker defaults, then the topic's overrides.
+
+        Computed from `info` rather than looked up by name, so a validate_only CreateTopics (nothing created) can
+        echo it too. The overrides are applied on top as well because `topic_properties` only reflects configs the
+        storage acts on: an override of e.g. `min.insync.replicas` must still show the value that was set.
+        """
+        overrides = validate_topic_configs(info.configs)
+        return dict(
+            sorted({**self.broker.logs.defaults.with_overrides(overrides).topic_properties(), **overrides}.items())
+        )
+
     def _created_configs(self, info: TopicInfo) -> list[CreatableTopicConfigs]:
-        effective = self.broker.logs.topic_config(info.name).topic_properties()
+        effective = self._effective_configs(info)
         return [
             CreatableTopicConfigs(
                 name=name,
@@ -188,17 +223,21 @@ class ClusterHandlers:
         ]
 
     async def delete_topics(self, ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTopicsResponse:
-        wanted: list[tuple[str | None, object]] = [(name, None) for name in request.topic_names]
+        wanted: list[tuple[str | None, uuid.UUID | None]] = [(name, None) for name in request.topic_names]
         wanted += [(t.name, t.topic_id) for t in request.topics]
         by_id = {info.topic_id: info.name for info in self.broker.logs.topics()}
         responses = []
         for name, topic_id in wanted:
             result = DeletableTopicResult(name=name)
             responses.append(result)
-            resolved = name if name is not None else by_id.get(topic_id)  # type: ignore[call-overload]
+            resolved = name
+            if name is None and topic_id is not None:
+                result.topic_id = topic_id  # an unknown id is echoed with its error, as Kafka does
+                resolved = by_id.get(topic_id)
             if resolved is None:
                 result.error_code = ErrorCode.UNKNOWN_TOPIC_ID
                 continue
+            result.name = resolved  # v6 by id: Kafka answers with the name the id resolved to
             if not self.broker.config["delete.topic.enable"]:
                 result.error_code = ErrorCode.TOPIC_DELETION_DISABLED
                 continue
@@ -271,10 +310,9 @@ class ClusterHandlers:
                 result.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 result.error_message = f"Topic {name} does not exist"
                 return None
-            effective = self.broker.logs.topic_config(name).topic_properties()
             return [
                 (key, value, SOURCE_DYNAMIC_TOPIC if key in info.configs else SOURCE_DEFAULT, False)
-                for key, value in sorted(effective.items())
+                for key, value in self._effective_configs(info).items()
             ]
         if resource_type == RESOURCE_BROKER:
             if name not in ("", str(self.broker.cluster.local.node_id)):

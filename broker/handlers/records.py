@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from broker.connection import CloseConnection
 from broker.context import RequestContext
 from broker.producer_state import NO_PRODUCER_ID, PartitionProducers, ProducerIdAllocator
 from protocol.errors import DecodeError, ErrorCode
@@ -54,7 +55,7 @@ INT32_MAX = 2**31 - 1
 class RecordHandlers:
     def __init__(self, broker: Broker) -> None:
         self.broker = broker
-        self.producers: dict[tuple[str, int], PartitionProducers] = {}
+        self.producers: dict[tuple[str, int], tuple[PartitionLog, PartitionProducers]] = {}
         self.producer_ids = ProducerIdAllocator(broker.config.log_dir / "producer-id-block")
 
     def register(self) -> None:
@@ -83,6 +84,16 @@ class RecordHandlers:
                 partitions.append(result)
             responses.append(TopicProduceResponse(name=topic.name, partition_responses=partitions))
         if request.acks == 0:
+            failed = [
+                (t.name, p.index, ErrorCode(p.error_code).name)
+                for t in responses
+                for p in t.partition_responses
+                if p.error_code != ErrorCode.NONE
+            ]
+            if failed:
+                # Kafka closes the connection instead: the producer expects no answer, and only a disconnect makes
+                # it refresh metadata and notice the problem (KafkaApis.handleProduceRequest).
+                raise CloseConnection(f"acks=0 produce failed: {failed}")
             return None  # acks=0: Kafka sends no response at all
         return ProduceResponse(responses=responses)
 
@@ -100,15 +111,23 @@ class RecordHandlers:
         if not records:
             result.error_code = ErrorCode.INVALID_RECORD
             return result
-        if len(records) > self.broker.config["message.max.bytes"]:
-            result.error_code = ErrorCode.MESSAGE_TOO_LARGE
-            return result
         try:
             header = peek_batch_header(records, 0)
-        except DecodeError:
-            result.error_code = ErrorCode.CORRUPT_MESSAGE
+        except DecodeError as exc:
+            # ProduceRequest.validateRecords: v3+ carries magic 2 only (older formats are INVALID_RECORD)
+            result.error_code = ErrorCode.INVALID_RECORD if exc.path == "batch.magic" else ErrorCode.CORRUPT_MESSAGE
             return result
-        producers = self.producers.setdefault((topic, partition), PartitionProducers())
+        if header.size < len(records):
+            # ... and exactly one batch per partition; the sequence checks below look at that one batch only.
+            result.error_code = ErrorCode.INVALID_RECORD
+            result.error_message = "Produce requests v3 and later may contain exactly one record batch per partition"
+            return result
+        try:
+            producers = self._producers_of(topic, partition, partition_log)
+        except StorageError as exc:  # the log could not be scanned (closed under us, or corrupt on disk)
+            result.error_code = exc.error_code
+            result.error_message = str(exc)
+            return result
         check = producers.check(
             header.producer_id, header.producer_epoch, header.base_sequence, header.last_offset_delta
         )
@@ -147,6 +166,20 @@ class RecordHandlers:
         self.broker.after_append(topic, partition)
         return result
 
+    def _producers_of(self, topic: str, partition: int, partition_log: PartitionLog) -> PartitionProducers:
+        """The partition's producer state, rebuilt from the log's batch headers the first time it is needed.
+
+        Kafka recovers producer state from the log (and its snapshots) when it loads a partition, so a retry that
+        straddles a restart is still recognised. The state belongs to one log instance: a topic deleted and
+        created again under the same name starts empty.
+        """
+        known = self.producers.get((topic, partition))
+        if known is not None and known[0] is partition_log:
+            return known[1]
+        producers = PartitionProducers.from_log(partition_log)
+        self.producers[(topic, partition)] = (partition_log, producers)
+        return producers
+
     def _wall_ms(self) -> int:
         assert self.broker.clock is not None
         return self.broker.clock.wall_ms()
@@ -159,8 +192,8 @@ class RecordHandlers:
         response, size = self._read(ctx.api_version, request)
         if size >= request.min_bytes or request.max_wait_ms <= 0 or size < 0:
             return response
-        assert self.broker.clock is not None
-        deadline = self.broker.clock.monotonic_ms() + request.max_wait_ms
+        assert self.broker.real_clock is not None
+        deadline = self.broker.real_clock.monotonic_ms() + request.max_wait_ms
         names = self._topic_names()
         watched = [
             (names.get(t.topic_id, t.topic) if ctx.api_version >= 13 else t.topic, p.partition)
@@ -265,7 +298,7 @@ class RecordHandlers:
         if request.transactional_id is not None:
             # Transactions are not implemented; a fatal error is clearer to the application than endless retries.
             return InitProducerIdResponse(error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
-        if request.producer_id >= 0 and 0 <= request.producer_epoch < 32766:
-            # KIP-360: an idempotent producer bumps its epoch to reset sequences after an error.
-            return InitProducerIdResponse(producer_id=request.producer_id, producer_epoch=request.producer_epoch + 1)
+        # Without a transactional id Kafka's TransactionCoordinator ignores any producer id/epoch sent (KIP-360
+        # v3+) and always hands out a fresh id at epoch 0; idempotent producers bump their epoch locally. Bumping
+        # the id we were sent would also let any client fence another client's producer.
         return InitProducerIdResponse(producer_id=self.producer_ids.allocate(), producer_epoch=0)

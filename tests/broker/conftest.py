@@ -25,5 +25,6 @@ def broker_config(tmp_path: Path, **overrides: str) -> BrokerConfig:
 async def broker(tmp_path: Path) -> AsyncIterator[Broker]:
     instance = Broker(broker_config(tmp_path))
     await instance.start()
+    await instance.loaded.wait()  # group requests get COORDINATOR_LOAD_IN_PROGRESS until then
     yield instance
     await instance.stop()

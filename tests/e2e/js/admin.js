@@ -1,0 +1,50 @@
+'use strict'
+// kafkajs admin client as a JSON-RPC server on stdin/stdout.  Usage: node admin.js BOOTSTRAP
+const { AssignerProtocol } = require('kafkajs')
+const { makeKafka, serveRpc, emit, errorText } = require('./common')
+
+async function main() {
+  const admin = makeKafka(process.argv[2], 'e2e-admin').admin()
+  await admin.connect()
+  serveRpc(
+    {
+      // CreateTopics; the result is kafkajs's boolean (true: created)
+      createTopic: ({ topic, partitions }) =>
+        admin.createTopics({ topics: [{ topic, numPartitions: partitions }], waitForLeaders: true }),
+      // ListOffsets: [{partition, offset (high watermark), low, high}]
+      topicOffsets: async ({ topic }) =>
+        (await admin.fetchTopicOffsets(topic)).map(p => ({
+          partition: p.partition,
+          low: Number(p.low),
+          high: Number(p.high),
+        })),
+      // OffsetFetch: committed offset per partition (-1: none)
+      fetchOffsets: async ({ group, topic }) => {
+        const [result] = await admin.fetchOffsets({ groupId: group, topics: [topic] })
+        return result.partitions.map(p => ({ partition: p.partition, offset: Number(p.offset) }))
+      },
+      // DescribeGroups with each member's decoded assignment
+      describeGroup: async ({ group }) => {
+        const { groups } = await admin.describeGroups([group])
+        const [g] = groups
+        return {
+          errorCode: g.errorCode,
+          state: g.state,
+          protocolType: g.protocolType,
+          protocol: g.protocol,
+          members: g.members.map(m => {
+            const decoded = m.memberAssignment.length ? AssignerProtocol.MemberAssignment.decode(m.memberAssignment) : null
+            return { memberId: m.memberId, clientId: m.clientId, assignment: decoded ? decoded.assignment : {} }
+          }),
+        }
+      },
+    },
+    () => admin.disconnect()
+  )
+  emit({ event: 'ready' })
+}
+
+main().catch(e => {
+  emit({ event: 'fatal', error: errorText(e) })
+  process.exit(1)
+})

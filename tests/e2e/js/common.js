@@ -1,0 +1,70 @@
+'use strict'
+// Shared by the kafkajs scripts the Python end-to-end tests drive: stdout carries one JSON object per line and
+// nothing else; kafkajs's own log lines go to stderr (the test keeps them in a file for failure reports).
+const readline = require('readline')
+const { Kafka, logLevel } = require('kafkajs')
+
+function emit(obj) {
+  process.stdout.write(JSON.stringify(obj) + '\n')
+}
+
+function stderrLogCreator() {
+  return ({ namespace, level, label, log }) => {
+    const { message, ...extra } = log
+    process.stderr.write(JSON.stringify({ level: label, namespace, message, ...extra }) + '\n')
+  }
+}
+
+function makeKafka(bootstrap, clientId) {
+  return new Kafka({
+    clientId,
+    brokers: bootstrap.split(','),
+    logLevel: logLevel.INFO,
+    logCreator: stderrLogCreator,
+    connectionTimeout: 3000,
+    requestTimeout: 10000,
+    retry: { initialRetryTime: 100, maxRetryTime: 1000, retries: 20 },
+  })
+}
+
+function errorText(e) {
+  return `${e && e.name}: ${e && e.message}`
+}
+
+// Line-oriented JSON RPC over stdin/stdout: {"id", "op", ...args} -> {"id", "result"} or {"id", "error"}.
+// Requests are served one at a time, in order. Closing stdin (or SIGTERM/SIGINT) runs `shutdown` and exits 0.
+function serveRpc(handlers, shutdown) {
+  let queue = Promise.resolve()
+  let closing = null
+  const close = () => {
+    if (!closing) {
+      closing = queue.then(shutdown).then(
+        () => process.exit(0),
+        e => {
+          process.stderr.write(`shutdown failed: ${errorText(e)}\n`)
+          process.exit(1)
+        }
+      )
+    }
+    return closing
+  }
+  const rl = readline.createInterface({ input: process.stdin })
+  rl.on('line', line => {
+    if (!line.trim()) return
+    const request = JSON.parse(line)
+    queue = queue.then(async () => {
+      const handler = handlers[request.op]
+      try {
+        if (!handler) throw new Error(`unknown op ${request.op}`)
+        emit({ id: request.id, result: await handler(request) })
+      } catch (e) {
+        emit({ id: request.id, error: errorText(e) })
+      }
+    })
+  })
+  rl.on('close', close)
+  process.on('SIGTERM', close)
+  process.on('SIGINT', close)
+}
+
+module.exports = { emit, makeKafka, errorText, serveRpc }
