@@ -27,11 +27,12 @@ $(STAMP): pyproject.toml | $(BIN)/python
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 
-# Debian tools the end-to-end tests drive (installed only when missing; CI runs as root)
-APT_TOOLS := kcat
+# Debian packages the end-to-end and interop tests drive (installed only when missing; CI runs as root):
+# kcat (librdkafka's CLI), burrow + zookeeper (the Burrow interop test), chromium (the timeline page test)
+APT_PACKAGES := kcat burrow zookeeper chromium
 tools:
-	@missing=""; for t in $(APT_TOOLS); do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
-	if [ -n "$$missing" ]; then apt-get update -qq && apt-get install -y -qq $$missing; fi
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "installing:$$missing"; apt-get update -qq && apt-get install -y -qq $$missing; fi
 
 install-test: $(STAMP) node_modules/.package-lock.json tools
 
