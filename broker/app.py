@@ -16,8 +16,10 @@ import structlog
 
 from broker.clock import BrokerClock
 from broker.cluster import ClusterView, Node
-from broker.config import BrokerConfig
+from broker.compaction import Compaction
+from broker.config import BrokerConfig, parse_control_listener
 from broker.connection import Connection
+from broker.control_api import ControlApi
 from broker.controls import BrokerControls
 from broker.dispatch import Dispatcher
 from broker.fetch_purgatory import FetchPurgatory
@@ -25,16 +27,20 @@ from broker.handlers.cluster import ClusterHandlers
 from broker.handlers.groups import GroupHandlers
 from broker.handlers.records import RecordHandlers
 from broker.maintenance import Maintenance
+from broker.metrics import BrokerMetrics
 from broker.offsets_log import OFFSETS_TOPIC, OffsetsLog
 from broker.scheduler import TimerDriver
+from broker.timeline import EventTap, Timeline
 from coordinator.config import KAFKA_PROPERTIES, CoordinatorConfig
 from coordinator.coordinator import GroupCoordinator
+from coordinator.events import Events
 from protocol.consumer_protocol import decode_subscription
 from protocol.errors import ErrorCode
+from storage.cleaner import CleanerConfig
 from storage.config import COMPACT, LogConfig, validate_topic_configs
-from storage.errors import InvalidPartitionsError, TopicAlreadyExistsError
+from storage.errors import InvalidPartitionsError, InvalidTopicError, TopicAlreadyExistsError
 from storage.log_manager import LogManager
-from storage.topics import TopicInfo, validate_topic_name
+from storage.topics import TopicInfo, topic_collision, validate_topic_name
 
 log = structlog.get_logger("broker.app")
 SHUTDOWN_GRACE_S = 5.0
@@ -58,6 +64,18 @@ class Broker:
         self.fetch_driver: TimerDriver | None = None
         self.on_stop: list[Callable[[], None]] = []
         self.stopped = asyncio.Event()
+        # Always on and cheap (bounded): the rebalance timeline and the metrics, fed by the dispatcher's observer
+        # hook and by the coordinator's events (EventTap, in `start`); served by the control API when configured.
+        self.timeline = Timeline(
+            lambda: self.clock.monotonic_ms() if self.clock is not None else 0,
+            max_groups=config["timeline.max.groups"],
+            events_per_group=config["timeline.events.per.group"],
+        )
+        self.metrics = BrokerMetrics(self)
+        self.dispatcher.observers = (self.timeline, self.metrics)
+        self.connections_accepted = 0
+        self.control_api: ControlApi | None = None
+        self.compaction: Compaction | None = None
 
     @property
     def connections(self) -> set[Connection]:
@@ -72,21 +90,31 @@ class Broker:
         host = self.config.listeners[0][1] or "127.0.0.1"
         return f"{host}:{self.ports[0]}"
 
+    @property
+    def control_url(self) -> str | None:
+        """The control API's address (`control.listener` with its port resolved), or None when it is off."""
+        return self.control_api.url if self.control_api is not None else None
+
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
         clock = self.clock = BrokerClock(loop)
+        self.timeline.now_ms = clock.monotonic_ms
         self.real_clock = BrokerClock(loop)  # long-poll Fetch waits follow real time even when tests move `clock`
         config = self.config
         log_config = LogConfig.from_broker_properties(dict(config.items()))
         self.logs = LogManager([config.log_dir], log_config, node_id=config.node_id, now_ms=clock.wall_ms())
         self._ensure_offsets_topic()
         self.offsets_log = OffsetsLog(self.logs, clock.wall_ms, loop.call_soon, self._deliver_durability)
+        self.offsets_log.on_written = self.after_append
         coordinator_props = {key: str(config[key]) for key in KAFKA_PROPERTIES}
         self.coordinator = GroupCoordinator(
             CoordinatorConfig.from_kafka_props(coordinator_props),
             self.offsets_log,
             decode_subscription=decode_subscription,
             known_partition=lambda topic, partition: self.logs.get(topic, partition) is not None,
+            events=Events(
+                EventTap(structlog.get_logger("group_coordinator"), (self.timeline.on_event, self.metrics.on_event))
+            ),
         )
         for name, host, port in config.listeners:
             server = await asyncio.start_server(self._acceptor(name), host or None, port, reuse_address=True)
@@ -108,6 +136,13 @@ class Broker:
         )
         self.driver = TimerDriver(loop, clock, [self.coordinator, self.maintenance])
         self.driver.rearm()
+        if config["log.cleaner.enable"]:
+            cleaner_config = CleanerConfig.from_broker_properties(dict(config.items()))
+            self.compaction = Compaction(self.logs, cleaner_config, config["log.cleaner.backoff.ms"], clock.wall_ms)
+            self._spawn(self.compaction.run_forever())
+        if config["control.listener"]:
+            self.control_api = ControlApi(self)
+            await self.control_api.start(*parse_control_listener(config["control.listener"]))
         log.info(
             "broker.started",
             listeners=[f"{n}://{h}:{p}" for (n, h, _), p in zip(self.config.listeners, self.ports, strict=True)],
@@ -178,6 +213,9 @@ class Broker:
         validate_topic_name(name)
         if self.logs.topic(name) is not None:
             raise TopicAlreadyExistsError(f"Topic '{name}' already exists.")
+        other = topic_collision(name, {info.name: info for info in self.logs.topics()})
+        if other is not None:
+            raise InvalidTopicError(f"Topic '{name}' collides with existing topic: {other}")
         count = self.config["num.partitions"] if partitions == -1 else partitions
         if count < 1:
             raise InvalidPartitionsError("Number of partitions was set to an invalid non-positive value.")
@@ -206,6 +244,7 @@ class Broker:
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, listener: str) -> None:
         async with self._slots:
+            self.connections_accepted += 1
             connection = Connection(self.dispatcher, reader, writer, self.config["socket.request.max.bytes"], listener)
             self._connections.add(connection)
             try:
@@ -214,6 +253,8 @@ class Broker:
                 self._connections.discard(connection)
 
     async def stop(self) -> None:
+        if self.control_api is not None:
+            await self.control_api.stop()
         for server in self._servers:
             server.close()
         # Let requests in flight finish (bounded: a parked JoinGroup may wait much longer), then close.
@@ -227,6 +268,8 @@ class Broker:
         for server in self._servers:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(server.wait_closed(), SHUTDOWN_GRACE_S)
+        if self.compaction is not None:
+            await self.compaction.stop()
         for task in list(self._tasks):
             task.cancel()
         for driver in (self.driver, self.fetch_driver):

@@ -7,6 +7,7 @@ startup, and a bad value names its key, so a typo never silently falls back to a
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -62,7 +63,7 @@ KEYS: dict[str, ConfigKey] = {
         _k("message.max.bytes", "int", 1048588, "Largest record batch accepted by Produce.", low=0),
         _k("num.partitions", "int", 1, "Partitions of auto-created topics.", low=1),
         _k("default.replication.factor", "int", 1, "Replication factor of auto-created topics.", low=1),
-        _k("auto.create.topics.enable", "bool", True, "Create a topic when Metadata/Produce names it."),
+        _k("auto.create.topics.enable", "bool", True, "Create a topic when a Metadata request names it."),
         _k("delete.topic.enable", "bool", True, "Allow DeleteTopics."),
         _k("min.insync.replicas", "int", 1, "Reported in DescribeConfigs (single node).", low=1),
         _k("compression.type", "string", "producer", "Reported in DescribeConfigs; batches are stored as sent."),
@@ -101,6 +102,14 @@ KEYS: dict[str, ConfigKey] = {
         # producer state
         _k("transactional.id.expiration.ms", "int", 604800000, "Producer id state kept this long.", low=1),
         _k("producer.id.expiration.ms", "int", 86400000, "Idempotent producer state kept this long.", low=1),
+        # test and operator tooling (not Kafka settings)
+        _k(
+            "control.listener", "string", None, "HTTP control API, e.g. http://127.0.0.1:0 (loopback only; unset: off)."
+        ),
+        _k(
+            "timeline.max.groups", "int", 1000, "Groups whose rebalance timeline is kept (least recent dropped).", low=1
+        ),
+        _k("timeline.events.per.group", "int", 500, "Timeline events kept per group (and as many heartbeats).", low=1),
         # accepted from Kafka's sample files, no effect in this broker
         _k("num.network.threads", "int", 3, "No effect: one event loop.", applied=False),
         _k("num.io.threads", "int", 8, "No effect: one event loop.", applied=False),
@@ -197,6 +206,8 @@ class BrokerConfig:
         for name in ("listeners", "advertised.listeners"):
             for listener in self[name] or []:
                 parse_listener(listener, name)
+        if self["control.listener"]:
+            parse_control_listener(self["control.listener"])
 
     def __getitem__(self, name: str) -> Any:
         return self._values[name]
@@ -250,6 +261,34 @@ def parse_listener(text: str, key: str) -> tuple[str, str, int]:
     if not sep or not colon or not port.isdigit() or int(port) > 65535:
         raise ConfigError(f"invalid value {text!r} for '{key}': expected NAME://host:port")
     return name, host.strip("[]"), int(port)
+
+
+LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost"})
+
+
+def is_loopback_host(host: str) -> bool:
+    if host.lower() in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def parse_control_listener(text: str) -> tuple[str, int]:
+    """`http://127.0.0.1:8080` -> ("127.0.0.1", 8080). The control API has no authentication, so it only ever
+    listens on a loopback address; anything else is a configuration error."""
+    scheme, sep, rest = text.strip().partition("://")
+    host, colon, port = rest.rstrip("/").rpartition(":")
+    host = host.strip("[]")
+    if scheme != "http" or not sep or not colon or not port.isdigit() or int(port) > 65535 or not host:
+        raise ConfigError(f"invalid value {text!r} for 'control.listener': expected http://127.0.0.1:port")
+    if not is_loopback_host(host):
+        raise ConfigError(
+            f"invalid value {text!r} for 'control.listener': the control API has no authentication and only "
+            "listens on a loopback address (127.0.0.1, ::1 or localhost)"
+        )
+    return host, int(port)
 
 
 def load_config(

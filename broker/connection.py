@@ -83,8 +83,8 @@ class Connection:
                         response = await self._handle(frame)
                     finally:
                         self._busy = False
-                    if response is not None:
-                        self._writer.write(response)
+                    if response is not None and not self._writer.is_closing():
+                        self._writer.write(response)  # a closed peer (shutdown, dropped) gets nothing
             except FrameError as exc:
                 raise CloseConnection(str(exc)) from None
             await self._writer.drain()

@@ -34,6 +34,8 @@ async def serve(broker: Broker) -> None:
         loop.add_signal_handler(signum, stop.set)
     await broker.start()
     print(f"BOOTSTRAP={broker.bootstrap_servers}", flush=True)
+    if broker.control_url is not None:
+        print(f"CONTROL={broker.control_url}", flush=True)
     await stop.wait()
     await broker.stop()
 

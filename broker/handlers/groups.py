@@ -16,6 +16,7 @@ from coordinator.context import RequestContext as CoordinatorContext
 from coordinator.hashing import partition_for
 from coordinator.reply import Reply
 from protocol.errors import ErrorCode
+from protocol.messages.describe_groups import DescribeGroupsRequest, DescribeGroupsResponse
 from protocol.messages.find_coordinator import Coordinator, FindCoordinatorRequest, FindCoordinatorResponse
 from protocol.registry import ApiKey
 
@@ -24,6 +25,10 @@ if TYPE_CHECKING:
 
 KEY_TYPE_GROUP = 0
 KEY_TYPE_TRANSACTION = 1
+# What Kafka reports for a group when asked (DescribeGroups v3+) and no authorizer is configured: every operation
+# a group supports (AclEntry.supportedOperations(GROUP) = READ, DELETE, DESCRIBE), as a bit field of AclOperation
+# codes (READ 3, DELETE 6, DESCRIBE 8).
+GROUP_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
 
 
 class GroupHandlers:
@@ -41,12 +46,12 @@ class GroupHandlers:
             (ApiKey.LEAVE_GROUP, coordinator.leave_group),
             (ApiKey.OFFSET_COMMIT, coordinator.offset_commit),
             (ApiKey.OFFSET_FETCH, coordinator.offset_fetch),
-            (ApiKey.DESCRIBE_GROUPS, coordinator.describe_groups),
             (ApiKey.LIST_GROUPS, coordinator.list_groups),
             (ApiKey.DELETE_GROUPS, coordinator.delete_groups),
             (ApiKey.OFFSET_DELETE, coordinator.offset_delete),
         ):
             d.register(api_key, self._bridge(method))
+        d.register(ApiKey.DESCRIBE_GROUPS, self._with_authorized_operations(self._bridge(coordinator.describe_groups)))
 
     def _bridge(self, method: Callable[[CoordinatorContext, Any, int], Any]) -> Callable[[RequestContext, Any], Any]:
         broker = self.broker
@@ -69,6 +74,23 @@ class GroupHandlers:
             future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
             result.on_complete(lambda value: _resolve(future, value))
             return await future
+
+        return handle
+
+    @staticmethod
+    def _with_authorized_operations(
+        describe: Callable[[RequestContext, Any], Any],
+    ) -> Callable[[RequestContext, Any], Any]:
+        """Authorization is the broker's part, not the coordinator's (as in Kafka's KafkaApis): a DescribeGroups
+        that asks for authorized operations gets them on every group described without error."""
+
+        async def handle(ctx: RequestContext, request: DescribeGroupsRequest) -> DescribeGroupsResponse:
+            response: DescribeGroupsResponse = await describe(ctx, request)
+            if request.include_authorized_operations:
+                for group in response.groups:
+                    if group.error_code == ErrorCode.NONE:
+                        group.authorized_operations = GROUP_AUTHORIZED_OPERATIONS
+            return response
 
         return handle
 
