@@ -3,7 +3,10 @@ follows Kafka's rules (inactive groups only, dry run unless --execute)."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
+from confluent_kafka import Consumer
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
 from kafka.structs import OffsetAndMetadata
@@ -102,16 +105,20 @@ def test_reset_refuses_an_active_group_like_kafka(
     group_broker: GroupBrokerHandle, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _prepare(group_broker)
-    consumer = KafkaConsumer(
-        TOPIC,
-        bootstrap_servers=group_broker.bootstrap_servers,
-        group_id=GROUP,
-        session_timeout_ms=6000,
-        heartbeat_interval_ms=500,
+    consumer = Consumer(
+        {
+            "bootstrap.servers": group_broker.bootstrap_servers,
+            "group.id": GROUP,
+            "session.timeout.ms": 6000,
+            "heartbeat.interval.ms": 500,
+        }
     )
+    consumer.subscribe([TOPIC])
     try:
+        deadline = time.monotonic() + 20
         while not consumer.assignment():
-            consumer.poll(timeout_ms=100)
+            assert time.monotonic() < deadline, "the consumer never got an assignment"
+            consumer.poll(0.1)
         group_broker.wait_for_group_blocking(GROUP, state="Stable")
         code = main(
             [
