@@ -84,14 +84,16 @@ class GroupBrokerHandle:
         generation_at_least: int | None = None,
         timeout_s: float = 15.0,
     ) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            ok, snapshot = await asyncio.to_thread(self._matches, group_id, state, members, generation_at_least)
-            if ok:
-                return dict(snapshot)
-            if time.monotonic() > deadline:
-                raise GroupNotReadyError(f"group {group_id!r} not as expected within {timeout_s}s: {snapshot}")
-            await asyncio.sleep(0.02)
+        """Wait (without blocking the caller's event loop) until the group matches; returns its snapshot."""
+        snapshot: dict[str, Any] = await asyncio.to_thread(
+            self.wait_for_group_blocking,
+            group_id,
+            state=state,
+            members=members,
+            generation_at_least=generation_at_least,
+            timeout_s=timeout_s,
+        )
+        return snapshot
 
     def wait_for_group_blocking(
         self,

@@ -22,55 +22,43 @@ class GroupError(Exception):
         self.code = code
 
 
-def sync_append_error(error: ErrorCode) -> ErrorCode:
-    """What SyncGroup answers when persisting the group's assignment failed (Kafka `storeGroup`, rule #22)."""
-    if error in (
-        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-        ErrorCode.NOT_ENOUGH_REPLICAS,
-        ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
-    ):
+_UNAVAILABLE = frozenset(
+    {ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_ENOUGH_REPLICAS, ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND}
+)
+_MOVED = frozenset({ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.KAFKA_STORAGE_ERROR})
+_TOO_LARGE = frozenset({ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.INVALID_FETCH_SIZE})
+
+
+def _append_error(error: ErrorCode, *, timed_out: ErrorCode, too_large: ErrorCode) -> ErrorCode:
+    """Kafka's shared remapping of `__consumer_offsets` append failures; APIs differ only for timeouts and sizes."""
+    if error in _UNAVAILABLE:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE
-    if error in (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.KAFKA_STORAGE_ERROR):
+    if error in _MOVED:
         return ErrorCode.NOT_COORDINATOR
     if error == ErrorCode.REQUEST_TIMED_OUT:
-        return ErrorCode.REBALANCE_IN_PROGRESS
-    if error in (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.INVALID_FETCH_SIZE):
-        return ErrorCode.UNKNOWN_SERVER_ERROR
+        return timed_out
+    if error in _TOO_LARGE:
+        return too_large
     return error
+
+
+def sync_append_error(error: ErrorCode) -> ErrorCode:
+    """What SyncGroup answers when persisting the group's assignment failed (Kafka `storeGroup`, rule #22)."""
+    return _append_error(error, timed_out=ErrorCode.REBALANCE_IN_PROGRESS, too_large=ErrorCode.UNKNOWN_SERVER_ERROR)
 
 
 def commit_append_error(error: ErrorCode) -> ErrorCode:
     """What OffsetCommit answers per partition when its records failed to write (`maybeConvertOffsetCommitError`,
     rule #34; REQUEST_TIMED_OUT as the new coordinator maps it)."""
-    if error in (
-        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-        ErrorCode.NOT_ENOUGH_REPLICAS,
-        ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
-        ErrorCode.REQUEST_TIMED_OUT,
-    ):
-        return ErrorCode.COORDINATOR_NOT_AVAILABLE
-    if error in (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.KAFKA_STORAGE_ERROR):
-        return ErrorCode.NOT_COORDINATOR
-    if error in (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.INVALID_FETCH_SIZE):
-        return ErrorCode.INVALID_COMMIT_OFFSET_SIZE
-    return error
+    return _append_error(
+        error, timed_out=ErrorCode.COORDINATOR_NOT_AVAILABLE, too_large=ErrorCode.INVALID_COMMIT_OFFSET_SIZE
+    )
 
 
 def admin_append_error(error: ErrorCode) -> ErrorCode:
     """What DeleteGroups / OffsetDelete answer when their tombstones failed to write (new coordinator's
     `handleOperationException`)."""
-    if error in (
-        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-        ErrorCode.NOT_ENOUGH_REPLICAS,
-        ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
-        ErrorCode.REQUEST_TIMED_OUT,
-    ):
-        return ErrorCode.COORDINATOR_NOT_AVAILABLE
-    if error in (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.KAFKA_STORAGE_ERROR):
-        return ErrorCode.NOT_COORDINATOR
-    if error in (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.INVALID_FETCH_SIZE):
-        return ErrorCode.UNKNOWN_SERVER_ERROR
-    return error
+    return _append_error(error, timed_out=ErrorCode.COORDINATOR_NOT_AVAILABLE, too_large=ErrorCode.UNKNOWN_SERVER_ERROR)
 
 
 def offset_fetch_error(error: ErrorCode) -> ErrorCode:
