@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import uuid
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -19,7 +19,6 @@ from broker.cluster import ClusterView, Node
 from broker.compaction import Compaction
 from broker.config import BrokerConfig, parse_control_listener
 from broker.connection import Connection
-from broker.control_api import ControlApi
 from broker.controls import BrokerControls
 from broker.dispatch import Dispatcher
 from broker.fetch_purgatory import FetchPurgatory
@@ -41,6 +40,9 @@ from storage.config import COMPACT, LogConfig, validate_topic_configs
 from storage.errors import InvalidPartitionsError, InvalidTopicError, TopicAlreadyExistsError
 from storage.log_manager import LogManager
 from storage.topics import TopicInfo, topic_collision, validate_topic_name
+
+if TYPE_CHECKING:
+    from broker.control_api import ControlApi
 
 log = structlog.get_logger("broker.app")
 SHUTDOWN_GRACE_S = 5.0
@@ -141,6 +143,8 @@ class Broker:
             self.compaction = Compaction(self.logs, cleaner_config, config["log.cleaner.backoff.ms"], clock.wall_ms)
             self._spawn(self.compaction.run_forever())
         if config["control.listener"]:
+            from broker.control_api import ControlApi  # aiohttp costs ~0.2 s of import: only when asked for
+
             self.control_api = ControlApi(self)
             await self.control_api.start(*parse_control_listener(config["control.listener"]))
         log.info(

@@ -42,6 +42,10 @@ class TimerDriver:
         deadline = min(deadlines) if deadlines else None
         if deadline == self._armed_ms:
             return
+        if self._handle is not None and self._armed_ms is not None and (deadline is None or deadline > self._armed_ms):
+            # The earliest deadline moved later (every heartbeat does that): keep the early handle, which fires,
+            # finds little to do and re-arms, instead of cancelling and re-creating a loop timer per request.
+            return
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None
