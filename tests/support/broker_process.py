@@ -36,7 +36,7 @@ class BrokerProcess:
         self.output: list[str] = []
         self.bootstrap = ""
 
-    def start(self, timeout_s: float = 20.0) -> str:
+    def start(self, timeout_s: float = 20.0, *, wait_loaded: bool = True) -> str:
         args = [sys.executable, str(ROOT / "server.py")]
         settings = {"listeners": f"PLAINTEXT://127.0.0.1:{self.port}", "log.dirs": str(self.data_dir), **self.overrides}
         for key, value in settings.items():
@@ -63,6 +63,10 @@ class BrokerProcess:
             self.kill()
             raise RuntimeError("broker did not start:\n" + "".join(self.output[-50:]))
         self.port = int(self.bootstrap.rsplit(":", 1)[1])  # restarts keep the same port
+        if wait_loaded:
+            # Until `__consumer_offsets` is replayed, group requests get COORDINATOR_LOAD_IN_PROGRESS; tests that
+            # are not about loading start once it is done.
+            wait_until(lambda: any('"offsets.loaded"' in line for line in self.output), timeout_s)
         return self.bootstrap
 
     def stop(self, timeout_s: float = 20.0) -> int:
