@@ -4,6 +4,7 @@ follows Kafka's rules (inactive groups only, dry run unless --execute)."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer
@@ -13,6 +14,8 @@ from kafka.structs import OffsetAndMetadata
 
 from broker.cli import main
 from broker.pytest_plugin import GroupBrokerHandle
+from coordinator.hashing import partition_for
+from tests.support.broker_process import FAST_GROUPS, running_broker
 
 TOPIC = "cli-topic"
 GROUP = "cli-group"
@@ -135,3 +138,21 @@ def test_reset_refuses_an_active_group_like_kafka(
         assert "can only be reset if the group 'cli-group' is inactive" in capsys.readouterr().err
     finally:
         consumer.close()
+
+
+def test_timeline_and_dump_log_commands_against_a_broker_process(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`groups timeline` reads the control API of a running broker; `dump-log` decodes its `__consumer_offsets`."""
+    with running_broker(tmp_path / "data", {"control.listener": "http://127.0.0.1:0"}) as process:
+        control = next(line.split("=", 1)[1].strip() for line in process.log_lines() if line.startswith("CONTROL="))
+        consumer = KafkaConsumer(bootstrap_servers=process.bootstrap, group_id="timed", enable_auto_commit=False)
+        consumer.commit({TopicPartition("__consumer_offsets", 0): OffsetAndMetadata(7, "note", -1)})
+        consumer.close()
+        assert main(["groups", "timeline", "timed", "--control", control]) == 0
+        assert "timed" in capsys.readouterr().out
+    partition = partition_for("timed", int(FAST_GROUPS["offsets.topic.num.partitions"]))
+    assert main(["dump-log", str(tmp_path / "data" / f"__consumer_offsets-{partition}"), "--offsets-decoder"]) == 0
+    dumped = capsys.readouterr().out
+    assert "offset_commit::group=timed,partition=__consumer_offsets-0" in dumped
+    assert "offset=7,leaderEpoch=-1,metadata=note" in dumped
