@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-test
 
-.PHONY: install install-test tools run test lint codegen bench clean
+.PHONY: install install-test tools run test lint codegen bench report clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -42,11 +42,16 @@ codegen: install-test
 lint: install-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy protocol coordinator broker storage server.py
+	$(BIN)/mypy protocol coordinator broker storage pipeline server.py
 	$(BIN)/lint-imports
 
 test: install-test lint
 	$(BIN)/pytest -q -p no:cacheprovider
+
+# The PySpark analysis of the broker's ./data (what `make run` writes): Parquet tables, report.txt, lag.png,
+# rebalances.png in ./pipeline-out
+report: install-test
+	$(BIN)/python -m pipeline analyze --data-dir data --out pipeline-out
 
 bench: install-test
 	$(BIN)/python -m bench

@@ -1,0 +1,211 @@
+"""``python -m pipeline {analyze,decode,describe,report,stream}``; also runnable as a file by ``spark-submit``.
+
+``--master`` defaults to ``local[*]`` unless ``spark-submit`` already chose one. Exit status 2 with one clear
+sentence when Java is missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if __package__ in (None, ""):  # run as a file (spark-submit pipeline/cli.py): make the package importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from pipeline.config import AnalysisConfig, BurrowConfig, parse_duration_ms
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["main"]
+
+
+def _common(p: argparse.ArgumentParser, *, data: bool = True, out: bool = True) -> None:
+    if data:
+        p.add_argument("--data-dir", required=True, help="the broker's log directory (log.dirs)")
+    if out:
+        p.add_argument("--out", required=True, type=Path, help="output directory")
+    p.add_argument("--master", default=None, help="Spark master (default local[*], or what spark-submit set)")
+    p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark settings")
+
+
+def _analysis_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--as-of", default="max", help="max (latest time in the logs), now, or an ISO-8601 time")
+    p.add_argument("--intervals", type=int, default=10, help="Burrow: commits kept per partition (10)")
+    p.add_argument("--min-distance", type=int, default=0, help="Burrow: seconds between stored commits (0)")
+    p.add_argument("--expire-group", type=int, default=604800, help="Burrow: forget a silent group after (s)")
+    p.add_argument("--allowed-lag", type=int, default=0, help="Burrow: lag treated as zero (0)")
+    p.add_argument("--minimum-complete", type=float, default=0.0, help="Burrow: window share needed (0.0)")
+    p.add_argument("--offset-refresh", type=int, default=10, help="Burrow: broker offset ring spacing (s)")
+    p.add_argument("--tick", default="60s", help="status history grid (e.g. 60s, 5m)")
+    p.add_argument("--rate-window", default="60s", help="width of rate windows")
+    p.add_argument("--groups", default=None, help="only groups matching this regex")
+    p.add_argument("--exclude-groups", default=None, help="skip groups matching this regex")
+    p.add_argument("--no-plots", action="store_true", help="skip lag.png and rebalances.png")
+
+
+def _config(args: argparse.Namespace) -> AnalysisConfig:
+    return AnalysisConfig(
+        burrow=BurrowConfig(
+            intervals=args.intervals,
+            min_distance_s=args.min_distance,
+            expire_group_s=args.expire_group,
+            allowed_lag=args.allowed_lag,
+            minimum_complete=args.minimum_complete,
+            offset_refresh_s=args.offset_refresh,
+        ),
+        tick_ms=parse_duration_ms(args.tick),
+        rate_window_ms=parse_duration_ms(args.rate_window),
+        as_of=args.as_of,
+        groups=args.groups,
+        exclude_groups=args.exclude_groups,
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m pipeline", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("analyze", help="every table, report.txt, lag.png, rebalances.png")
+    _common(p)
+    _analysis_options(p)
+    p = sub.add_parser("decode", help="only the decoded tables (commits, generations, assignments, LEO)")
+    _common(p)
+    p.add_argument("--groups", default=None)
+    p.add_argument("--exclude-groups", default=None)
+    p = sub.add_parser("describe", help="print kafka-consumer-groups --describe as of a time")
+    _common(p, out=False)
+    p.add_argument("--group", default=None, help="only this group")
+    p.add_argument("--as-of", default="max")
+    p = sub.add_parser("report", help="re-render report.txt and the pictures from an --out directory")
+    p.add_argument("--out", required=True, type=Path)
+    p.add_argument("--no-plots", action="store_true")
+    p = sub.add_parser("stream", help="decode only what was appended since the last run, then analyse")
+    _common(p)
+    _analysis_options(p)
+    p.add_argument("--checkpoint", type=Path, default=None, help="default OUT/_checkpoints")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--once", action="store_true", help="one run, then exit (default)")
+    mode.add_argument("--interval", default=None, help="keep running, one run per interval (e.g. 60s)")
+    p.add_argument("--no-analyze", action="store_true", help="only ingest new records")
+    return parser
+
+
+def _spark(args: argparse.Namespace) -> SparkSession:
+    from pipeline.session import build_session
+
+    conf = dict(item.split("=", 1) for item in args.conf)
+    return build_session(args.master, conf)
+
+
+def _finish(out: Path, plots: bool) -> None:
+    from pipeline.report import render_outputs, write_report
+
+    paths = render_outputs(out) if plots else [write_report(out)]
+    for path in paths:
+        print(f"wrote {path}")
+
+
+def _analyze(args: argparse.Namespace) -> int:
+    from pipeline.analyze import analyze
+
+    spark = _spark(args)
+    analysis = analyze(spark, args.data_dir, args.out, _config(args))
+    print(f"tables in {args.out / 'tables'} ({', '.join(f'{k} {v:.1f}s' for k, v in analysis.timings.items())})")
+    _finish(args.out, not args.no_plots)
+    return 0
+
+
+def _decode(args: argparse.Namespace) -> int:
+    from pipeline.analyze import decode_tables, write_table
+
+    spark = _spark(args)
+    cfg = AnalysisConfig(groups=args.groups, exclude_groups=args.exclude_groups)
+    t = decode_tables(spark, args.data_dir, cfg)
+    for name, df in (
+        ("offset_commits", t.commits),
+        ("group_generations", t.generations),
+        ("group_assignments", t.assignments),
+        ("topic_batches", t.batches),
+        ("topic_leo", t.leo),
+    ):
+        write_table(df, args.out, name)
+        print(f"wrote {args.out / 'tables' / name}")
+    return 0
+
+
+def _describe(args: argparse.Namespace) -> int:
+    from pyspark.sql import functions as F
+
+    from pipeline.analyze import decode_tables, latest_time
+    from pipeline.config import parse_as_of
+    from pipeline.describe import describe, format_describe
+
+    spark = _spark(args)
+    pattern = None if args.group is None else _quote(args.group)
+    t = decode_tables(spark, args.data_dir, AnalysisConfig(groups=pattern))
+    as_of = parse_as_of(args.as_of, latest_time(t))
+    rows = describe(t.commits, t.generations, t.leo, as_of_ms=as_of)
+    if args.group is not None:
+        rows = rows.where(F.col("group") == args.group)
+    print(format_describe([r.asDict() for r in rows.collect()]), end="")
+    return 0
+
+
+def _quote(text: str) -> str:
+    import re
+
+    return re.escape(text)
+
+
+def _report(args: argparse.Namespace) -> int:
+    _finish(args.out, not args.no_plots)
+    return 0
+
+
+def _stream(args: argparse.Namespace) -> int:
+    from pipeline.analyze import analyze, decode_tables
+    from pipeline.stream import ingest_once, raw_tables
+
+    spark = _spark(args)
+    cfg = _config(args)
+    interval = None if args.interval is None else parse_duration_ms(args.interval) / 1000
+    while True:
+        added = ingest_once(spark, args.data_dir, args.out, args.checkpoint)
+        print("ingested " + ", ".join(f"{v} new {k} rows" for k, v in added.items()), flush=True)
+        if not args.no_analyze:
+            offsets, batches = raw_tables(spark, args.out)
+            tables = decode_tables(spark, args.data_dir, cfg, raw_offsets=offsets, raw_batches=batches)
+            analyze(spark, args.data_dir, args.out, cfg, tables)
+            _finish(args.out, not args.no_plots)
+        if interval is None:
+            return 0
+        time.sleep(interval)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handlers = {
+        "analyze": _analyze,
+        "decode": _decode,
+        "describe": _describe,
+        "report": _report,
+        "stream": _stream,
+    }
+    try:
+        from pipeline.session import JavaMissingError
+    except ModuleNotFoundError as exc:  # pyspark/pyarrow not installed
+        print(f"the pipeline needs its optional dependencies: pip install '.[pipeline]' ({exc})", file=sys.stderr)
+        return 2
+    try:
+        return handlers[args.command](args)
+    except JavaMissingError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

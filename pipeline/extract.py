@@ -1,0 +1,151 @@
+"""The decoded tables: raw ``kafkalog`` rows into offset commits, generations, assignments and LEO history.
+
+These are direct reshapes of what the log says, with no evaluation: every later table is computed from them, and
+they are written to Parquet as they are so that others can query the log without decoding it again.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+
+from pipeline.layout import list_segments
+
+__all__ = [
+    "LONG_MIN",
+    "filter_groups",
+    "group_assignments",
+    "group_generations",
+    "log_starts",
+    "offset_commits",
+    "read_raw",
+    "topic_leo",
+]
+
+#: "Since forever": the time of a partition's log-start row in ``topic_leo``.
+LONG_MIN = -(2**63)
+
+
+def read_raw(spark: SparkSession, data_dir: str, kind: str) -> DataFrame:
+    """``kind`` = ``offsets`` or ``topics``; partitions sized so every core gets work."""
+    parallelism = spark.sparkContext.defaultParallelism
+    return (
+        spark.read.format("kafkalog").option("kind", kind).option("minPartitions", str(2 * parallelism)).load(data_dir)
+    )
+
+
+def filter_groups(df: DataFrame, include: str | None, exclude: str | None) -> DataFrame:
+    """Burrow's group allow/deny lists, as Java-compatible regexes matched against the whole group id."""
+    if include is not None:
+        df = df.where(F.col("group").rlike(f"^(?:{include})$"))
+    if exclude is not None:
+        df = df.where(~F.coalesce(F.col("group").rlike(f"^(?:{exclude})$"), F.lit(False)))
+    return df
+
+
+def offset_commits(raw: DataFrame) -> DataFrame:
+    """One row per OffsetCommit record (tombstones included, flagged); ``ts_ms`` is the commit time (log time for
+    tombstones, which carry none)."""
+    return raw.where(F.col("record_type").isin("offset_commit", "offset_tombstone")).select(
+        "group",
+        "topic",
+        "partition",
+        "committed_offset",
+        "leader_epoch",
+        "metadata",
+        "commit_ts_ms",
+        "expire_ts_ms",
+        "log_partition",
+        "log_offset",
+        "log_ts_ms",
+        (F.col("record_type") == "offset_tombstone").alias("is_tombstone"),
+        F.coalesce("commit_ts_ms", "log_ts_ms").alias("ts_ms"),
+        F.timestamp_millis(F.coalesce("commit_ts_ms", "log_ts_ms")).alias("commit_time"),
+    )
+
+
+def group_generations(raw: DataFrame) -> DataFrame:
+    """One row per GroupMetadata record: a completed rebalance, the group becoming Empty, or a tombstone.
+
+    ``ts_ms`` is when the record was written (the log time), which is when the assignment took effect;
+    ``state_ts_ms`` is the coordinator's ``current_state_timestamp``.
+    """
+    return raw.where(F.col("record_type").isin("group_metadata", "group_tombstone")).select(
+        "group",
+        "generation",
+        "protocol_type",
+        "protocol",
+        "leader",
+        "state_ts_ms",
+        "log_partition",
+        "log_offset",
+        "log_ts_ms",
+        F.col("log_ts_ms").alias("ts_ms"),
+        F.coalesce(F.size("members"), F.lit(0)).alias("member_count"),
+        F.coalesce(
+            "members",
+            F.array().cast(
+                "array<struct<member_id:string,group_instance_id:string,"
+                "client_id:string,client_host:string,session_timeout_ms:int,rebalance_timeout_ms:int,"
+                "subscribed_topics:array<string>,assignment:array<struct<topic:string,partitions:array<int>>>>>"
+            ),
+        ).alias("members"),
+        (F.col("record_type") == "group_tombstone").alias("is_tombstone"),
+    )
+
+
+def group_assignments(generations: DataFrame) -> DataFrame:
+    """Who owned which partition from when to when: one row per (group, generation, member, topic, partition).
+
+    ``valid_to_ms`` is the time of the group's next metadata record (null while current).
+    """
+    w = Window.partitionBy("group").orderBy("log_partition", "log_offset")
+    spans = generations.withColumn("valid_to_ms", F.lead("ts_ms").over(w)).where(~F.col("is_tombstone"))
+    members = spans.select(
+        "group", "generation", "valid_to_ms", F.col("ts_ms").alias("valid_from_ms"), F.explode("members").alias("m")
+    )
+    assigned = members.select("*", F.explode("m.assignment").alias("a"))
+    return assigned.select(
+        "group",
+        "generation",
+        F.col("m.member_id").alias("member_id"),
+        F.col("m.group_instance_id").alias("group_instance_id"),
+        F.col("m.client_id").alias("client_id"),
+        F.col("m.client_host").alias("client_host"),
+        F.col("a.topic").alias("topic"),
+        F.explode("a.partitions").alias("partition"),
+        "valid_from_ms",
+        "valid_to_ms",
+    )
+
+
+def log_starts(spark: SparkSession, data_dir: str) -> DataFrame:
+    """``topic, partition, log_start_offset`` (the oldest segment's base) of every topic partition on disk.
+
+    Taken from the directory listing, not from batches, so an empty partition still has a known LEO (its start).
+    """
+    first: dict[tuple[str, int], int] = {}
+    for s in list_segments(data_dir, "topics"):
+        key = (s.topic, s.partition)
+        first[key] = min(first.get(key, s.base_offset), s.base_offset)
+    rows = [(t, p, base) for (t, p), base in sorted(first.items())]
+    return spark.createDataFrame(rows, "topic string, partition int, log_start_offset long")
+
+
+def topic_leo(batches: DataFrame, starts: DataFrame) -> DataFrame:
+    """The log-end offset of every topic partition as a step function of time.
+
+    A batch's end offset counts from the running max of batch timestamps in offset order (so LEO never goes down
+    when a producer's clock does). Each partition also gets a row at the beginning of time holding its log-start
+    offset: history before the oldest segment was removed by retention and is unknown.
+    """
+    w = Window.partitionBy("topic", "partition").orderBy("base_offset").rowsBetween(Window.unboundedPreceding, 0)
+    steps = (
+        batches.withColumns({"ts_ms": F.max("max_ts_ms").over(w), "leo": F.col("last_offset") + 1})
+        .groupBy("topic", "partition", "ts_ms")
+        .agg(F.max("leo").alias("leo"))
+    )
+    start_rows = starts.select(
+        "topic", "partition", F.lit(LONG_MIN).alias("ts_ms"), F.col("log_start_offset").alias("leo")
+    )
+    return steps.unionByName(start_rows).join(F.broadcast(starts), ["topic", "partition"])

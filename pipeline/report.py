@@ -1,0 +1,161 @@
+"""``report.txt``: the analysis in words and tables, rendered from the Parquet output (no Spark needed).
+
+It opens with what was read and what the log could not tell (compacted or deleted history), then each group's
+Burrow status with the partition and rule behind it, the ``--describe`` table, rebalances and rates.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd  # type: ignore[import-untyped]
+
+from pipeline.describe import format_describe
+from pipeline.plots import plot_lag, plot_rebalances
+from pipeline.tables import read_table
+
+__all__ = ["RULE_TEXT", "render_outputs", "write_report"]
+
+RULE_TEXT = {
+    "current-lag": "current lag within allowed-lag",
+    "incomplete": "window below minimum-complete, not evaluated",
+    "stop": "no commit for longer than the window spans (rule 3)",
+    "rewind": "committed offset went back and has not recovered (rule 2)",
+    "zero-lag": "lag within allowed-lag somewhere in the window (rule 1)",
+    "stall": "committing the same offset while lagging (rule 4)",
+    "warn": "lag never decreased over the window (rule 5)",
+    "ok": "lag decreasing",
+    "empty": "no commits stored",
+}
+_RANK = {"NOTFOUND": 0, "OK": 1, "WARN": 2, "ERR": 3, "STOP": 4, "STALL": 5, "REWIND": 6}
+
+
+def _time(ms: Any) -> str:
+    if ms is None or pd.isna(ms):
+        return "-"
+    return datetime.fromtimestamp(int(ms) / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z"
+
+
+def _seconds(ms: Any) -> str:
+    return "-" if ms is None or pd.isna(ms) else f"{float(ms) / 1000:.1f}s"
+
+
+def _table(df: pd.DataFrame) -> str:
+    return "(none)\n" if df.empty else df.to_string(index=False) + "\n"
+
+
+def write_report(out_dir: Path) -> Path:
+    summary: dict[str, Any] = json.loads((out_dir / "inputs.json").read_text(encoding="utf-8"))
+    lines: list[str] = ["group-broker pipeline report", "=" * 28, ""]
+    lines.append(f"as of:    {_time(summary['as_of_ms'])}  (latest time in the logs: {_time(summary['latest_ms'])})")
+    lines.append(f"log dir:  {summary['data_dir']}")
+    lines += ["", "Inputs scanned", "--------------"]
+    lines.append(
+        f"__consumer_offsets: {summary['offsets_segments']} segments, {summary['offsets_bytes']:,} bytes; "
+        f"topics: {summary['topic_segments']} segments, {summary['topic_bytes']:,} bytes, "
+        f"{summary['topic_partitions']} partitions, {summary['topic_batches']:,} batches"
+    )
+    records = ", ".join(f"{k}: {v:,}" for k, v in sorted(summary["records"].items())) or "none"
+    lines.append(f"records: {records}; groups: {summary['groups']}")
+    for error in summary["errors"]:
+        lines.append(f"DECODE ERROR {error}")
+    lines += ["", "Caveats:" if summary["caveats"] else "Caveats: none (no compacted or deleted history found)"]
+    lines += [f"  - {c}" for c in summary["caveats"]]
+    lines += ["", *_status_section(out_dir), "", "kafka-consumer-groups --describe (as of the time above)", "-" * 54]
+    describe = read_table(out_dir, "describe")
+    text = format_describe(describe.astype(object).where(describe.notna(), None).to_dict("records"))
+    lines.append(text.rstrip() or "(no groups)")
+    lines += ["", *_rebalance_section(out_dir), "", *_rate_section(out_dir), ""]
+    path = out_dir / "report.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _status_section(out_dir: Path) -> list[str]:
+    groups = read_table(out_dir, "group_status")
+    parts = read_table(out_dir, "partition_status", ["group", "topic", "partition", "status", "rule", "current_lag"])
+    lines = ["Burrow status per group", "-----------------------"]
+    if groups.empty:
+        return [*lines, "(no groups)"]
+    parts = parts.assign(_rank=parts["status"].map(_RANK)).sort_values(
+        ["group", "_rank", "current_lag"], ascending=[True, False, False]
+    )
+    worst = parts.groupby("group").head(1).set_index("group")
+    rows = []
+    for g in groups.sort_values("group").itertuples():
+        w = worst.loc[g.group] if g.group in worst.index else None
+        rows.append(
+            {
+                "group": g.group,
+                "status": g.status,
+                "total_lag": int(g.total_lag),
+                "partitions": int(g.partition_count),
+                "complete": f"{g.complete:.2f}",
+                "worst partition": "-" if w is None else f"{w['topic']}-{w['partition']} {w['status']}",
+                "rule that fired": "-" if w is None else RULE_TEXT.get(w["rule"], w["rule"]),
+            }
+        )
+    return [*lines, _table(pd.DataFrame(rows)).rstrip()]
+
+
+def _rebalance_section(out_dir: Path) -> list[str]:
+    rb = read_table(out_dir, "rebalances")
+    lines = ["Rebalances", "----------"]
+    if rb.empty:
+        return [*lines, "(none recorded)"]
+    rows = []
+    for group, g in rb.sort_values("ts_ms").groupby("group"):
+        live = g[g["member_count"] > 0]
+        lifetimes = g["lifetime_ms"]
+        rows.append(
+            {
+                "group": group,
+                "generations": len(g),
+                "rebalances": len(live),
+                "joins": int(g["joined_count"].sum()),
+                "leaves": int(g["left_count"].sum()),
+                "mean lifetime": _seconds(lifetimes.mean()),
+                "max lifetime": _seconds(lifetimes.max()),
+                "max commit pause": _seconds(g["commit_pause_ms"].max()),
+                "last": f"gen {int(g['generation'].iloc[-1])} at {_time(g['ts_ms'].iloc[-1])}",
+            }
+        )
+    return [*lines, _table(pd.DataFrame(rows)).rstrip()]
+
+
+def _rate_section(out_dir: Path) -> list[str]:
+    rates = read_table(out_dir, "commit_rates")
+    produce = read_table(out_dir, "produce_rates")
+    lines = [
+        "Rates (per window; mean over windows with activity)",
+        "---------------------------------------------------",
+    ]
+    if not rates.empty:
+        agg = rates.groupby("group").agg(
+            commits=("commits", "sum"),
+            commits_per_s=("commits_per_s", "mean"),
+            consume_per_s=("consume_rate_per_s", "mean"),
+            peak_consume_per_s=("consume_rate_per_s", "max"),
+            rewinds=("rewinds", "sum"),
+        )
+        lines.append(_table(agg.reset_index().round(2)).rstrip())
+    if not produce.empty:
+        agg = produce.groupby("topic").agg(
+            records=("records", "sum"),
+            records_per_s=("records_per_s", "mean"),
+            peak_records_per_s=("records_per_s", "max"),
+        )
+        lines += ["", _table(agg.reset_index().round(2)).rstrip()]
+    return lines
+
+
+def render_outputs(out_dir: Path) -> list[Path]:
+    """report.txt, lag.png and rebalances.png from the tables under ``out_dir``."""
+    report = write_report(out_dir)
+    lag_png, rb_png = out_dir / "lag.png", out_dir / "rebalances.png"
+    plot_lag(out_dir, lag_png)
+    plot_rebalances(out_dir, rb_png)
+    return [report, lag_png, rb_png]

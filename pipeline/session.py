@@ -1,0 +1,85 @@
+"""Build the SparkSession the pipeline runs on, with the settings every run needs.
+
+* Workers must run the driver's interpreter (``PYSPARK_PYTHON``): otherwise Spark starts ``python3`` from PATH,
+  which lacks pyarrow and the project, and fails deep inside a task.
+* A master given by ``spark-submit`` (``spark.master`` already in the conf) wins over ``--master``'s default.
+* Java is checked up front so a missing JDK is one clear sentence, not a py4j stack trace.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Mapping
+
+from pyspark import SparkConf
+from pyspark.sql import SparkSession
+
+from pipeline.source import KafkaLogDataSource
+
+__all__ = ["DEFAULT_MASTER", "JavaMissingError", "build_session", "check_java"]
+
+DEFAULT_MASTER = "local[*]"
+
+
+class JavaMissingError(RuntimeError):
+    """Spark needs a Java 17+ runtime and none was found."""
+
+
+def check_java() -> str:
+    """Path of the ``java`` Spark will use; raises :class:`JavaMissingError` with what to install if there is none."""
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        candidate = os.path.join(home, "bin", "java")
+        if os.access(candidate, os.X_OK):
+            return candidate
+    found = shutil.which("java")
+    if found is None:
+        raise JavaMissingError(
+            "The pipeline runs on Apache Spark, which needs Java 17 or newer, and no `java` was found "
+            "(JAVA_HOME unset and nothing on PATH). On Debian: apt-get install openjdk-17-jre-headless"
+        )
+    return found
+
+
+def build_session(
+    master: str | None = None,
+    conf: Mapping[str, str] | None = None,
+    app_name: str = "group-broker-pipeline",
+) -> SparkSession:
+    """The active session if one exists (tests share one), else a new one; the ``kafkalog`` source registered."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        _register(active)
+        return active
+    check_java()
+    spark_conf = SparkConf()  # picks up spark.* system properties set by spark-submit
+    builder = SparkSession.builder.appName(app_name)
+    if master is not None:
+        builder = builder.master(master)
+    elif not spark_conf.contains("spark.master"):
+        builder = builder.master(DEFAULT_MASTER)
+    defaults = {
+        "spark.ui.showConsoleProgress": "false",
+        "spark.ui.enabled": "false",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.shuffle.partitions": str(2 * (os.cpu_count() or 2)),
+        "spark.sql.adaptive.enabled": "true",
+        "spark.python.worker.reuse": "true",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+    }
+    for key, value in {**defaults, **(conf or {})}.items():
+        if key not in defaults or not spark_conf.contains(key):
+            builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    _register(session)
+    return session
+
+
+def _register(session: SparkSession) -> None:
+    session.dataSource.register(KafkaLogDataSource)

@@ -1,0 +1,22 @@
+"""Reading the written Parquet tables back on the driver, without Spark, for the report and the pictures.
+
+Only bounded tables (statuses at the as-of time, rebalances, rates, per-group lag per tick) are read here; the
+big per-partition histories stay on disk for whoever queries them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd  # type: ignore[import-untyped]
+import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+__all__ = ["read_table"]
+
+
+def read_table(out_dir: Path, name: str, columns: list[str] | None = None) -> pd.DataFrame:
+    path = out_dir / "tables" / name
+    if not path.exists():
+        return pd.DataFrame(columns=columns or [])
+    table = pq.read_table(str(path), columns=columns)
+    return table.to_pandas()
