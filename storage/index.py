@@ -19,6 +19,7 @@ import struct
 import sys
 from array import array
 from pathlib import Path
+from typing import ClassVar
 
 __all__ = ["OffsetIndex", "TimeIndex"]
 
@@ -67,34 +68,76 @@ class _IndexFile:
         self.path.unlink(missing_ok=True)
 
 
-class OffsetIndex:
-    """Maps offsets to the file position of a batch at or before them; a lookup is a floor search plus a scan.
+class _PairIndex:
+    """What both index files share: two parallel columns of fixed-size entries, flushed incrementally."""
 
-    Each entry is ``(last offset of a batch, position of that batch)``, as Kafka writes them since 3.x; entries
-    are strictly increasing in both fields, which is what the sanity check on load verifies.
-    """
+    ENTRY: ClassVar[struct.Struct]
 
-    ENTRY_SIZE = _OFFSET_ENTRY.size
-
-    __slots__ = ("_file", "_positions", "_relative", "base_offset", "max_entries")
+    __slots__ = ("_file", "base_offset", "max_entries")
 
     def __init__(self, path: Path, base_offset: int, max_entries: int) -> None:
         self.base_offset = base_offset
         self.max_entries = max(1, max_entries)
-        self._relative = array("i")
-        self._positions = array("i")
         self._file = _IndexFile(path, 0)
+
+    def _columns(self) -> tuple[array[int], array[int]]:
+        raise NotImplementedError
 
     @property
     def path(self) -> Path:
         return self._file.path
 
     def __len__(self) -> int:
-        return len(self._relative)
+        return len(self._columns()[0])
 
     @property
     def is_full(self) -> bool:
-        return len(self._relative) >= self.max_entries
+        return len(self) >= self.max_entries
+
+    def clear(self) -> None:
+        for column in self._columns():
+            del column[:]
+
+    def flush(self, *, fsync: bool = False) -> None:
+        first, second = self._columns()
+        written = self._file._written
+        total = len(first)
+        pack = self.ENTRY.pack
+        pending = [pack(first[i], second[i]) for i in range(written, total)] if total > written else None
+        self._file.sync(pending, total, self.ENTRY.size, fsync=fsync)
+
+    def rewrite(self) -> None:
+        """Replace the file with the in-memory entries (after a rebuild)."""
+        first, second = self._columns()
+        pack = self.ENTRY.pack
+        self._file.rewrite(b"".join(pack(a, b) for a, b in zip(first, second, strict=True)), len(first))
+
+    def rename(self, path: Path) -> None:
+        self._file.rename(path)
+
+    def delete(self) -> None:
+        self._file.delete()
+
+
+class OffsetIndex(_PairIndex):
+    """Maps offsets to the file position of a batch at or before them; a lookup is a floor search plus a scan.
+
+    Each entry is ``(last offset of a batch, position of that batch)``, as Kafka writes them since 3.x; entries
+    are strictly increasing in both fields, which is what the sanity check on load verifies.
+    """
+
+    ENTRY = _OFFSET_ENTRY
+    ENTRY_SIZE = _OFFSET_ENTRY.size
+
+    __slots__ = ("_positions", "_relative")
+
+    def __init__(self, path: Path, base_offset: int, max_entries: int) -> None:
+        super().__init__(path, base_offset, max_entries)
+        self._relative = array("i")
+        self._positions = array("i")
+
+    def _columns(self) -> tuple[array[int], array[int]]:
+        return self._relative, self._positions
 
     def entries(self) -> list[tuple[int, int]]:
         """``(absolute offset, position)`` pairs, for tests and tools."""
@@ -129,31 +172,6 @@ class OffsetIndex:
         del self._relative[keep:]
         del self._positions[keep:]
 
-    def clear(self) -> None:
-        del self._relative[:]
-        del self._positions[:]
-
-    def flush(self, *, fsync: bool = False) -> None:
-        written = self._file._written
-        total = len(self._relative)
-        pack = _OFFSET_ENTRY.pack
-        pending = None
-        if total > written:
-            pending = [pack(self._relative[i], self._positions[i]) for i in range(written, total)]
-        self._file.sync(pending, total, self.ENTRY_SIZE, fsync=fsync)
-
-    def rewrite(self) -> None:
-        """Replace the file with the in-memory entries (after a rebuild)."""
-        pack = _OFFSET_ENTRY.pack
-        data = b"".join(pack(r, p) for r, p in zip(self._relative, self._positions, strict=True))
-        self._file.rewrite(data, len(self._relative))
-
-    def rename(self, path: Path) -> None:
-        self._file.rename(path)
-
-    def delete(self) -> None:
-        self._file.delete()
-
     @classmethod
     def load(cls, path: Path, base_offset: int, max_entries: int, log_size: int) -> OffsetIndex | None:
         """Read an index file; None when it is missing or fails the checks (then the caller rebuilds it)."""
@@ -178,7 +196,7 @@ class OffsetIndex:
         return index
 
 
-class TimeIndex:
+class TimeIndex(_PairIndex):
     """Maps timestamps to offsets: entry ``(T, O)`` says the largest timestamp up to offset ``O`` is ``T``.
 
     Entries are added only when the segment's max timestamp grows, so timestamps are strictly increasing and a
@@ -186,27 +204,18 @@ class TimeIndex:
     The last entry also gives a closed segment's max timestamp, which time-based retention needs.
     """
 
+    ENTRY = _TIME_ENTRY
     ENTRY_SIZE = _TIME_ENTRY.size
 
-    __slots__ = ("_file", "_relative", "_timestamps", "base_offset", "max_entries")
+    __slots__ = ("_relative", "_timestamps")
 
     def __init__(self, path: Path, base_offset: int, max_entries: int) -> None:
-        self.base_offset = base_offset
-        self.max_entries = max(1, max_entries)
+        super().__init__(path, base_offset, max_entries)
         self._timestamps = array("q")
         self._relative = array("i")
-        self._file = _IndexFile(path, 0)
 
-    @property
-    def path(self) -> Path:
-        return self._file.path
-
-    def __len__(self) -> int:
-        return len(self._timestamps)
-
-    @property
-    def is_full(self) -> bool:
-        return len(self._timestamps) >= self.max_entries
+    def _columns(self) -> tuple[array[int], array[int]]:
+        return self._timestamps, self._relative
 
     def entries(self) -> list[tuple[int, int]]:
         base = self.base_offset
@@ -238,30 +247,6 @@ class TimeIndex:
         keep = bisect.bisect_left(self._relative, relative)
         del self._timestamps[keep:]
         del self._relative[keep:]
-
-    def clear(self) -> None:
-        del self._timestamps[:]
-        del self._relative[:]
-
-    def flush(self, *, fsync: bool = False) -> None:
-        written = self._file._written
-        total = len(self._timestamps)
-        pack = _TIME_ENTRY.pack
-        pending = None
-        if total > written:
-            pending = [pack(self._timestamps[i], self._relative[i]) for i in range(written, total)]
-        self._file.sync(pending, total, self.ENTRY_SIZE, fsync=fsync)
-
-    def rewrite(self) -> None:
-        pack = _TIME_ENTRY.pack
-        data = b"".join(pack(t, r) for t, r in zip(self._timestamps, self._relative, strict=True))
-        self._file.rewrite(data, len(self._timestamps))
-
-    def rename(self, path: Path) -> None:
-        self._file.rename(path)
-
-    def delete(self) -> None:
-        self._file.delete()
 
     @classmethod
     def load(cls, path: Path, base_offset: int, max_entries: int) -> TimeIndex | None:
