@@ -16,12 +16,8 @@ from coordinator.persistence import AppendCallback
 from coordinator.records import CoordinatorRecord, UnknownRecordKey
 from protocol import consumer_offsets
 from protocol.errors import DecodeError, ErrorCode
-from protocol.messages.group_metadata_key import GROUP_METADATA_KEY
-from protocol.messages.group_metadata_value import GROUP_METADATA_VALUE
-from protocol.messages.offset_commit_key import OFFSET_COMMIT_KEY, OffsetCommitKey
-from protocol.messages.offset_commit_value import OFFSET_COMMIT_VALUE
 from protocol.records import Record, RecordBatch, encode_batch
-from protocol.versioned import encode_versioned, read_version
+from protocol.versioned import read_version
 from storage.errors import StorageError
 from storage.partition_log import AppendOrigin
 
@@ -37,12 +33,7 @@ OFFSETS_TOPIC = "__consumer_offsets"
 def _encode_record(record: CoordinatorRecord) -> tuple[bytes, bytes | None]:
     key = record.key
     assert not isinstance(key, UnknownRecordKey)
-    key_decl = OFFSET_COMMIT_KEY if isinstance(key, OffsetCommitKey) else GROUP_METADATA_KEY
-    value_decl = OFFSET_COMMIT_VALUE if isinstance(key, OffsetCommitKey) else GROUP_METADATA_VALUE
-    key_bytes = encode_versioned(key_decl, record.key_version, key)
-    if record.value is None:
-        return key_bytes, None
-    return key_bytes, encode_versioned(value_decl, record.value_version, record.value)
+    return consumer_offsets.encode_key(key), consumer_offsets.encode_value(record.value)
 
 
 def decode_record(key: bytes | None, value: bytes | None) -> CoordinatorRecord | None:

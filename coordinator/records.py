@@ -13,16 +13,19 @@ from dataclasses import dataclass
 
 from coordinator.group import ClassicGroup
 from coordinator.offsets import OffsetAndMetadata
+
+# The versions Kafka writes (OffsetCommitKey v1, GroupMetadataKey v2 / Value v3, rules #44-#46) are decided once,
+# next to the codec that writes them.
+from protocol.consumer_offsets import (
+    GROUP_METADATA_KEY_VERSION,
+    GROUP_METADATA_VALUE_VERSION,
+    OFFSET_COMMIT_KEY_VERSION,
+)
 from protocol.messages.group_metadata_key import GroupMetadataKey
 from protocol.messages.group_metadata_value import GroupMetadataValue, MemberMetadata
 from protocol.messages.offset_commit_key import OffsetCommitKey
 from protocol.messages.offset_commit_value import OffsetCommitValue
 
-OFFSET_COMMIT_KEY_VERSION = 1
-"""Kafka writes OffsetCommitKey v1 (v0 is read as the same record type)."""
-GROUP_METADATA_KEY_VERSION = 2
-GROUP_METADATA_VALUE_VERSION = 3
-"""Writers use GroupMetadataValue v3 (rule #46)."""
 TOMBSTONE_VERSION = -1
 
 
