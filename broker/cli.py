@@ -7,12 +7,14 @@ uses group-broker's control API, which only group-broker has.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from broker.describe_format import format_describe
 from broker.kafka_client import Connection, KafkaClient, KafkaClientError
 from protocol.consumer_protocol import decode_assignment
 from protocol.errors import DecodeError, ErrorCode
@@ -138,43 +140,6 @@ def describe_group(client: KafkaClient, group_id: str) -> tuple[DescribedGroup, 
     return group, rows
 
 
-def format_describe(rows: Sequence[DescribeRow]) -> str:
-    """The columns of `kafka-consumer-groups.sh --describe`, unknown values shown as "-" like Kafka."""
-    header = (
-        "GROUP",
-        "TOPIC",
-        "PARTITION",
-        "CURRENT-OFFSET",
-        "LOG-END-OFFSET",
-        "LAG",
-        "CONSUMER-ID",
-        "HOST",
-        "CLIENT-ID",
-    )
-
-    def show(value: object) -> str:
-        return "-" if value is None else str(value)
-
-    table = [header] + [
-        (
-            r.group,
-            r.topic,
-            str(r.partition),
-            show(r.current_offset),
-            show(r.log_end_offset),
-            show(r.lag),
-            r.consumer_id,
-            r.host,
-            r.client_id,
-        )
-        for r in rows
-    ]
-    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-    return "\n".join(
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in table
-    )
-
-
 def reset_offsets(
     client: KafkaClient, group_id: str, target: str, offset: int | None, topic: str | None, execute: bool
 ) -> list[tuple[str, int, int]]:
@@ -281,7 +246,7 @@ def _run_wire_command(client: KafkaClient, args: argparse.Namespace) -> int:
     if args.command == "groups" and args.groups_command == "describe":
         group, rows = describe_group(client, args.group)
         print(f"Consumer group '{args.group}' is {group.group_state} with {len(group.members)} member(s).\n")
-        print(format_describe(rows))
+        print(format_describe([dataclasses.asdict(r) | {"lag": r.lag} for r in rows]), end="")
         return 0
     target = "earliest" if args.to_earliest else "latest" if args.to_latest else "offset"
     plan = reset_offsets(client, args.group, target, args.to_offset, args.topic, args.execute)
