@@ -15,7 +15,7 @@ from pathlib import Path
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-from tests.support.broker_process import BrokerProcess
+from tests.support.broker_process import BrokerProcess, wait_until_async
 
 TOPIC = "restart-topic"
 GROUP = "restart-group"
@@ -37,13 +37,6 @@ async def _consume(consumer: AIOKafkaConsumer, seen: list[bytes]) -> None:
             batches = await consumer.getmany(timeout_ms=200)
             for messages in batches.values():
                 seen.extend(m.value for m in messages)
-
-
-async def _wait_for(predicate: object, timeout_s: float = 30.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while not predicate():  # type: ignore[operator]
-        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
-        await asyncio.sleep(0.05)
 
 
 async def test_stable_group_of_three_continues_across_a_restart_without_a_new_generation(tmp_path: Path) -> None:
@@ -70,8 +63,8 @@ async def test_stable_group_of_three_continues_across_a_restart_without_a_new_ge
             await consumer.start()
             consumers.append(consumer)
             tasks.append(asyncio.ensure_future(_consume(consumer, seen)))
-        await _wait_for(lambda: sorted(len(c.assignment()) for c in consumers) == [2, 2, 2])
-        await _wait_for(lambda: _events(broker, "rebalance.completed"))
+        await wait_until_async(lambda: sorted(len(c.assignment()) for c in consumers) == [2, 2, 2])
+        await wait_until_async(lambda: _events(broker, "rebalance.completed"))
         generation = _events(broker, "rebalance.completed")[-1]["generation"]
         assignments = [sorted(c.assignment()) for c in consumers]
 
@@ -83,7 +76,7 @@ async def test_stable_group_of_three_continues_across_a_restart_without_a_new_ge
         for i in range(60):
             await producer.send_and_wait(TOPIC, key=str(i).encode(), value=f"after-restart-{i}".encode())
         await producer.stop()
-        await _wait_for(lambda: len([v for v in seen if v.startswith(b"after-restart")]) == 60)
+        await wait_until_async(lambda: len([v for v in seen if v.startswith(b"after-restart")]) == 60)
 
         loaded = _events(broker, "group.loaded")
         assert loaded and loaded[-1]["generation"] == generation and loaded[-1]["state"] == "Stable"

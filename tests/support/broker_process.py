@@ -6,6 +6,7 @@ killed with SIGKILL (crash tests) and restarted on the same log directory.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -121,3 +122,12 @@ def wait_until(predicate: object, timeout_s: float = 20.0, interval_s: float = 0
             return
         time.sleep(interval_s)
     raise AssertionError(f"condition not met within {timeout_s}s")
+
+
+async def wait_until_async(predicate: object, timeout_s: float = 20.0, interval_s: float = 0.05) -> None:
+    """`wait_until` for async tests: polls without blocking the event loop the clients run on."""
+    deadline = time.monotonic() + timeout_s
+    while not predicate():  # type: ignore[operator]
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout_s}s")
+        await asyncio.sleep(interval_s)
