@@ -17,6 +17,7 @@ __all__ = [
     "InvalidPartitionsError",
     "InvalidRecordError",
     "InvalidTopicError",
+    "KafkaStorageError",
     "LogClosedError",
     "LogDirError",
     "OffsetOutOfRangeError",
@@ -67,6 +68,16 @@ class RecordListTooLargeError(StorageError):
     """The whole append is larger than a segment can hold (Kafka's RecordBatchTooLargeException)."""
 
     error_code = ErrorCode.RECORD_LIST_TOO_LARGE
+
+
+class KafkaStorageError(StorageError):
+    """The file system refused a write or an fsync (ENOSPC, EIO, ...): Kafka's KafkaStorageException.
+
+    Raised at the storage boundary in place of the OSError, after the log was put back as it was before the append,
+    so the broker can answer KAFKA_STORAGE_ERROR (Produce) or the coordinator's remap of it and carry on.
+    """
+
+    error_code = ErrorCode.KAFKA_STORAGE_ERROR
 
 
 # --- reads ----------------------------------------------------------------------------------------------------

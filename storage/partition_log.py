@@ -21,6 +21,7 @@ re-entrant lock guards the segment list: every method that reads through it or c
 from __future__ import annotations
 
 import bisect
+import errno
 import functools
 import os
 import shutil
@@ -35,7 +36,7 @@ import structlog
 
 from protocol.records import RecordBatch, iter_batches
 from storage.config import INT64_MAX, LogConfig
-from storage.errors import LogClosedError, OffsetOutOfRangeError, RecordListTooLargeError
+from storage.errors import KafkaStorageError, LogClosedError, OffsetOutOfRangeError, RecordListTooLargeError
 from storage.files import fsync_dir
 from storage.segment import (
     CLEANED_SUFFIX,
@@ -76,6 +77,29 @@ def _locked(method: Callable[Concatenate[PartitionLog, _P], _R]) -> Callable[Con
             return method(self, *args, **kwargs)
 
     return locked
+
+
+def _storage_errors(method: Callable[Concatenate[PartitionLog, _P], _R]) -> Callable[Concatenate[PartitionLog, _P], _R]:
+    """Turn an OSError of a write or fsync into KafkaStorageError: the one place where the file system's failures
+    (ENOSPC, EIO, EDQUOT, ...) become the Kafka error the broker answers with, instead of an exception that drops
+    the connection."""
+
+    @functools.wraps(method)
+    def guarded(self: PartitionLog, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return method(self, *args, **kwargs)
+        except OSError as exc:
+            reason = os.strerror(exc.errno) if exc.errno is not None else str(exc)
+            _log.warning(
+                "storage.write_failed",
+                directory=str(self.directory),
+                operation=method.__name__,
+                errno=errno.errorcode.get(exc.errno or 0, exc.errno),
+                error=reason,
+            )
+            raise KafkaStorageError(f"{method.__name__} to {self.directory.name} failed: {reason}") from exc
+
+    return guarded
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +204,7 @@ class PartitionLog:
     # --- appending --------------------------------------------------------------------------------------------
 
     @_locked
+    @_storage_errors
     def append(
         self,
         records: bytes | bytearray | memoryview,
@@ -191,8 +216,11 @@ class PartitionLog:
         """Validate one or more v2 batches, assign offsets from the log end, and append them.
 
         All batches land in one segment, in one write. ``leader_epoch`` (when given) is stamped into every batch's
-        partitionLeaderEpoch as Kafka's leader does. Raises the typed errors of :mod:`storage.validation`, or
-        RecordListTooLargeError when the set exceeds ``segment.bytes``.
+        partitionLeaderEpoch as Kafka's leader does. Raises the typed errors of :mod:`storage.validation`,
+        RecordListTooLargeError when the set exceeds ``segment.bytes``, or KafkaStorageError when the file system
+        refuses the write; then the log is as it was (no partial batch, same log end), so appends work again once
+        the cause is gone. Only if the write succeeded and the ``flush.messages`` fsync after it failed are the
+        batches in the log although the append raised, like a Kafka produce that timed out.
         """
         self._check_open()
         config = self._config
@@ -240,8 +268,10 @@ class PartitionLog:
             return old
         old.seal()
         old.write_indexes()
-        self._flush_pending.append(old)
+        # Only once the new segment exists does the old one stop being active: a roll that fails (disk full)
+        # leaves the list as it was, and the next append simply tries to roll again.
         segment = self._create_segment(self.log_end_offset, now_ms)
+        self._flush_pending.append(old)
         self._add(segment)
         return segment
 
@@ -266,6 +296,7 @@ class PartitionLog:
     # --- durability -------------------------------------------------------------------------------------------
 
     @_locked
+    @_storage_errors
     def flush(self) -> None:
         """fsync everything appended so far (rolled segments with their indexes, the active segment's data, and
         the directory if files were created), then advance the recovery point to the log end.

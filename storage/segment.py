@@ -131,6 +131,8 @@ class LogSegment:
         self._fd: int | None = None
         #: Bytes written since the last fsync.
         self.dirty = False
+        #: A failed append may have left bytes after ``size`` that could not be cut off yet.
+        self._partial_tail = False
         self.closed = False
 
     def _index_path(self, kind: str) -> Path:
@@ -324,23 +326,35 @@ class LogSegment:
     def append(self, data: bytes | bytearray | memoryview, batches: Sequence[BatchMeta]) -> None:
         """Write validated batches at the end of the file (page cache only) and index them.
 
-        A failed write (disk full) is cut back off, so the file never keeps a partial batch from it.
+        A failed write (disk full, I/O error) is cut back off, so the file never keeps a partial batch from it and
+        the segment's size, next offset and indexes stay as they were. Should even that ftruncate fail, the next
+        append cuts the file first: bytes of a failed batch never end up behind a later one.
         """
         fd = self._file()
         start = self.size
+        if self._partial_tail:
+            os.ftruncate(fd, start)
+            self._partial_tail = False
         view = memoryview(data)
         written = 0
         try:
             while written < len(view):
                 written += os.pwrite(fd, view[written:], start + written)
         except OSError:
-            os.ftruncate(fd, start)
+            self._cut_back(fd, start)
             raise
         finally:
             view.release()
         self.dirty = True
         for meta in batches:
             self._track(start + meta.position, meta.size, meta.last_offset, meta.max_timestamp)
+
+    def _cut_back(self, fd: int, size: int) -> None:
+        """Remove what a failed write left after ``size``; if that fails too, remember to do it before the next."""
+        try:
+            os.ftruncate(fd, size)
+        except OSError:
+            self._partial_tail = True
 
     def append_batches(self, data: bytes | bytearray) -> None:
         """Append batches that already carry their offsets (a cleaner writing a replacement segment).
