@@ -8,6 +8,7 @@ told they are durable. Loading reads the partition back into the same typed reco
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import structlog
@@ -16,8 +17,9 @@ from coordinator.persistence import AppendCallback
 from coordinator.records import CoordinatorRecord, UnknownRecordKey
 from protocol import consumer_offsets
 from protocol.errors import DecodeError, ErrorCode
-from protocol.records import Record, RecordBatch, encode_batch
+from protocol.records import BATCH_HEADER_SIZE, Record, RecordBatch, encode_batch
 from protocol.versioned import read_version
+from storage.config import INT32_MAX
 from storage.errors import StorageError
 from storage.partition_log import AppendOrigin
 
@@ -28,6 +30,9 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("broker.offsets_log")
 OFFSETS_TOPIC = "__consumer_offsets"
+#: The most a v2 record adds around its key and value: length, attributes, timestamp and offset deltas, key and
+#: value lengths (varints at their widest) and the header count.
+_RECORD_OVERHEAD_MAX = 5 + 1 + 10 + 5 + 5 + 5 + 5
 
 
 def _encode_record(record: CoordinatorRecord) -> tuple[bytes, bytes | None]:
@@ -49,13 +54,43 @@ def decode_record(key: bytes | None, value: bytes | None) -> CoordinatorRecord |
     return CoordinatorRecord(decoded_key, key_version, decoded_value, value_version)
 
 
+@dataclass(slots=True)
+class _Queued:
+    """One append waiting for the flush: its records already encoded, and an upper bound of their batch size."""
+
+    records: list[tuple[bytes, bytes | None]]
+    size: int
+    on_durable: AppendCallback
+
+
+def _size_bound(records: list[tuple[bytes, bytes | None]]) -> int:
+    """What these records can add to a batch at most (Kafka's `estimateSizeInBytes` idea: payload + overhead)."""
+    return sum(len(key) + (len(value) if value is not None else 0) + _RECORD_OVERHEAD_MAX for key, value in records)
+
+
+def _encode_batch(records: Sequence[tuple[bytes, bytes | None]], now_ms: int) -> bytes:
+    batch = RecordBatch.from_records(
+        [Record(key=k, value=v, timestamp_delta=0, offset_delta=i) for i, (k, v) in enumerate(records)],
+        base_timestamp=now_ms,
+    )
+    return encode_batch(batch)
+
+
 class OffsetsLog:
     """The coordinator's `RecordLog` over the broker's `__consumer_offsets` partitions, with group commit.
 
     Appends are queued and written once per event-loop turn: everything every group asked to write to one
-    partition in that turn goes out as one record batch in one write() (and one fsync when the flush policy asks
-    for one). Only then are the callbacks told the records are durable, so SyncGroup and OffsetCommit answers still
-    follow the write, and many concurrent commits cost one system call instead of one each.
+    partition in that turn goes out in as few record batches as `max.message.bytes` allows, one write() each (and
+    one fsync when the flush policy asks for one). Only then are the callbacks told the records are durable, so
+    SyncGroup and OffsetCommit answers still follow the write, and many concurrent commits cost one system call
+    instead of one each.
+
+    Group commit must not make clients share failures they did not cause, so each append is checked before it
+    joins a batch (its records encode, and fit one batch) and is refused alone otherwise, with the error Kafka's
+    coordinator runtime gives it: UNKNOWN_SERVER_ERROR for a record that cannot be serialized, MESSAGE_TOO_LARGE
+    for one that can never fit. The appends of one request always stay in one batch (atomic, as Kafka writes
+    them). A write that fails (KAFKA_STORAGE_ERROR on a full disk, or an unexpected exception) fails only the
+    appends in that batch; every outcome is delivered in the same flush, at once.
     """
 
     def __init__(
@@ -69,49 +104,95 @@ class OffsetsLog:
         self._wall_ms = wall_ms
         self._schedule = schedule
         self._deliver = deliver
-        self._queued: dict[int, list[tuple[Sequence[CoordinatorRecord], AppendCallback]]] = {}
+        self._queued: dict[int, list[_Queued]] = {}
+        self._refused: list[tuple[AppendCallback, ErrorCode]] = []
         self._flush_scheduled = False
-        self.fail_next: list[ErrorCode] = []  # fault injection: the next appends fail with these errors
+        self.fail_next: list[ErrorCode] = []  # fault injection: the next writes fail with these errors
         self.on_written: Callable[[str, int], None] | None = None  # wakes long-poll fetches of the partition
         self.appends = 0
         self.writes = 0
 
     def append(self, partition: int, records: Sequence[CoordinatorRecord], on_durable: AppendCallback) -> None:
         self.appends += 1
-        self._queued.setdefault(partition, []).append((records, on_durable))
+        try:
+            encoded = [_encode_record(r) for r in records]
+        except Exception as exc:  # whatever makes a record unwritable refuses that append alone
+            log.warning("offsets_log.record_refused", partition=partition, reason="unencodable", error=str(exc))
+            self._refuse(on_durable, ErrorCode.UNKNOWN_SERVER_ERROR)
+            return
+        queued = _Queued(encoded, _size_bound(encoded), on_durable)
+        limit = self._batch_limit(partition)
+        if BATCH_HEADER_SIZE + queued.size > limit:
+            size = len(_encode_batch(encoded, self._wall_ms()))  # the bound is loose: decide on the exact size
+            if size > limit:
+                log.warning("offsets_log.record_refused", partition=partition, reason="too_large", size=size)
+                self._refuse(on_durable, ErrorCode.MESSAGE_TOO_LARGE)
+                return
+        self._queued.setdefault(partition, []).append(queued)
+        self._schedule_flush()
+
+    def _refuse(self, on_durable: AppendCallback, error: ErrorCode) -> None:
+        """Answer with the other outcomes of this turn, so the caller sees one delivery path either way."""
+        self._refused.append((on_durable, error))
+        self._schedule_flush()
+
+    def _schedule_flush(self) -> None:
         if not self._flush_scheduled:
             self._flush_scheduled = True
             self._schedule(self.flush)
 
+    def _batch_limit(self, partition: int) -> int:
+        """The largest batch the partition takes: `max.message.bytes`, and never more than a segment."""
+        partition_log = self._logs.get(OFFSETS_TOPIC, partition)
+        if partition_log is None:
+            return INT32_MAX  # the write reports NOT_LEADER_OR_FOLLOWER
+        config = partition_log.config
+        return min(config.max_message_bytes, config.segment_bytes)
+
     def flush(self) -> None:
-        """Write everything queued, one batch per partition, then report durability to every caller."""
+        """Write everything queued, in batches per partition, then report each append's outcome."""
         self._flush_scheduled = False
         queued, self._queued = self._queued, {}
-        outcomes: list[tuple[AppendCallback, ErrorCode]] = []
+        outcomes, self._refused = self._refused, []
         for partition, items in queued.items():
-            error = self._write(partition, [record for records, _ in items for record in records])
-            outcomes.extend((callback, error) for _, callback in items)
+            for batch in self._batches(partition, items):
+                error = self._write(partition, [record for item in batch for record in item.records])
+                outcomes.extend((item.on_durable, error) for item in batch)
         if outcomes:
             self._deliver(outcomes)
 
-    def _write(self, partition: int, records: list[CoordinatorRecord]) -> ErrorCode:
+    def _batches(self, partition: int, items: list[_Queued]) -> Iterator[list[_Queued]]:
+        """Consecutive runs of appends whose records fit one batch together (in order, each append whole)."""
+        limit = self._batch_limit(partition)
+        batch: list[_Queued] = []
+        size = BATCH_HEADER_SIZE
+        for item in items:
+            if batch and size + item.size > limit:
+                yield batch
+                batch, size = [], BATCH_HEADER_SIZE
+            batch.append(item)
+            size += item.size
+        if batch:
+            yield batch
+
+    def _write(self, partition: int, records: list[tuple[bytes, bytes | None]]) -> ErrorCode:
+        """One batch to the partition's log; the error that fails exactly the appends it held, or NONE."""
         if self.fail_next:
             return self.fail_next.pop(0)
         partition_log = self._logs.get(OFFSETS_TOPIC, partition)
         if partition_log is None:
             return ErrorCode.NOT_LEADER_OR_FOLLOWER
         now = self._wall_ms()
-        encoded = [_encode_record(r) for r in records]
-        batch = RecordBatch.from_records(
-            [Record(key=k, value=v, timestamp_delta=0, offset_delta=i) for i, (k, v) in enumerate(encoded)],
-            base_timestamp=now,
-        )
         try:
-            partition_log.append(encode_batch(batch), now_ms=now, origin=AppendOrigin.COORDINATOR, leader_epoch=0)
+            data = _encode_batch(records, now)
+            partition_log.append(data, now_ms=now, origin=AppendOrigin.COORDINATOR, leader_epoch=0)
             partition_log.flush_if_due(now)
         except StorageError as exc:
-            log.warning("offsets_log.append_failed", partition=partition, error=str(exc))
+            log.warning("offsets_log.append_failed", partition=partition, error=str(exc), code=exc.error_code.name)
             return ErrorCode(exc.error_code)
+        except Exception:  # a bug here must not strand the other partitions' callers
+            log.exception("offsets_log.append_crashed", partition=partition, records=len(records))
+            return ErrorCode.UNKNOWN_SERVER_ERROR
         self.writes += 1
         if self.on_written is not None:
             self.on_written(OFFSETS_TOPIC, partition)

@@ -47,18 +47,16 @@ def sync_append_error(error: ErrorCode) -> ErrorCode:
     return _append_error(error, timed_out=ErrorCode.REBALANCE_IN_PROGRESS, too_large=ErrorCode.UNKNOWN_SERVER_ERROR)
 
 
-def commit_append_error(error: ErrorCode) -> ErrorCode:
-    """What OffsetCommit answers per partition when its records failed to write (`maybeConvertOffsetCommitError`,
-    rule #34; REQUEST_TIMED_OUT as the new coordinator maps it)."""
-    return _append_error(
-        error, timed_out=ErrorCode.COORDINATOR_NOT_AVAILABLE, too_large=ErrorCode.INVALID_COMMIT_OFFSET_SIZE
-    )
-
-
 def admin_append_error(error: ErrorCode) -> ErrorCode:
-    """What DeleteGroups / OffsetDelete answer when their tombstones failed to write (new coordinator's
-    `handleOperationException`)."""
+    """What OffsetCommit, DeleteGroups and OffsetDelete answer when their records failed to write: Kafka 4's
+    `CoordinatorOperationExceptionHelper.handleOperationException`. A write too large for the log is an
+    UNKNOWN_SERVER_ERROR there (the old coordinator's INVALID_COMMIT_OFFSET_SIZE for OffsetCommit, rule #34, is
+    gone with it), so a commit the log refused as too large gets the same code as one that cannot be serialized."""
     return _append_error(error, timed_out=ErrorCode.COORDINATOR_NOT_AVAILABLE, too_large=ErrorCode.UNKNOWN_SERVER_ERROR)
+
+
+commit_append_error = admin_append_error
+"""OffsetCommit's per-partition code for a failed write (rule #34 as Kafka 4 answers it)."""
 
 
 def offset_fetch_error(error: ErrorCode) -> ErrorCode:

@@ -6,7 +6,9 @@ topic is acknowledged. The coordinator therefore talks to storage through one sm
 
 * `append(partition, records, on_durable)`: the records go to that partition atomically and in order with every
   earlier append to it; `on_durable(ErrorCode.NONE)` is called once they are durable, or `on_durable(error)` if
-  they never will be (NOT_LEADER_OR_FOLLOWER, MESSAGE_TOO_LARGE, REQUEST_TIMED_OUT, ...). The callback may run
+  they never will be (NOT_LEADER_OR_FOLLOWER, KAFKA_STORAGE_ERROR, MESSAGE_TOO_LARGE, UNKNOWN_SERVER_ERROR for a
+  record that cannot be serialized, ...), as soon as that is known: a log that batches appends fails only the
+  appends a failed write held, never its neighbours', and never leaves them to the timeout. The callback may run
   inside `append` (an in-memory store) or later from the loop that drives the coordinator (a replicated log); the
   coordinator issues appends as the last step of an operation, so either is safe. The callback must run at most
   once. A callback that arrives later from an event loop runs at the coordinator's last known time; the driver

@@ -1,0 +1,149 @@
+"""OffsetsLog group commit: one bad record or one failing partition never fails the others' appends.
+
+Every append is validated (encodable, within `max.message.bytes`) before it joins a batch and is refused alone; a
+write that fails (a full disk, an unexpected exception) fails only the appends whose records it held. Outcomes
+are delivered in the same flush, never left for `offsets.commit.timeout.ms` to answer.
+"""
+
+from __future__ import annotations
+
+import errno
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from broker.offsets_log import OFFSETS_TOPIC, OffsetsLog
+from coordinator.offsets import OffsetAndMetadata
+from coordinator.records import CoordinatorRecord, offset_commit_record
+from protocol.errors import ErrorCode
+from storage import segment as segment_module
+from storage.log_manager import LogManager
+
+PARTITIONS = 2
+
+
+class Harness:
+    """An OffsetsLog over a real log manager whose flush runs when the test says (one event-loop turn)."""
+
+    def __init__(self, directory: Path, configs: dict[str, str] | None = None) -> None:
+        self.logs = LogManager([directory], node_id=1, now_ms=0)
+        self.logs.create_topic(OFFSETS_TOPIC, PARTITIONS, {"cleanup.policy": "compact", **(configs or {})})
+        self.scheduled: list[Callable[[], None]] = []
+        self.outcomes: dict[str, ErrorCode] = {}
+        self.deliveries = 0
+        self.log = OffsetsLog(self.logs, lambda: 1_000, self.scheduled.append, self._deliver)
+
+    def _deliver(self, outcomes: list[tuple[Callable[[ErrorCode], None], ErrorCode]]) -> None:
+        self.deliveries += 1
+        for callback, error in outcomes:
+            callback(error)
+
+    def append(self, name: str, partition: int, records: list[CoordinatorRecord]) -> None:
+        def done(error: ErrorCode) -> None:
+            assert name not in self.outcomes, "an append is answered once"
+            self.outcomes[name] = error
+
+        self.log.append(partition, records, done)
+
+    def turn(self) -> None:
+        """Run what the loop would run at the end of this turn: the scheduled flush."""
+        scheduled = list(self.scheduled)
+        self.scheduled.clear()
+        for callback in scheduled:
+            callback()
+
+    def groups_in(self, partition: int) -> list[str]:
+        return [r.key.group for r in self.log.read_all(partition)]  # type: ignore[union-attr]
+
+
+def commit(group: str, metadata: str = "", partition: int = 0) -> CoordinatorRecord:
+    return offset_commit_record(
+        group,
+        "t",
+        partition,
+        OffsetAndMetadata(offset=5, leader_epoch=-1, metadata=metadata, commit_timestamp_ms=1_000),
+    )
+
+
+@pytest.fixture
+def harness(tmp_path: Path) -> Iterator[Harness]:
+    h = Harness(tmp_path / "data")
+    yield h
+    h.logs.close()
+
+
+def test_an_unencodable_record_is_refused_alone(harness: Harness) -> None:
+    """A 40,000-character group id cannot be written as Kafka's int16-length string: only its append fails."""
+    harness.append("before", 0, [commit("g1")])
+    harness.append("huge", 0, [commit("x" * 40_000)])
+    harness.append("after", 0, [commit("g2")])
+    harness.turn()
+    assert harness.outcomes == {"before": ErrorCode.NONE, "huge": ErrorCode.UNKNOWN_SERVER_ERROR, "after": 0}
+    assert harness.groups_in(0) == ["g1", "g2"]
+    assert harness.deliveries == 1
+
+
+def test_a_record_larger_than_max_message_bytes_is_refused_alone(tmp_path: Path) -> None:
+    h = Harness(tmp_path / "data", {"max.message.bytes": "2000"})
+    h.append("small", 0, [commit("g1")])
+    h.append("large", 0, [commit("g2", metadata="m" * 3_000)])
+    h.turn()
+    assert h.outcomes == {"small": ErrorCode.NONE, "large": ErrorCode.MESSAGE_TOO_LARGE}
+    assert h.groups_in(0) == ["g1"]
+    h.logs.close()
+
+
+def test_appends_that_together_exceed_max_message_bytes_go_out_in_several_batches(tmp_path: Path) -> None:
+    h = Harness(tmp_path / "data", {"max.message.bytes": "2000"})
+    for i in range(6):
+        h.append(f"c{i}", 0, [commit(f"g{i}", metadata="m" * 700)])
+    h.turn()
+    assert h.outcomes == {f"c{i}": ErrorCode.NONE for i in range(6)}
+    assert h.groups_in(0) == [f"g{i}" for i in range(6)]
+    batches = list(h.logs.get(OFFSETS_TOPIC, 0).iter_batches_from())  # type: ignore[union-attr]
+    assert len(batches) > 1 and all(len(b.records) >= 1 for b in batches)
+
+
+def test_a_failing_write_fails_only_the_appends_of_its_partition(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ENOSPC while writing partition 1: its callers get KAFKA_STORAGE_ERROR, partition 0's are written."""
+    failing = harness.logs.get(OFFSETS_TOPIC, 1)
+    assert failing is not None
+    real_pwrite = segment_module.os.pwrite
+
+    def pwrite(fd: int, data: memoryview, offset: int) -> int:
+        if failing.segments()[-1]._fd == fd:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_pwrite(fd, data, offset)
+
+    harness.append("p0-a", 0, [commit("a")])
+    harness.append("p1", 1, [commit("b", partition=1)])
+    harness.append("p0-b", 0, [commit("c")])
+    with monkeypatch.context() as patch:
+        patch.setattr(segment_module.os, "pwrite", pwrite)
+        harness.turn()
+    assert harness.outcomes == {"p0-a": 0, "p1": ErrorCode.KAFKA_STORAGE_ERROR, "p0-b": 0}
+    assert harness.groups_in(0) == ["a", "c"] and harness.groups_in(1) == []
+    # Space is back: the same partition takes appends again.
+    harness.append("retry", 1, [commit("b", partition=1)])
+    harness.turn()
+    assert harness.outcomes["retry"] == ErrorCode.NONE and harness.groups_in(1) == ["b"]
+
+
+def test_an_unexpected_exception_in_one_write_fails_only_that_partition(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broken = harness.logs.get(OFFSETS_TOPIC, 0)
+    assert broken is not None
+
+    def explode(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("bug in the write path")
+
+    monkeypatch.setattr(broken, "append", explode)
+    harness.append("p0", 0, [commit("a")])
+    harness.append("p1", 1, [commit("b", partition=1)])
+    harness.turn()
+    assert harness.outcomes == {"p0": ErrorCode.UNKNOWN_SERVER_ERROR, "p1": ErrorCode.NONE}
+    assert harness.groups_in(1) == ["b"]
