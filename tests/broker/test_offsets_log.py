@@ -8,53 +8,38 @@ are delivered in the same flush, never left for `offsets.commit.timeout.ms` to a
 from __future__ import annotations
 
 import errno
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from broker.offsets_log import OFFSETS_TOPIC, OffsetsLog
+from broker.offsets_log import OFFSETS_TOPIC
 from coordinator.offsets import OffsetAndMetadata
 from coordinator.records import CoordinatorRecord, offset_commit_record
 from protocol.errors import ErrorCode
 from storage import segment as segment_module
-from storage.log_manager import LogManager
+from tests.broker.offsets_log_store import LogStore
 
 PARTITIONS = 2
 
 
-class Harness:
-    """An OffsetsLog over a real log manager whose flush runs when the test says (one event-loop turn)."""
+class Harness(LogStore):
+    """A LogStore whose appends are named, so a test can say which one got which outcome."""
 
     def __init__(self, directory: Path, configs: dict[str, str] | None = None) -> None:
-        self.logs = LogManager([directory], node_id=1, now_ms=0)
-        self.logs.create_topic(OFFSETS_TOPIC, PARTITIONS, {"cleanup.policy": "compact", **(configs or {})})
-        self.scheduled: list[Callable[[], None]] = []
+        super().__init__(directory, PARTITIONS, configs)
+        self.logs = self.manager
         self.outcomes: dict[str, ErrorCode] = {}
-        self.deliveries = 0
-        self.log = OffsetsLog(self.logs, lambda: 1_000, self.scheduled.append, self._deliver)
 
-    def _deliver(self, outcomes: list[tuple[Callable[[ErrorCode], None], ErrorCode]]) -> None:
-        self.deliveries += 1
-        for callback, error in outcomes:
-            callback(error)
-
-    def append(self, name: str, partition: int, records: list[CoordinatorRecord]) -> None:
+    def add(self, name: str, partition: int, records: list[CoordinatorRecord]) -> None:
         def done(error: ErrorCode) -> None:
             assert name not in self.outcomes, "an append is answered once"
             self.outcomes[name] = error
 
-        self.log.append(partition, records, done)
-
-    def turn(self) -> None:
-        """Run what the loop would run at the end of this turn: the scheduled flush."""
-        scheduled = list(self.scheduled)
-        self.scheduled.clear()
-        for callback in scheduled:
-            callback()
+        self.append(partition, records, done)
 
     def groups_in(self, partition: int) -> list[str]:
-        return [r.key.group for r in self.log.read_all(partition)]  # type: ignore[union-attr]
+        return [r.key.group for r in self.read_all(partition)]  # type: ignore[union-attr]
 
 
 def commit(group: str, metadata: str = "", partition: int = 0) -> CoordinatorRecord:
@@ -75,10 +60,10 @@ def harness(tmp_path: Path) -> Iterator[Harness]:
 
 def test_an_unencodable_record_is_refused_alone(harness: Harness) -> None:
     """A 40,000-character group id cannot be written as Kafka's int16-length string: only its append fails."""
-    harness.append("before", 0, [commit("g1")])
-    harness.append("huge", 0, [commit("x" * 40_000)])
-    harness.append("after", 0, [commit("g2")])
-    harness.turn()
+    harness.add("before", 0, [commit("g1")])
+    harness.add("huge", 0, [commit("x" * 40_000)])
+    harness.add("after", 0, [commit("g2")])
+    harness.end_turn()
     assert harness.outcomes == {"before": ErrorCode.NONE, "huge": ErrorCode.UNKNOWN_SERVER_ERROR, "after": 0}
     assert harness.groups_in(0) == ["g1", "g2"]
     assert harness.deliveries == 1
@@ -86,9 +71,9 @@ def test_an_unencodable_record_is_refused_alone(harness: Harness) -> None:
 
 def test_a_record_larger_than_max_message_bytes_is_refused_alone(tmp_path: Path) -> None:
     h = Harness(tmp_path / "data", {"max.message.bytes": "2000"})
-    h.append("small", 0, [commit("g1")])
-    h.append("large", 0, [commit("g2", metadata="m" * 3_000)])
-    h.turn()
+    h.add("small", 0, [commit("g1")])
+    h.add("large", 0, [commit("g2", metadata="m" * 3_000)])
+    h.end_turn()
     assert h.outcomes == {"small": ErrorCode.NONE, "large": ErrorCode.MESSAGE_TOO_LARGE}
     assert h.groups_in(0) == ["g1"]
     h.logs.close()
@@ -97,8 +82,8 @@ def test_a_record_larger_than_max_message_bytes_is_refused_alone(tmp_path: Path)
 def test_appends_that_together_exceed_max_message_bytes_go_out_in_several_batches(tmp_path: Path) -> None:
     h = Harness(tmp_path / "data", {"max.message.bytes": "2000"})
     for i in range(6):
-        h.append(f"c{i}", 0, [commit(f"g{i}", metadata="m" * 700)])
-    h.turn()
+        h.add(f"c{i}", 0, [commit(f"g{i}", metadata="m" * 700)])
+    h.end_turn()
     assert h.outcomes == {f"c{i}": ErrorCode.NONE for i in range(6)}
     assert h.groups_in(0) == [f"g{i}" for i in range(6)]
     batches = list(h.logs.get(OFFSETS_TOPIC, 0).iter_batches_from())  # type: ignore[union-attr]
@@ -118,17 +103,17 @@ def test_a_failing_write_fails_only_the_appends_of_its_partition(
             raise OSError(errno.ENOSPC, "No space left on device")
         return real_pwrite(fd, data, offset)
 
-    harness.append("p0-a", 0, [commit("a")])
-    harness.append("p1", 1, [commit("b", partition=1)])
-    harness.append("p0-b", 0, [commit("c")])
+    harness.add("p0-a", 0, [commit("a")])
+    harness.add("p1", 1, [commit("b", partition=1)])
+    harness.add("p0-b", 0, [commit("c")])
     with monkeypatch.context() as patch:
         patch.setattr(segment_module.os, "pwrite", pwrite)
-        harness.turn()
+        harness.end_turn()
     assert harness.outcomes == {"p0-a": 0, "p1": ErrorCode.KAFKA_STORAGE_ERROR, "p0-b": 0}
     assert harness.groups_in(0) == ["a", "c"] and harness.groups_in(1) == []
     # Space is back: the same partition takes appends again.
-    harness.append("retry", 1, [commit("b", partition=1)])
-    harness.turn()
+    harness.add("retry", 1, [commit("b", partition=1)])
+    harness.end_turn()
     assert harness.outcomes["retry"] == ErrorCode.NONE and harness.groups_in(1) == ["b"]
 
 
@@ -142,8 +127,8 @@ def test_an_unexpected_exception_in_one_write_fails_only_that_partition(
         raise RuntimeError("bug in the write path")
 
     monkeypatch.setattr(broken, "append", explode)
-    harness.append("p0", 0, [commit("a")])
-    harness.append("p1", 1, [commit("b", partition=1)])
-    harness.turn()
+    harness.add("p0", 0, [commit("a")])
+    harness.add("p1", 1, [commit("b", partition=1)])
+    harness.end_turn()
     assert harness.outcomes == {"p0": ErrorCode.UNKNOWN_SERVER_ERROR, "p1": ErrorCode.NONE}
     assert harness.groups_in(1) == ["b"]

@@ -9,17 +9,15 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from broker.offsets_log import OFFSETS_TOPIC, OffsetsLog
-from coordinator.records import CoordinatorRecord
 from coordinator.state import GroupState
 from protocol.errors import ErrorCode
 from storage import segment as segment_module
-from storage.log_manager import LogManager
+from tests.broker.offsets_log_store import LogStore
 from tests.coordinator.harness import CoordinatorTestContext
 from tests.coordinator.test_sync_group import completing
 
@@ -27,33 +25,9 @@ PARTITIONS = 4
 HUGE_GROUP = "x" * 40_000
 
 
-class LogStore(OffsetsLog):
-    """The broker's OffsetsLog as the harness's store: flushes when the test ends the loop turn."""
-
-    def __init__(self, directory: Path, configs: dict[str, str] | None = None) -> None:
-        self.manager = LogManager([directory], node_id=1, now_ms=0)
-        self.manager.create_topic(OFFSETS_TOPIC, PARTITIONS, {"cleanup.policy": "compact", **(configs or {})})
-        self.scheduled: list[Callable[[], None]] = []
-        super().__init__(self.manager, lambda: 0, self.scheduled.append, self._deliver_all)
-
-    @staticmethod
-    def _deliver_all(outcomes: list[tuple[Callable[[ErrorCode], None], ErrorCode]]) -> None:
-        for callback, error in outcomes:
-            callback(error)
-
-    def records(self, partition: int) -> list[CoordinatorRecord]:
-        return self.read_all(partition)
-
-    def end_turn(self) -> None:
-        scheduled = list(self.scheduled)
-        self.scheduled.clear()
-        for callback in scheduled:
-            callback()
-
-
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[LogStore]:
-    log_store = LogStore(tmp_path / "data")
+    log_store = LogStore(tmp_path / "data", PARTITIONS)
     yield log_store
     log_store.manager.close()
 
@@ -84,7 +58,7 @@ def test_an_unencodable_commit_is_refused_alone_in_the_same_turn(store: LogStore
 
 def test_a_commit_too_large_for_one_batch_is_refused_alone_with_unknown_server_error(tmp_path: Path) -> None:
     """Kafka 4 answers a coordinator write larger than max.message.bytes with UNKNOWN_SERVER_ERROR."""
-    store = LogStore(tmp_path / "data", {"max.message.bytes": "4000"})
+    store = LogStore(tmp_path / "data", PARTITIONS, {"max.message.bytes": "4000"})
     ctx = context(store)
     large = ctx.commit(group_id="g1", offsets={("t", p): 1 for p in range(40)}, metadata="m" * 100)
     small = ctx.commit(group_id="g2", offsets={("t", 0): 2})
