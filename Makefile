@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-test
 
-.PHONY: install install-test tools run test lint codegen bench report clean
+.PHONY: install install-test tools run test campaigns lint codegen bench report clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -47,6 +47,11 @@ lint: install-test
 
 test: install-test lint
 	$(BIN)/pytest -q -p no:cacheprovider
+
+# The seeded fault-injection campaigns in full (kill -9 at every step and at random moments, corruption);
+# `make test` runs a small sample of each. CAMPAIGN_SEEDS sets how many seeded broker runs each takes.
+campaigns: install-test
+	CAMPAIGN=1 $(BIN)/pytest -q -p no:cacheprovider -m campaign
 
 # The PySpark analysis of the broker's ./data (what `make run` writes): Parquet tables, report.txt, lag.png,
 # rebalances.png in ./pipeline-out
