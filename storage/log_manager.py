@@ -255,15 +255,25 @@ class LogManager:
         every directory and descriptor it made. ``partitions=-1`` (broker default) is the caller's to resolve.
         """
         self._check_open()
+        info = self.validate_new_topic(name, partitions, configs, topic_id=topic_id)
+        now = _now_ms() if now_ms is None else now_ms
+        return self._create_topic(info, self.defaults.with_overrides(info.configs), now)
+
+    def validate_new_topic(
+        self,
+        name: str,
+        partitions: int,
+        configs: Mapping[str, str] | None = None,
+        *,
+        topic_id: uuid.UUID | None = None,
+    ) -> TopicInfo:
+        """Every check :meth:`create_topic_steps` makes (CreateTopics' validate_only); nothing is created."""
         validate_topic_name(name)
         self._check_name_free(name)
         if partitions < 1:
             raise InvalidPartitionsError("Number of partitions was set to an invalid non-positive value.")
         overrides = validate_topic_configs(configs or {})
-        config = self.defaults.with_overrides(overrides)
-        info = TopicInfo(name, topic_id if topic_id is not None else new_kafka_uuid(), partitions, overrides)
-        now = _now_ms() if now_ms is None else now_ms
-        return self._create_topic(info, config, now)
+        return TopicInfo(name, topic_id if topic_id is not None else new_kafka_uuid(), partitions, overrides)
 
     def _create_topic(self, info: TopicInfo, config: LogConfig, now_ms: int) -> Steps[TopicInfo]:
         self._pending[info.name] = "is being created"
