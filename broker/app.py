@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import uuid
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +28,7 @@ from broker.maintenance import Maintenance
 from broker.metrics import BrokerMetrics
 from broker.offsets_log import OFFSETS_TOPIC, OffsetsLog
 from broker.scheduler import TimerDriver
+from broker.slices import run_in_slices
 from broker.timeline import EventTap, Timeline
 from coordinator.config import KAFKA_PROPERTIES, CoordinatorConfig
 from coordinator.coordinator import GroupCoordinator
@@ -36,10 +36,9 @@ from coordinator.events import Events
 from protocol.consumer_protocol import decode_subscription
 from protocol.errors import ErrorCode
 from storage.cleaner import CleanerConfig
-from storage.config import COMPACT, LogConfig, validate_topic_configs
-from storage.errors import InvalidPartitionsError, InvalidTopicError, TopicAlreadyExistsError
+from storage.config import COMPACT, LogConfig
 from storage.log_manager import LogManager
-from storage.topics import TopicInfo, topic_collision, validate_topic_name
+from storage.topics import TopicInfo
 
 if TYPE_CHECKING:
     from broker.control_api import ControlApi
@@ -78,6 +77,8 @@ class Broker:
         self.connections_accepted = 0
         self.control_api: ControlApi | None = None
         self.compaction: Compaction | None = None
+        #: Serialises topic creation, deletion and growth (Kafka's controller applies them one at a time).
+        self._topic_changes = asyncio.Lock()
 
     @property
     def connections(self) -> set[Connection]:
@@ -208,29 +209,36 @@ class Broker:
             log.error("broker.task_failed", error=repr(task.exception()))
 
     def create_topic(self, name: str, partitions: int, configs: dict[str, str]) -> TopicInfo:
-        """CreateTopics and auto-creation: -1 partitions means `num.partitions`, as Kafka resolves it."""
-        count = self.config["num.partitions"] if partitions == -1 else partitions
-        return self.logs.create_topic(name, count, configs)
+        """Auto-creation (Metadata): -1 partitions means `num.partitions`, as Kafka resolves it; done in one go."""
+        return self.logs.create_topic(name, self._partition_count(partitions), configs)
+
+    async def create_topic_in_slices(self, name: str, partitions: int, configs: dict[str, str]) -> TopicInfo:
+        """CreateTopics: like `create_topic`, but the loop keeps serving requests while the partitions are made.
+
+        Topic changes are applied one at a time, in arrival order, like Kafka's controller: a request naming a
+        topic another request is still creating waits for it and then gets TOPIC_ALREADY_EXISTS. The topic is
+        not visible (Metadata, Produce, Fetch) until all of its partitions exist. The name checks run at once.
+        """
+        steps = self.logs.create_topic_steps(name, self._partition_count(partitions), configs)
+        async with self._topic_changes:
+            return await run_in_slices(steps)
+
+    def _partition_count(self, partitions: int) -> int:
+        return self.config["num.partitions"] if partitions == -1 else partitions
 
     def validate_new_topic(self, name: str, partitions: int, configs: dict[str, str]) -> TopicInfo:
         """CreateTopics with validate_only: every check `create_topic` makes, nothing created."""
-        validate_topic_name(name)
-        if self.logs.topic(name) is not None:
-            raise TopicAlreadyExistsError(f"Topic '{name}' already exists.")
-        other = topic_collision(name, {info.name: info for info in self.logs.topics()})
-        if other is not None:
-            raise InvalidTopicError(f"Topic '{name}' collides with existing topic: {other}")
-        count = self.config["num.partitions"] if partitions == -1 else partitions
-        if count < 1:
-            raise InvalidPartitionsError("Number of partitions was set to an invalid non-positive value.")
-        validate_topic_configs(configs)
-        return TopicInfo(name, uuid.UUID(int=0), count, configs)
+        return self.logs.validate_new_topic(name, self._partition_count(partitions), configs)
 
-    def delete_topic(self, name: str) -> TopicInfo:
-        return self.logs.delete_topic(name)
+    async def delete_topic(self, name: str) -> TopicInfo:
+        """DeleteTopics, in slices (see `create_topic_in_slices`); storage.log_manager orders it for a full disk."""
+        async with self._topic_changes:
+            return await run_in_slices(self.logs.delete_topic_steps(name))
 
-    def add_partitions(self, name: str, total: int) -> TopicInfo:
-        return self.logs.add_partitions(name, total)
+    async def add_partitions(self, name: str, total: int) -> TopicInfo:
+        """CreatePartitions, in slices (see `create_topic_in_slices`)."""
+        async with self._topic_changes:
+            return await run_in_slices(self.logs.add_partitions_steps(name, total))
 
     def after_append(self, topic: str, partition: int) -> None:
         self.fetches.on_append(topic, partition)

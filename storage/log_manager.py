@@ -14,13 +14,15 @@ Only the first of ``log_dirs`` is used (JBOD is out of scope); the list keeps Ka
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import shutil
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from pathlib import Path
+from typing import TypeVar, cast
 
 import structlog
 
@@ -33,18 +35,20 @@ from storage.errors import (
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
 )
-from storage.files import read_offset_checkpoint, read_properties, write_offset_checkpoint, write_properties
+from storage.files import fsync_dir, read_offset_checkpoint, read_properties, write_offset_checkpoint, write_properties
 from storage.partition_log import PartitionLog
 from storage.topics import (
     TopicCatalogue,
     TopicInfo,
+    capped_dir_name,
     kafka_uuid_to_str,
     new_kafka_uuid,
+    parse_capped_dir_name,
     topic_collision,
     validate_topic_name,
 )
 
-__all__ = ["LogManager", "TopicPartition", "parse_partition_dir"]
+__all__ = ["LogManager", "Steps", "TopicPartition", "parse_partition_dir", "run_steps"]
 
 _log = structlog.get_logger("storage")
 
@@ -59,6 +63,31 @@ _STRAY_SUFFIX = "-stray"
 
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+_T = TypeVar("_T")
+#: A topic operation done in small steps: each ``next()`` does a bounded piece of work (one partition), the
+#: generator's return value is the result. The broker runs it in slices between other work on its event loop.
+Steps = Generator[None, None, _T]
+
+
+def run_steps(steps: Steps[_T]) -> _T:
+    """Run a stepwise operation to its end."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as stop:
+            return cast(_T, stop.value)
+
+
+def _empty_dir(path: Path) -> None:
+    """Remove everything inside ``path`` but keep the directory (its name still proves what it was)."""
+    for entry in os.scandir(path):
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(entry.path)
 
 
 def parse_partition_dir(name: str) -> TopicPartition | None:
@@ -101,7 +130,12 @@ class LogManager:
         self._catalogue = TopicCatalogue(self.log_dir / TOPICS_FILE)
         self._topics = self._catalogue.load()
         self._logs: dict[TopicPartition, PartitionLog] = {}
+        #: Topics being deleted whose deletion has not reached its commit point: not served, still catalogued.
+        self._hidden: dict[str, TopicInfo] = {}
+        #: Names with a create or delete in progress, and why (the TOPIC_ALREADY_EXISTS message).
+        self._pending: dict[str, str] = {}
         self._closed = False
+        self._finish_deletions()
         self._load_logs(_now_ms() if now_ms is None else now_ms)
 
     # --- directory identity -----------------------------------------------------------------------------------
@@ -200,32 +234,69 @@ class LogManager:
         topic_id: uuid.UUID | None = None,
         now_ms: int | None = None,
     ) -> TopicInfo:
-        """Create the partition logs, then commit the topic to the catalogue.
+        """:meth:`create_topic_steps` run to its end in one go (startup, tools, small topics)."""
+        return run_steps(self.create_topic_steps(name, partitions, configs, topic_id=topic_id, now_ms=now_ms))
 
-        Errors follow CreateTopics: INVALID_TOPIC_EXCEPTION (name, or a '.'/'_' collision), TOPIC_ALREADY_EXISTS,
-        INVALID_PARTITIONS (< 1), INVALID_CONFIG. ``partitions=-1`` (broker default) is the caller's to resolve.
+    def create_topic_steps(
+        self,
+        name: str,
+        partitions: int,
+        configs: Mapping[str, str] | None = None,
+        *,
+        topic_id: uuid.UUID | None = None,
+        now_ms: int | None = None,
+    ) -> Steps[TopicInfo]:
+        """Create the partition logs one step per partition, then commit the topic to the catalogue.
+
+        Errors follow CreateTopics: INVALID_TOPIC_EXCEPTION (name, or a '.'/'_' collision), TOPIC_ALREADY_EXISTS
+        (also while the name is being created or deleted), INVALID_PARTITIONS (< 1), INVALID_CONFIG, and
+        KAFKA_STORAGE_ERROR when the disk refuses. The checks run before the first step. Until the commit the
+        topic is invisible (not in :meth:`topic`/:meth:`topics`); a failure or an abandoned generator removes
+        every directory and descriptor it made. ``partitions=-1`` (broker default) is the caller's to resolve.
         """
         self._check_open()
+        info = self.validate_new_topic(name, partitions, configs, topic_id=topic_id)
+        now = _now_ms() if now_ms is None else now_ms
+        return self._create_topic(info, self.defaults.with_overrides(info.configs), now)
+
+    def validate_new_topic(
+        self,
+        name: str,
+        partitions: int,
+        configs: Mapping[str, str] | None = None,
+        *,
+        topic_id: uuid.UUID | None = None,
+    ) -> TopicInfo:
+        """Every check :meth:`create_topic_steps` makes (CreateTopics' validate_only); nothing is created."""
         validate_topic_name(name)
-        if name in self._topics:
-            raise TopicAlreadyExistsError(f"Topic '{name}' already exists.")
-        other = topic_collision(name, self._topics)
-        if other is not None:
-            raise InvalidTopicError(f"Topic '{name}' collides with existing topic: {other}")
+        self._check_name_free(name)
         if partitions < 1:
             raise InvalidPartitionsError("Number of partitions was set to an invalid non-positive value.")
         overrides = validate_topic_configs(configs or {})
-        config = self.defaults.with_overrides(overrides)
-        info = TopicInfo(name, topic_id if topic_id is not None else new_kafka_uuid(), partitions, overrides)
-        now = _now_ms() if now_ms is None else now_ms
-        created = self._create_logs(name, range(partitions), config, now, {**self._topics, name: info})
-        self._topics[name] = info
+        return TopicInfo(name, topic_id if topic_id is not None else new_kafka_uuid(), partitions, overrides)
+
+    def _create_topic(self, info: TopicInfo, config: LogConfig, now_ms: int) -> Steps[TopicInfo]:
+        self._pending[info.name] = "is being created"
+        try:
+            created = yield from self._create_logs(info, range(info.partitions), config, now_ms)
+        finally:
+            del self._pending[info.name]
+        self._topics[info.name] = info
         self._logs.update(created)
-        _log.info("topic_created", topic=name, topic_id=kafka_uuid_to_str(info.topic_id), partitions=partitions)
+        _log.info(
+            "topic_created", topic=info.name, topic_id=kafka_uuid_to_str(info.topic_id), partitions=info.partitions
+        )
         return info
 
     def add_partitions(self, name: str, new_total: int, *, now_ms: int | None = None) -> TopicInfo:
-        """CreatePartitions: grow a topic to ``new_total`` partitions (never shrink)."""
+        """:meth:`add_partitions_steps` run to its end in one go."""
+        return run_steps(self.add_partitions_steps(name, new_total, now_ms=now_ms))
+
+    def add_partitions_steps(self, name: str, new_total: int, *, now_ms: int | None = None) -> Steps[TopicInfo]:
+        """CreatePartitions: grow a topic to ``new_total`` partitions (never shrink), one step per new partition.
+
+        The new partitions appear together, when the catalogue records them; a failure removes them all.
+        """
         self._check_open()
         info = self._topics.get(name)
         if info is None:
@@ -236,56 +307,211 @@ class LogManager:
             )
         if new_total == info.partitions:
             raise InvalidPartitionsError(f"Topic already has {info.partitions} partitions.")
-        grown = dataclasses.replace(info, partitions=new_total)
         now = _now_ms() if now_ms is None else now_ms
-        config = self.topic_config(name)
-        created = self._create_logs(name, range(info.partitions, new_total), config, now, {**self._topics, name: grown})
-        self._topics[name] = grown
+        return self._add_partitions(info, new_total, self.topic_config(name), now)
+
+    def _add_partitions(self, info: TopicInfo, new_total: int, config: LogConfig, now_ms: int) -> Steps[TopicInfo]:
+        grown = dataclasses.replace(info, partitions=new_total)
+        created = yield from self._create_logs(grown, range(info.partitions, new_total), config, now_ms, info)
+        self._topics[info.name] = grown
         self._logs.update(created)
-        _log.info("partitions_added", topic=name, partitions=new_total)
+        _log.info("partitions_added", topic=info.name, partitions=new_total)
         return grown
+
+    def _check_name_free(self, name: str) -> None:
+        if name in self._topics:
+            raise TopicAlreadyExistsError(f"Topic '{name}' already exists.")
+        if name in self._pending:
+            raise TopicAlreadyExistsError(f"Topic '{name}' {self._pending[name]}.")
+        other = topic_collision(name, [*self._topics, *self._pending])
+        if other is not None:
+            raise InvalidTopicError(f"Topic '{name}' collides with existing topic: {other}")
 
     def _create_logs(
         self,
-        name: str,
+        info: TopicInfo,
         partitions: range,
         config: LogConfig,
         now_ms: int,
-        catalogue: Mapping[str, TopicInfo],
-    ) -> dict[TopicPartition, PartitionLog]:
-        """Create logs, then commit ``catalogue``; on any failure remove what was created and re-raise."""
+        replaces: TopicInfo | None = None,
+    ) -> Steps[dict[TopicPartition, PartitionLog]]:
+        """Create logs (one step each), then commit ``info`` to the catalogue.
+
+        On any failure, or when the generator is abandoned, everything created is removed again (directories and
+        descriptors) before the error propagates; an OSError becomes KAFKA_STORAGE_ERROR. ``replaces`` is the
+        catalogue entry ``info`` supersedes (a grown topic); if it changed meanwhile nothing is committed.
+        """
         created: dict[TopicPartition, PartitionLog] = {}
         try:
             for partition in partitions:
-                created[(name, partition)] = self._create_log(name, partition, config, now_ms)
-            self._catalogue.save(catalogue)
-        except BaseException:
-            for log in created.values():
-                log.delete()
+                existed = (self.log_dir / f"{info.name}-{partition}").exists()
+                try:
+                    created[(info.name, partition)] = self._create_log(info.name, partition, config, now_ms)
+                except BaseException:
+                    if not existed:  # half made (a directory without its segment) and certainly ours
+                        self._discard_dir(info.name, partition, info.topic_id)
+                    raise
+                yield
+            self._check_unchanged(info.name, replaces)
+            self._catalogue.save({**self._catalogue_topics(), info.name: info})
+        except GeneratorExit:
+            for (_, partition), log in created.items():
+                self._discard_log(log, info.name, partition, info.topic_id)
+            raise
+        except BaseException as exc:
+            for (_, partition), log in created.items():
+                self._discard_log(log, info.name, partition, info.topic_id)
+                yield
+            _log.warning("topic_creation_rolled_back", topic=info.name, partitions=len(created), error=str(exc))
+            if isinstance(exc, OSError):
+                raise LogDirError(f"cannot create topic {info.name}: {exc}") from exc
             raise
         return created
 
+    def _check_unchanged(self, name: str, expected: TopicInfo | None) -> None:
+        if self._topics.get(name) is not expected:
+            raise UnknownTopicOrPartitionError(f"The topic '{name}' changed while partitions were added.")
+
+    def _discard_log(self, log: PartitionLog, topic: str, partition: int, topic_id: uuid.UUID) -> None:
+        """Close a log that never became visible and remove its directory (rolled back creation)."""
+        log.close()
+        self._discard_dir(topic, partition, topic_id)
+
+    def _discard_dir(self, topic: str, partition: int, topic_id: uuid.UUID) -> None:
+        """Rename to a ``-delete`` name (proven garbage if we crash now), then remove."""
+        path = self.log_dir / f"{topic}-{partition}"
+        if not path.exists():
+            return
+        doomed = self.log_dir / capped_dir_name(topic, partition, topic_id, _DELETE_SUFFIX)
+        os.rename(path, doomed)
+        shutil.rmtree(doomed, ignore_errors=True)
+
+    def _catalogue_topics(self) -> dict[str, TopicInfo]:
+        """What ``topics.json`` must record: the served topics plus those whose deletion is not yet committed."""
+        return {**self._topics, **self._hidden}
+
     def delete_topic(self, name: str) -> TopicInfo:
-        """Commit the removal to the catalogue, then close and delete the partition directories."""
+        """:meth:`delete_topic_steps` run to its end in one go."""
+        return run_steps(self.delete_topic_steps(name))
+
+    def delete_topic_steps(self, name: str) -> Steps[TopicInfo]:
+        """Delete a topic in steps, in an order that needs no free disk space and is safe to kill at any point.
+
+        1. The topic stops being served (gone from :meth:`topic` and :meth:`get`) and its logs are closed.
+        2. Each partition directory is renamed to Kafka's ``<topic>-<partition>.<id>-delete`` name (topic cut
+           short for long names, see :func:`~storage.topics.capped_dir_name`), where ``<id>`` is the topic id.
+           The first rename is the commit point: startup finishes the deletion of a catalogued topic when it
+           finds a ``-delete`` directory carrying its id (:meth:`_finish_deletions`).
+        3. The files in those directories are removed, which frees the space.
+        4. ``topics.json`` is rewritten without the topic (this needs space, which step 3 just freed).
+        5. The empty ``-delete`` directories are removed.
+
+        A crash before step 2 leaves the topic whole; after it, no topic. If step 4 fails the deletion stands
+        (logged); the next catalogue write or restart records it.
+        """
         self._check_open()
         info = self._topics.get(name)
         if info is None:
             raise UnknownTopicOrPartitionError(f"The topic '{name}' does not exist.")
-        remaining = {n: t for n, t in self._topics.items() if n != name}
-        self._catalogue.save(remaining)
-        self._topics = remaining
-        for partition in range(info.partitions):
-            log = self._logs.pop((name, partition), None)
-            if log is not None:
-                log.close()
-            path = self.log_dir / f"{name}-{partition}"
-            if path.exists():
-                # Renamed first so a crash mid-delete leaves a directory that startup removes, not a stray.
-                doomed = path.with_name(f"{path.name}.{uuid.uuid4().hex}{_DELETE_SUFFIX}")
-                os.rename(path, doomed)
-                shutil.rmtree(doomed, ignore_errors=True)
-        _log.info("topic_deleted", topic=name)
+        return self._delete_topic(info)
+
+    def _delete_topic(self, info: TopicInfo) -> Steps[TopicInfo]:
+        name = info.name
+        del self._topics[name]
+        self._hidden[name] = info
+        self._pending[name] = "is marked for deletion"
+        logs = [self._logs.pop((name, partition), None) for partition in range(info.partitions)]
+        try:
+            for log in logs:
+                if log is not None:
+                    log.close()
+                    yield
+            doomed = yield from self._rename_for_deletion(info)
+            yield from self._remove_deleted(info, doomed)
+        except BaseException:
+            if name in self._hidden:
+                # Failed before the commit point (nothing renamed): the topic stays; reopen its logs.
+                del self._hidden[name]
+                self._topics[name] = info
+                self._reopen_logs(info)
+            raise
+        finally:
+            del self._pending[name]
+        _log.info("topic_deleted", topic=name, topic_id=kafka_uuid_to_str(info.topic_id))
         return info
+
+    def _rename_for_deletion(self, info: TopicInfo) -> Steps[list[Path]]:
+        doomed: list[Path] = []
+        for partition in range(info.partitions):
+            path = self.log_dir / f"{info.name}-{partition}"
+            target = self.log_dir / capped_dir_name(info.name, partition, info.topic_id, _DELETE_SUFFIX)
+            try:
+                os.rename(path, target)
+            except FileNotFoundError:
+                continue
+            if not doomed:
+                # Committed: from now on the topic is gone whatever happens (startup finishes the deletion).
+                self._hidden.pop(info.name, None)
+            doomed.append(target)
+            yield
+        if self._hidden.pop(info.name, None) is not None:
+            _log.warning("topic_deleted_without_directories", topic=info.name)
+        fsync_dir(self.log_dir)
+        return doomed
+
+    def _remove_deleted(self, info: TopicInfo, doomed: list[Path]) -> Steps[None]:
+        """Steps 3-5 of :meth:`delete_topic_steps` for directories already renamed to ``-delete`` names."""
+        for path in doomed:
+            _empty_dir(path)
+            yield
+        try:
+            self._catalogue.save(self._catalogue_topics())
+        except OSError as exc:
+            _log.error("topic_catalogue_write_failed", topic=info.name, error=str(exc))
+            return
+        for path in doomed:
+            with contextlib.suppress(OSError):
+                os.rmdir(path)
+            yield
+
+    def _reopen_logs(self, info: TopicInfo) -> None:
+        config = self.topic_config(info.name)
+        for partition in range(info.partitions):
+            path = self.log_dir / f"{info.name}-{partition}"
+            if (info.name, partition) not in self._logs and path.is_dir():
+                self._logs[(info.name, partition)] = PartitionLog(path, config, recovery_point=None)
+
+    def _finish_deletions(self) -> None:
+        """Startup: finish deletions that passed their commit point, and remove ``-delete`` leftovers.
+
+        A ``-delete`` directory is garbage by its name (Kafka's rule); one whose id is a catalogued topic's id
+        means that topic's deletion was committed (see :meth:`delete_topic_steps`), so its other partition
+        directories are renamed and removed too and the catalogue is rewritten without it. Names cut short for
+        long topics are recognised by the id, not the topic.
+        """
+        by_id = {info.topic_id: info for info in self._topics.values()}
+        committed: dict[str, TopicInfo] = {}
+        for entry in sorted(os.listdir(self.log_dir)):
+            parsed = parse_capped_dir_name(entry, _DELETE_SUFFIX)
+            if parsed is not None and parsed[2] in by_id and (self.log_dir / entry).is_dir():
+                info = by_id[parsed[2]]
+                committed[info.name] = info
+        for info in committed.values():
+            _log.warning("topic_deletion_resumed", topic=info.name, topic_id=kafka_uuid_to_str(info.topic_id))
+            del self._topics[info.name]
+            run_steps(self._rename_for_deletion(info))
+        leftovers = [
+            self.log_dir / entry
+            for entry in sorted(os.listdir(self.log_dir))
+            if entry.endswith(_DELETE_SUFFIX) and (self.log_dir / entry).is_dir()
+        ]
+        for path in leftovers:
+            _empty_dir(path)
+        if committed:
+            self._catalogue.save(self._catalogue_topics())
+        for path in leftovers:
+            with contextlib.suppress(OSError):
+                os.rmdir(path)
 
     # --- housekeeping -----------------------------------------------------------------------------------------
 

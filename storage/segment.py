@@ -19,6 +19,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+import structlog
+
 from protocol.errors import DecodeError
 from protocol.records import (
     BATCH_HEADER_SIZE,
@@ -31,6 +33,7 @@ from protocol.records import (
     read_batch_records,
 )
 from storage.config import INT32_MAX
+from storage.descriptors import SEGMENT_DESCRIPTORS
 from storage.errors import CorruptLogError, CorruptRecordError
 from storage.index import OffsetIndex, TimeIndex
 from storage.validation import BatchMeta
@@ -46,6 +49,8 @@ __all__ = [
     "parse_segment_name",
     "segment_name",
 ]
+
+_log = structlog.get_logger("storage")
 
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
@@ -163,12 +168,13 @@ class LogSegment:
             now_ms=now_ms,
             suffix=suffix,
         )
+        # The file is created and closed again: it is opened on first use (storage.descriptors bounds how many
+        # segment files are open at once, so thousands of new partitions cost no descriptors).
         try:
-            segment._fd = os.open(segment.log_path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+            os.close(os.open(segment.log_path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644))
         except FileExistsError:
             if segment.log_path.stat().st_size:
                 raise CorruptLogError(f"segment file {segment.log_path} already exists and is not empty") from None
-            segment._fd = os.open(segment.log_path, os.O_RDWR)
         # Stale index files of an earlier segment with this base would otherwise be loaded later.
         segment.index.delete()
         segment.time_index.delete()
@@ -208,21 +214,26 @@ class LogSegment:
         return segment, segment._recover(file_size)
 
     def close(self) -> None:
-        """Seal the time index, write index files (no fsync) and release the file descriptor."""
+        """Seal the time index, write index files (no fsync) and release the file descriptor.
+
+        The descriptor is released and the segment marked closed even when the index files cannot be written
+        (disk full, directory already renamed for deletion): indexes are derived data that the next open checks
+        and rebuilds, and a close that leaked its descriptor would cost more than a rebuild.
+        """
         if self.closed:
             return
-        self.seal()
-        self.write_indexes()
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
-        self.closed = True
+        try:
+            self.seal()
+            self.write_indexes()
+        except OSError as exc:
+            _log.warning("segment_index_write_failed", segment=str(self.log_path), error=str(exc))
+        finally:
+            self.release()
+            self.closed = True
 
     def delete(self) -> None:
         """Close and remove the segment's files."""
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        self.release()
         self.closed = True
         self.log_path.unlink(missing_ok=True)
         self.index.delete()
@@ -258,20 +269,17 @@ class LogSegment:
         self.dirty = False
 
     def _file(self) -> int:
-        if self._fd is None:
-            if self.closed:
-                raise CorruptLogError(f"segment {self.log_path} is closed")
-            self._fd = os.open(self.log_path, os.O_RDWR)
-        return self._fd
+        """The log file's descriptor, opened on first use; idle ones are closed by the shared cache."""
+        if self.closed:
+            raise CorruptLogError(f"segment {self.log_path} is closed")
+        return SEGMENT_DESCRIPTORS.acquire(self)
+
+    def _open_path(self) -> str:
+        return str(self.log_path)
 
     def release(self) -> None:
-        """Close the descriptor of a segment that is no longer appended to; the next read reopens it.
-
-        Keeps descriptor use proportional to partitions, not to segments.
-        """
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        """Close the descriptor now (a segment no longer appended to); the next use reopens it."""
+        SEGMENT_DESCRIPTORS.release(self)
 
     # --- state tracking ---------------------------------------------------------------------------------------
 

@@ -20,19 +20,25 @@ from storage.errors import InvalidTopicError, LogDirError
 from storage.files import atomic_write
 
 __all__ = [
+    "MAX_DIR_NAME_LENGTH",
     "MAX_TOPIC_NAME_LENGTH",
     "TopicCatalogue",
     "TopicInfo",
+    "capped_dir_name",
     "kafka_uuid_from_str",
     "kafka_uuid_to_str",
     "new_kafka_uuid",
+    "parse_capped_dir_name",
     "topic_collision",
     "validate_topic_name",
 ]
 
 #: Kafka's limit: 255 minus room for a partition suffix and the ``.deleted``-style renames of the directory.
 MAX_TOPIC_NAME_LENGTH = 249
+#: The longest file name most file systems accept (ext4, xfs, tmpfs: NAME_MAX).
+MAX_DIR_NAME_LENGTH = 255
 _LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
+_CAPPED_DIR = re.compile(r"(?P<topic>.*)-(?P<partition>[0-9]+)\.(?P<unique>[0-9a-f]{32})(?P<suffix>-[a-z]+)")
 _ZERO_UUID = uuid.UUID(int=0)
 #: Kafka reserves Uuid(0, 1) for the metadata topic.
 _METADATA_TOPIC_ID = uuid.UUID(int=1)
@@ -54,6 +60,26 @@ def validate_topic_name(name: str) -> None:
             f"Topic name \"{name}\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' "
             "and '-'"
         )
+
+
+def capped_dir_name(topic: str, partition: int, unique_id: uuid.UUID, suffix: str) -> str:
+    """Kafka's ``LocalLog.logDirNameWithSuffixCappedLength``: ``<topic>-<partition>.<32 hex><suffix>``, with the
+    topic cut short so the whole name fits :data:`MAX_DIR_NAME_LENGTH` (a 249-character topic plus the suffix
+    would not, and its rename would fail with "File name too long").
+    """
+    tail = f"-{partition}.{unique_id.hex}{suffix}"
+    return topic[: max(0, MAX_DIR_NAME_LENGTH - len(tail))] + tail
+
+
+def parse_capped_dir_name(name: str, suffix: str) -> tuple[str, int, uuid.UUID] | None:
+    """(topic prefix, partition, unique id) of a name made by :func:`capped_dir_name`, else None.
+
+    The topic may have been cut short, so only the unique id identifies what the directory belonged to.
+    """
+    match = _CAPPED_DIR.fullmatch(name)
+    if match is None or match["suffix"] != suffix:
+        return None
+    return match["topic"], int(match["partition"]), uuid.UUID(hex=match["unique"])
 
 
 def topic_collision(name: str, existing: Iterable[str]) -> str | None:

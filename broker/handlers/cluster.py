@@ -7,10 +7,11 @@ every refusal here is the error a real broker gives for the same input.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections import Counter
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Coroutine, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import structlog
 
@@ -57,11 +58,16 @@ SOURCE_DYNAMIC_TOPIC = 1
 SOURCE_STATIC_BROKER = 4
 SOURCE_DEFAULT = 5
 CONFIG_TYPE_STRING = 2
+_TIMED_OUT = "The topic change did not finish within timeout_ms; it goes on and takes effect when done."
+
+_T = TypeVar("_T")
 
 
 class ClusterHandlers:
     def __init__(self, broker: Broker) -> None:
         self.broker = broker
+        #: Topic changes in progress; kept referenced so one whose request timed out still runs to its end.
+        self._changes: set[asyncio.Task[Any]] = set()
 
     def register(self) -> None:
         d = self.broker.dispatcher
@@ -146,6 +152,28 @@ class ClusterHandlers:
 
     # -- CreateTopics / DeleteTopics / CreatePartitions --------------------------------------------------------
 
+    async def _finish_within(self, change: Coroutine[Any, Any, _T], timeout_ms: int) -> _T | None:
+        """Kafka's ``timeout_ms`` for a topic change: wait at most that long (``<= 0``: until it is done).
+
+        None means it timed out (REQUEST_TIMED_OUT); the change is not abandoned but carries on and takes effect
+        when done, as a Kafka controller's would. A client that disconnects does not cancel it either.
+        """
+        task = asyncio.ensure_future(change)
+        self._changes.add(task)
+        task.add_done_callback(self._change_done)
+        if timeout_ms <= 0:
+            return await asyncio.shield(task)
+        try:
+            return await asyncio.wait_for(asyncio.shield(task), timeout_ms / 1000)
+        except TimeoutError:
+            log.warning("topic_change_timed_out", timeout_ms=timeout_ms)
+            return None
+
+    def _change_done(self, task: asyncio.Task[Any]) -> None:
+        self._changes.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.info("topic_change_failed", error=str(task.exception()))
+
     async def create_topics(self, ctx: RequestContext, request: CreateTopicsRequest) -> CreateTopicsResponse:
         # Kafka (ControllerApis.createTopics) refuses a name listed twice: one INVALID_REQUEST result per such
         # name, after the others, and neither occurrence is created.
@@ -164,12 +192,17 @@ class ClusterHandlers:
             configs = {c.name: c.value for c in topic.configs if c.value is not None}
             try:
                 if request.validate_only:
-                    info = self.broker.validate_new_topic(topic.name, partitions, configs)
+                    created: TopicInfo | None = self.broker.validate_new_topic(topic.name, partitions, configs)
                 else:
-                    info = self.broker.create_topic(topic.name, partitions, configs)
+                    creation = self.broker.create_topic_in_slices(topic.name, partitions, configs)
+                    created = await self._finish_within(creation, request.timeout_ms)
             except StorageError as exc:
                 result.error_code, result.error_message = exc.error_code, str(exc)
                 continue
+            if created is None:
+                result.error_code, result.error_message = ErrorCode.REQUEST_TIMED_OUT, _TIMED_OUT
+                continue
+            info = created
             result.topic_id = info.topic_id
             if ctx.api_version >= 5:
                 result.num_partitions = info.partitions
@@ -245,12 +278,15 @@ class ClusterHandlers:
                 result.error_code, result.error_message = ErrorCode.INVALID_TOPIC_EXCEPTION, "internal topic"
                 continue
             try:
-                info = self.broker.delete_topic(resolved)
+                deleted = await self._finish_within(self.broker.delete_topic(resolved), request.timeout_ms)
             except StorageError as exc:
                 result.error_code = exc.error_code
                 continue
+            if deleted is None:
+                result.error_code, result.error_message = ErrorCode.REQUEST_TIMED_OUT, _TIMED_OUT
+                continue
             if ctx.api_version >= 6:
-                result.topic_id = info.topic_id
+                result.topic_id = deleted.topic_id
         return DeleteTopicsResponse(responses=responses)
 
     async def create_partitions(
@@ -271,9 +307,14 @@ class ClusterHandlers:
             if request.validate_only:
                 continue
             try:
-                self.broker.add_partitions(topic.name, topic.count)
+                grown = await self._finish_within(
+                    self.broker.add_partitions(topic.name, topic.count), request.timeout_ms
+                )
             except StorageError as exc:
                 result.error_code, result.error_message = exc.error_code, str(exc)
+                continue
+            if grown is None:
+                result.error_code, result.error_message = ErrorCode.REQUEST_TIMED_OUT, _TIMED_OUT
         return CreatePartitionsResponse(results=results)
 
     # -- DescribeConfigs ---------------------------------------------------------------------------------------
