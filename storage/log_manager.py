@@ -25,6 +25,7 @@ from pathlib import Path
 import structlog
 
 from storage.config import LogConfig, validate_topic_configs
+from storage.damage import DamagedRange, QuarantinedFile
 from storage.errors import (
     InvalidPartitionsError,
     InvalidTopicError,
@@ -101,6 +102,8 @@ class LogManager:
         self._catalogue = TopicCatalogue(self.log_dir / TOPICS_FILE)
         self._topics = self._catalogue.load()
         self._logs: dict[TopicPartition, PartitionLog] = {}
+        #: Partition directories set aside at startup (Kafka's ``-stray``), reported with the quarantined files.
+        self._set_aside_dirs: list[QuarantinedFile] = []
         self._closed = False
         self._load_logs(_now_ms() if now_ms is None else now_ms)
 
@@ -161,7 +164,21 @@ class LogManager:
     def _set_aside(self, path: Path) -> None:
         stray = path.with_name(f"{path.name}.{uuid.uuid4().hex}{_STRAY_SUFFIX}")
         os.rename(path, stray)
+        reason = "partition directory not in the topic catalogue"
+        tp = parse_partition_dir(path.name) or (path.name, -1)
+        self._set_aside_dirs.append(QuarantinedFile(tp[0], tp[1], path.name, str(stray), reason))
         _log.warning("partition_dir_not_in_catalogue", dir=str(path), moved_to=stray.name)
+
+    # --- damaged data ---------------------------------------------------------------------------------------
+
+    def damaged_ranges(self) -> list[DamagedRange]:
+        """Every damaged range of every log (found at recovery or by readers), each once."""
+        return [damage for _, log in sorted(self._logs.items()) for damage in log.damaged_ranges()]
+
+    def quarantined_files(self) -> list[QuarantinedFile]:
+        """Files recovery moved to the quarantine folder, and partition directories set aside as ``-stray``."""
+        moved = [entry for _, log in sorted(self._logs.items()) for entry in log.quarantined_files()]
+        return self._set_aside_dirs + moved
 
     def _create_log(self, topic: str, partition: int, config: LogConfig, now_ms: int) -> PartitionLog:
         path = self.log_dir / f"{topic}-{partition}"
