@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-test
 
-.PHONY: install install-test tools run test lint codegen bench report clean
+.PHONY: install install-test tools run test lint codegen bench report clean campaigns
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -47,6 +47,10 @@ lint: install-test
 
 test: install-test lint
 	$(BIN)/pytest -q -p no:cacheprovider
+
+# The corruption campaign with all 50 seeds (`make test` runs the first 10)
+campaigns: install-test
+	CAMPAIGN_SEEDS=50 $(BIN)/pytest -q -p no:cacheprovider tests/durability/test_corruption_campaign.py
 
 # The PySpark analysis of the broker's ./data (what `make run` writes): Parquet tables, report.txt, lag.png,
 # rebalances.png in ./pipeline-out
