@@ -176,19 +176,43 @@ class Broker:
 
         Until its partition is loaded a group's requests get COORDINATOR_LOAD_IN_PROGRESS (with Kafka's remapping
         for Heartbeat and SyncGroup, rule #4), and clients retry. Reading and decoding happen in a worker thread;
-        only the replay into the coordinator runs on the event loop.
+        only the replay into the coordinator runs on the event loop. Damaged batches are skipped by the reader
+        (storage reports each damaged range once); a partition whose load fails for any reason is marked failed
+        (NOT_COORDINATOR, the reason logged) and the next partition loads regardless.
         """
         clock = self.clock
         assert clock is not None
         started = clock.monotonic_ms()
         records_loaded = 0
         for partition in range(self.config["offsets.topic.num.partitions"]):
-            records = await asyncio.to_thread(self.offsets_log.read_all, partition)
-            records_loaded += len(records)
-            self.coordinator.load_partition(partition, records, clock.monotonic_ms(), clock.wall_ms())
+            records_loaded += await self._load_offsets_partition(partition)
             self.rearm_timers()
-        log.info("offsets.loaded", records=records_loaded, duration_ms=clock.monotonic_ms() - started)
+        failed = sorted(self.coordinator.load_failures())
+        log.info("offsets.loaded", records=records_loaded, failed=failed, duration_ms=clock.monotonic_ms() - started)
         self.loaded.set()
+
+    async def _load_offsets_partition(self, partition: int) -> int:
+        """Load one partition; returns how many records it replayed (0 when it failed)."""
+        clock = self.clock
+        assert clock is not None
+        try:
+            records = await asyncio.to_thread(self.offsets_log.read_all, partition)
+        except Exception as exc:
+            self.coordinator.fail_loading(partition, f"reading the partition failed: {exc!r}", clock.monotonic_ms())
+            return 0
+        partition_log = self.logs.get(OFFSETS_TOPIC, partition)
+        for damage in partition_log.damaged_ranges() if partition_log is not None else []:
+            log.error(
+                "offsets.load_skipped_damaged_range",
+                partition=partition,
+                segment=damage.segment,
+                start=damage.start,
+                end=damage.end,
+                reason=damage.reason,
+            )
+        if not self.coordinator.load_partition(partition, records, clock.monotonic_ms(), clock.wall_ms()):
+            return 0
+        return len(records)
 
     def _deliver_durability(self, outcomes: list[tuple[Callable[[ErrorCode], None], ErrorCode]]) -> None:
         """Tell the coordinator its records are durable, after bringing its clock to now (persistence.py)."""

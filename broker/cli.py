@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from broker.describe_format import format_describe
 from broker.kafka_client import Connection, KafkaClient, KafkaClientError
+from broker.storage_status import format_storage_status
 from protocol.consumer_protocol import decode_assignment
 from protocol.errors import DecodeError, ErrorCode
 from protocol.messages.describe_groups import DescribedGroup, DescribeGroupsRequest
@@ -196,6 +197,12 @@ def _parser() -> argparse.ArgumentParser:
     timeline.add_argument("--control", default="http://127.0.0.1:9644", help="the broker's control.listener URL")
     timeline.add_argument("--json", action="store_true")
 
+    storage = commands.add_parser(
+        "storage", help="damaged data and __consumer_offsets loading (group-broker control API)"
+    )
+    storage.add_argument("--control", default="http://127.0.0.1:9644", help="the broker's control.listener URL")
+    storage.add_argument("--json", action="store_true")
+
     offsets = commands.add_parser("offsets").add_subparsers(dest="offsets_command", required=True)
     reset = offsets.add_parser("reset", help="reset an inactive group's committed offsets")
     reset.add_argument("group")
@@ -226,6 +233,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             with urllib.request.urlopen(url, timeout=10) as response:  # noqa: S310 - an operator-given URL
                 print(response.read().decode())
             return 0
+        if args.command == "storage":
+            return _storage_command(args.control, as_json=args.json)
         client = KafkaClient(args.bootstrap_server)
         try:
             return _run_wire_command(client, args)
@@ -234,6 +243,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (KafkaClientError, OSError) as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1
+
+
+def _storage_command(control: str, *, as_json: bool) -> int:
+    """Print `GET /storage`; exit 1 when a partition failed to load, so scripts notice."""
+    with urllib.request.urlopen(f"{control.rstrip('/')}/storage", timeout=10) as response:  # noqa: S310
+        status = json.loads(response.read())
+    print(json.dumps(status, indent=2) if as_json else format_storage_status(status), end="\n" if as_json else "")
+    return 1 if any(p["state"] == "failed" for p in status["offsets_partitions"]) else 0
 
 
 def _run_wire_command(client: KafkaClient, args: argparse.Namespace) -> int:

@@ -27,6 +27,9 @@ Endpoints (JSON bodies and answers; errors are `{"error": "..."}` with 400 or 40
     GET    /requests                           ?api=&client_id=&group_id=&limit=   the recorder's summaries
     POST   /requests/recording                 {"enabled": true}    turn the recorder on or off
     DELETE /requests                                                forget what was recorded
+    GET    /storage                                                 offsets partitions (loading, active,
+                                                                    failed; skipped damaged ranges), damaged
+                                                                    ranges, quarantined files
     GET    /metrics                                                 Prometheus text format
 """
 
@@ -44,6 +47,7 @@ from aiohttp import web
 from broker.config import is_loopback_host
 from broker.controls import api_key_of, error_of
 from broker.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from broker.storage_status import storage_status
 from broker.timeline import render_html, render_text
 from protocol.errors import ErrorCode
 
@@ -166,6 +170,7 @@ class ControlApi:
         r.add_get("/requests", self.requests)
         r.add_post("/requests/recording", self.recording)
         r.add_delete("/requests", self.clear_requests)
+        r.add_get("/storage", self.storage)
         r.add_get("/metrics", self.metrics)
 
     async def start(self, host: str, port: int) -> str:
@@ -369,6 +374,9 @@ class ControlApi:
     async def clear_requests(self, request: web.Request) -> web.Response:
         self.broker.dispatcher.recorder.clear()
         return _json({"cleared": True})
+
+    async def storage(self, request: web.Request) -> web.Response:
+        return _json(storage_status(self.broker))
 
     async def metrics(self, request: web.Request) -> web.Response:
         response = web.Response(body=self.broker.metrics.render())

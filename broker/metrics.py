@@ -19,6 +19,10 @@ they are exact rather than tracked.
     group_broker_request_duration_seconds{api}          histogram: time from decoded request to response
     group_broker_connections{listener}                  open client connections
     group_broker_connections_accepted_total             client connections accepted since start
+    group_broker_offsets_partitions{state}              __consumer_offsets partitions: loading, active, failed
+    group_broker_offsets_partition_skipped_ranges{partition}  damaged ranges skipped in an offsets partition
+    group_broker_log_damaged_ranges_total               damaged byte ranges found in any log (each counted once)
+    group_broker_quarantined_files_total                files moved to the quarantine folder (and -stray dirs)
 
 `error` is the response's top-level error code where the API has one (Heartbeat, JoinGroup, Fetch v7+...), else
 the first error inside it (per partition, per group), `NONE` when there is none, and `NO_RESPONSE` when the handler
@@ -38,6 +42,7 @@ from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamil
 
 from broker.context import RequestContext
 from broker.faults import error_codes
+from broker.storage_status import OFFSETS_PARTITION_STATES, offsets_partitions
 from coordinator.state import GroupState
 from protocol.errors import ErrorCode
 from protocol.registry import ApiKey
@@ -211,4 +216,34 @@ class BrokerMetrics:
             "group_broker_connections_accepted",
             "Client connections accepted since start.",
             value=self._broker.connections_accepted,
+        )
+        yield from self._storage()
+
+    def _storage(self) -> Iterator[Metric]:
+        partitions = offsets_partitions(self._broker)
+        states = GaugeMetricFamily(
+            "group_broker_offsets_partitions", "__consumer_offsets partitions by load state.", labels=["state"]
+        )
+        for state in OFFSETS_PARTITION_STATES:
+            states.add_metric([state], sum(p.state == state for p in partitions))
+        yield states
+        skipped = GaugeMetricFamily(
+            "group_broker_offsets_partition_skipped_ranges",
+            "Damaged ranges skipped in each __consumer_offsets partition (only partitions with any).",
+            labels=["partition"],
+        )
+        for p in partitions:
+            if p.skipped_ranges:
+                skipped.add_metric([str(p.partition)], p.skipped_ranges)
+        yield skipped
+        logs = getattr(self._broker, "logs", None)
+        yield CounterMetricFamily(
+            "group_broker_log_damaged_ranges",
+            "Damaged byte ranges found in any partition log, each counted once.",
+            value=len(logs.damaged_ranges()) if logs is not None else 0,
+        )
+        yield CounterMetricFamily(
+            "group_broker_quarantined_files",
+            "Files (and partition directories) recovery moved aside instead of deleting.",
+            value=len(logs.quarantined_files()) if logs is not None else 0,
         )

@@ -202,6 +202,9 @@ class OffsetsLog:
         return list(self.read_partition(partition))
 
     def read_partition(self, partition: int) -> Iterator[CoordinatorRecord]:
+        """The partition's records in log order. Damaged batches never reach here: the log's reader checks
+        every CRC and skips (and reports, once) what does not validate; a record that still does not decode is
+        skipped with a warning. Any other error propagates, failing this partition's load only."""
         partition_log = self._logs.get(OFFSETS_TOPIC, partition)
         if partition_log is None:
             return

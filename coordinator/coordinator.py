@@ -8,7 +8,8 @@ How to drive it (the broker's job, sketched in architecture.md 4.4):
 * after every call (and after delivering a storage durability notice) read `next_deadline_ms()` and arrange for
   `tick(now_ms)` to run at that time; `tick` fires every due timer (delayed joins, session expiry, pending-sync
   expiry, the initial rebalance delay, retention, write timeouts);
-* own partitions with `begin_loading` / `load_partition` / `unload_partition`; `shutdown` at the end.
+* own partitions with `begin_loading` / `load_partition` / `unload_partition`; `shutdown` at the end. A load that
+  cannot finish leaves its partition FAILED (`fail_loading`, NOT_COORDINATOR), as Kafka's runtime does.
 
 No method does I/O, reads a clock, sleeps, or creates an asyncio object; the same instance runs under the test
 harness's manual clock and under the broker's event loop.

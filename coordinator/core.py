@@ -55,6 +55,8 @@ def append_key(token: int) -> Hashable:
 class PartitionStatus(enum.Enum):
     LOADING = "loading"
     ACTIVE = "active"
+    #: The load could not finish (Kafka's CoordinatorState.FAILED): not active, so NOT_COORDINATOR.
+    FAILED = "failed"
 
 
 @dataclass(slots=True)
@@ -85,6 +87,7 @@ class CoordinatorCore:
         self._ids = MemberIdGenerator(config.member_id_seed)
         self._groups: dict[str, ClassicGroup] = {}
         self._partitions: dict[int, PartitionStatus] = {}
+        self._load_failures: dict[int, str] = {}
         self._active = True
         self._inflight: dict[int, _InflightAppend] = {}
         self._next_token = 0
@@ -117,6 +120,10 @@ class CoordinatorCore:
     def owned_partitions(self) -> dict[int, str]:
         return {p: s.value for p, s in sorted(self._partitions.items())}
 
+    def load_failures(self) -> dict[int, str]:
+        """Why each FAILED partition could not be loaded."""
+        return dict(sorted(self._load_failures.items()))
+
     @property
     def now_ms(self) -> int:
         return self._now_ms
@@ -142,7 +149,7 @@ class CoordinatorCore:
         if not self._active:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
         status = self._partitions.get(self.partition_for(group_id))
-        if status is None:
+        if status is None or status is PartitionStatus.FAILED:
             return ErrorCode.NOT_COORDINATOR
         if status is PartitionStatus.LOADING:
             return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS

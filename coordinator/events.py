@@ -168,6 +168,9 @@ class Events:
         level = self._log.info if groups else self._log.debug  # 50 empty partitions load at every start
         level("partition.loaded", partition=partition, groups=groups, records=records, skipped=skipped)
 
+    def partition_load_failed(self, partition: int, reason: str) -> None:
+        self._log.warning("partition.load_failed", partition=partition, reason=reason)
+
     def partition_unloaded(self, partition: int, groups: int) -> None:
         level = self._log.info if groups else self._log.debug
         level("partition.unloaded", partition=partition, groups=groups)

@@ -9,6 +9,11 @@ Loading replays the records (`loader.py`), gives every member a fresh session de
 with the old coordinator expire), and forces a rebalance of groups loaded over group.max.size. Unloading marks the
 partition's groups Dead and answers everything parked with NOT_COORDINATOR, so clients look the coordinator up
 again.
+
+A load that cannot finish (the records cannot be read, or replaying them fails) leaves the partition FAILED, as
+Kafka's CoordinatorRuntime does: not active, so its groups answer NOT_COORDINATOR (never LOAD_IN_PROGRESS
+forever), nothing half-loaded stays in memory, the reason is logged once and kept for the control API. Other
+partitions are not affected. `begin_loading` may try again.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from coordinator.core import RETENTION_KEY, PartitionStatus, heartbeat_key, join_key, sync_key
-from coordinator.loader import replay
+from coordinator.loader import LoadedPartition, replay
 from coordinator.rebalance import RebalanceMixin
 from coordinator.records import CoordinatorRecord
 from coordinator.retention import RetentionMixin
@@ -33,21 +38,33 @@ class PartitionsMixin(RetentionMixin, RebalanceMixin):
         """This coordinator became leader of `partition`; its groups answer COORDINATOR_LOAD_IN_PROGRESS until
         `load_partition` is called."""
         self._check_partition(partition)
-        if partition in self._partitions:
+        if self._partitions.get(partition, PartitionStatus.FAILED) is not PartitionStatus.FAILED:
             raise ValueError(f"partition {partition} is already {self._partitions[partition].value}")
         self._partitions[partition] = PartitionStatus.LOADING
         self._events.partition_loading(partition)
 
     def load_partition(
         self, partition: int, records: Iterable[CoordinatorRecord], now_ms: int, wall_ms: int | None = None
-    ) -> None:
-        """Replay `partition`'s records and start serving its groups."""
+    ) -> bool:
+        """Replay `partition`'s records and start serving its groups; False (and FAILED) when that cannot finish.
+
+        `records` may be a lazy reader: an exception from it, or from the replay, fails the load of this
+        partition only.
+        """
         self._advance(now_ms, wall_ms)
         self._check_partition(partition)
         if self._partitions.get(partition) is PartitionStatus.ACTIVE:
             raise ValueError(f"partition {partition} is already loaded")
-        loaded = replay(partition, records, self._events)
+        try:
+            self._install(partition, replay(partition, records, self._events))
+        except Exception as exc:
+            self.fail_loading(partition, repr(exc), now_ms, wall_ms)
+            return False
+        return True
+
+    def _install(self, partition: int, loaded: LoadedPartition) -> None:
         self._partitions[partition] = PartitionStatus.ACTIVE
+        self._load_failures.pop(partition, None)
         for group_id, group in loaded.groups.items():
             self._groups[group_id] = group
             self._refresh_subscriptions(group)
@@ -66,11 +83,28 @@ class PartitionsMixin(RetentionMixin, RebalanceMixin):
             self._schedule_retention()
         self._events.partition_loaded(partition, len(loaded.groups), loaded.records, loaded.skipped)
 
+    def fail_loading(self, partition: int, reason: str, now_ms: int, wall_ms: int | None = None) -> None:
+        """The load of `partition` cannot finish: drop whatever it installed, answer NOT_COORDINATOR from now on."""
+        self._advance(now_ms, wall_ms)
+        self._check_partition(partition)
+        self._drop_groups(partition)
+        self._partitions[partition] = PartitionStatus.FAILED
+        self._load_failures[partition] = reason
+        self._events.partition_load_failed(partition, reason)
+
     def unload_partition(self, partition: int, now_ms: int, wall_ms: int | None = None) -> None:
         """This coordinator lost `partition`: its groups go Dead, parked replies get NOT_COORDINATOR."""
         self._advance(now_ms, wall_ms)
         if self._partitions.pop(partition, None) is None:
             return
+        self._load_failures.pop(partition, None)
+        doomed = self._drop_groups(partition)
+        if not self._partitions:
+            self._timer.cancel(RETENTION_KEY)
+        self._events.partition_unloaded(partition, doomed)
+
+    def _drop_groups(self, partition: int) -> int:
+        """Mark `partition`'s groups Dead, answer their parked requests and in-flight writes; how many there were."""
         doomed = [g for g in self._groups.values() if g.partition == partition]
         for group in doomed:
             group_id = group.group_id
@@ -90,9 +124,7 @@ class PartitionsMixin(RetentionMixin, RebalanceMixin):
             del self._groups[group_id]
             self._events.group_unloaded(group_id, old.value, group.generation_id)
         self._fail_inflight_appends(partition, ErrorCode.NOT_LEADER_OR_FOLLOWER)
-        if not self._partitions:
-            self._timer.cancel(RETENTION_KEY)
-        self._events.partition_unloaded(partition, len(doomed))
+        return len(doomed)
 
     def shutdown(self, now_ms: int, wall_ms: int | None = None) -> None:
         """Unload everything and answer COORDINATOR_NOT_AVAILABLE from now on."""

@@ -27,6 +27,7 @@ from typing import TypeVar, cast
 import structlog
 
 from storage.config import LogConfig, validate_topic_configs
+from storage.damage import DamagedRange, QuarantinedFile
 from storage.errors import (
     InvalidPartitionsError,
     InvalidTopicError,
@@ -134,6 +135,8 @@ class LogManager:
         self._hidden: dict[str, TopicInfo] = {}
         #: Names with a create or delete in progress, and why (the TOPIC_ALREADY_EXISTS message).
         self._pending: dict[str, str] = {}
+        #: Partition directories set aside at startup (Kafka's ``-stray``), reported with the quarantined files.
+        self._set_aside_dirs: list[QuarantinedFile] = []
         self._closed = False
         self._finish_deletions()
         self._load_logs(_now_ms() if now_ms is None else now_ms)
@@ -193,9 +196,26 @@ class LogManager:
                     self._logs[(name, partition)] = self._create_log(name, partition, self.topic_config(name), now_ms)
 
     def _set_aside(self, path: Path) -> None:
-        stray = path.with_name(f"{path.name}.{uuid.uuid4().hex}{_STRAY_SUFFIX}")
+        """Rename a partition directory the catalogue does not describe to Kafka's ``-stray`` name (capped like the
+        ``-delete`` names, so a 249-character topic's directory can be set aside too); never deleted."""
+        tp = parse_partition_dir(path.name)
+        assert tp is not None, f"{path.name} is not a partition directory"
+        stray = path.with_name(capped_dir_name(tp[0], tp[1], uuid.uuid4(), _STRAY_SUFFIX))
         os.rename(path, stray)
+        reason = "partition directory not in the topic catalogue"
+        self._set_aside_dirs.append(QuarantinedFile(tp[0], tp[1], path.name, str(stray), reason))
         _log.warning("partition_dir_not_in_catalogue", dir=str(path), moved_to=stray.name)
+
+    # --- damaged data ---------------------------------------------------------------------------------------
+
+    def damaged_ranges(self) -> list[DamagedRange]:
+        """Every damaged range of every log (found at recovery or by readers), each once."""
+        return [damage for _, log in sorted(self._logs.items()) for damage in log.damaged_ranges()]
+
+    def quarantined_files(self) -> list[QuarantinedFile]:
+        """Files recovery moved to the quarantine folder, and partition directories set aside as ``-stray``."""
+        moved = [entry for _, log in sorted(self._logs.items()) for entry in log.quarantined_files()]
+        return self._set_aside_dirs + moved
 
     def _create_log(self, topic: str, partition: int, config: LogConfig, now_ms: int) -> PartitionLog:
         path = self.log_dir / f"{topic}-{partition}"

@@ -8,8 +8,19 @@ segments from the front; the log start offset is always the base offset of the f
 
 Recovery on open follows Kafka's recovery point: segments wholly below the last flushed offset are trusted
 after index sanity checks, the rest (always including the active segment) are scanned batch by batch with CRC
-checks, and the first invalid batch truncates its segment and drops every segment after it, so a crash can lose
-unflushed data but never serve a torn or corrupt batch.
+checks. Recovery never deletes what it did not prove to be its own garbage (Decision 9, :mod:`storage.damage`):
+
+* only the active segment's unflushed tail is cut off: its first damage past the recovery point, or a torn end
+  with nothing valid after it (what a crash leaves);
+* damage anywhere else (an older segment, flushed data of the active one) is a damaged range: kept on disk,
+  reported once with one warning, skipped by every reader; later segments are kept;
+* files that are not valid segments (an unparsable name, a base offset inside the previous segment's offsets, no
+  valid batch at all) are moved to the quarantine folder with one warning each;
+* leftovers of the log's own operations are still removed or finished: ``.cleaned`` and ``.deleted`` files,
+  index files without a log, and an interrupted ``.swap``.
+
+Damage a trusted segment hides (a CRC no cheap check reads) is found by readers: :meth:`PartitionLog.read`
+checks the CRC of every batch it returns, and a damaged batch is reported and skipped the same way.
 
 Everything is synchronous. The asyncio server calls it from its loop thread; the one other caller is the
 compaction cleaner (:mod:`storage.cleaner`), which runs in a worker thread and only reads closed segment files
@@ -34,8 +45,10 @@ from typing import Concatenate, ParamSpec, TypeVar
 
 import structlog
 
-from protocol.records import RecordBatch, iter_batches
+from protocol.errors import DecodeError
+from protocol.records import RecordBatch, iter_batches, peek_batch_header
 from storage.config import INT64_MAX, LogConfig
+from storage.damage import DamagedRange, QuarantinedFile, move_to_quarantine, topic_partition_of
 from storage.errors import KafkaStorageError, LogClosedError, OffsetOutOfRangeError, RecordListTooLargeError
 from storage.files import fsync_dir
 from storage.segment import (
@@ -55,9 +68,16 @@ __all__ = ["AppendOrigin", "AppendResult", "PartitionLog", "TimestampOffset"]
 
 _log = structlog.get_logger("storage")
 
-#: Leftovers that are deleted on open: an interrupted cleaning, or Kafka's delayed-delete files.
-_DISCARD_SUFFIXES = (CLEANED_SUFFIX, ".deleted")
+#: Leftovers that are deleted on open: an interrupted cleaning, Kafka's delayed-delete files, and the index files
+#: of a swap killed between its renames (indexes are rebuilt from the data, as Kafka's LogLoader does).
+_DISCARD_SUFFIXES = (CLEANED_SUFFIX, ".deleted", INDEX_SUFFIX + SWAP_SUFFIX, TIME_INDEX_SUFFIX + SWAP_SUFFIX)
+#: Names that claim to be segment files; one that does not parse as ``<20 digits><suffix>`` is quarantined.
+_SEGMENT_SUFFIXES = (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, LOG_SUFFIX + SWAP_SUFFIX)
 _ITER_CHUNK = 1024 * 1024
+
+
+def _unparsable_segment_name(name: str) -> bool:
+    return name.endswith(_SEGMENT_SUFFIXES) and all(parse_segment_name(name, x) is None for x in _SEGMENT_SUFFIXES)
 
 
 def _now_ms() -> int:
@@ -142,6 +162,9 @@ class PartitionLog:
         #: Guards the segment list against the cleaner thread (module docstring); re-entrant for nested calls.
         self._lock = threading.RLock()
         self.recovery_point = 0
+        self.topic, self.partition = topic_partition_of(self.directory)
+        self._damaged: list[DamagedRange] = []
+        self._quarantined: list[QuarantinedFile] = []
         self.directory.mkdir(parents=True, exist_ok=True)
         self._load(recovery_point, now)
 
@@ -200,6 +223,29 @@ class PartitionLog:
     def closed_segments(self) -> list[LogSegment]:
         """Segments that no longer take appends: what a compaction cleaner may rewrite."""
         return list(self._segments[:-1])
+
+    def damaged_ranges(self) -> list[DamagedRange]:
+        """Every damaged byte range found so far (at recovery or by readers), each once, oldest first."""
+        with self._lock:
+            return list(self._damaged)
+
+    def quarantined_files(self) -> list[QuarantinedFile]:
+        """Files recovery moved to the quarantine folder."""
+        with self._lock:
+            return list(self._quarantined)
+
+    def _on_damage(self, segment: LogSegment, start: int, end: int, reason: str) -> None:
+        damage = DamagedRange(self.topic, self.partition, segment.log_path.name, start, end, reason)
+        self._damaged.append(damage)
+        _log.warning(
+            "log_damaged_range",
+            topic=self.topic,
+            partition=self.partition,
+            segment=damage.segment,
+            start=start,
+            end=end,
+            reason=reason,
+        )
 
     # --- appending --------------------------------------------------------------------------------------------
 
@@ -277,7 +323,7 @@ class PartitionLog:
 
     def _create_segment(self, base_offset: int, now_ms: int, suffix: str = "") -> LogSegment:
         self._dir_dirty = True
-        return LogSegment.create(
+        segment = LogSegment.create(
             self.directory,
             base_offset,
             index_interval_bytes=self._config.index_interval_bytes,
@@ -285,6 +331,8 @@ class PartitionLog:
             now_ms=now_ms,
             suffix=suffix,
         )
+        segment.on_damage = self._on_damage
+        return segment
 
     def _add(self, segment: LogSegment) -> None:
         self._segments.append(segment)
@@ -370,20 +418,34 @@ class PartitionLog:
             if header.last_offset >= limit:
                 break
             end = segment.size
+            limited = False
             if limit < segment.next_offset:
                 stop = segment.find(limit)
-                end = stop[0] if stop is not None else segment.size
+                if stop is not None:
+                    end, limited = stop[0], True
+            damage = segment.next_damage(start)
+            if damage is not None and damage < end:
+                end, limited = damage, False  # stop at damaged bytes, then go on after them
             if end - start > budget:
                 cut = segment.last_boundary_before(start + max(budget, 0), start)
                 if cut == start and first:
                     cut = start + header.size
                 if cut > start:
-                    parts.append(segment.read(start, cut - start))
+                    data, _ = segment.read_verified(start, cut - start)
+                    if not data:
+                        continue  # the first batch was damaged: it is skipped from now on, read again
+                    parts.append(data)
                 break
-            parts.append(segment.read(start, end - start))
-            budget -= end - start
+            data, next_offset = segment.read_verified(start, end - start)
+            if not data:
+                continue  # as above
+            parts.append(data)
+            budget -= len(data)
             first = False
-            if end < segment.size:
+            if len(data) < end - start or damage == end:
+                offset = next_offset  # damage follows: find() resumes at the next valid batch
+                continue
+            if limited:
                 break
             offset = segment.next_offset
             i += 1
@@ -405,9 +467,23 @@ class PartitionLog:
             data = self.read(position, _ITER_CHUNK, max_offset=limit)
             if not data:
                 return
-            for _, batch in iter_batches(data):
-                yield batch
-                position = batch.next_offset
+            scan = iter_batches(data)
+            try:
+                for _, batch in scan:
+                    yield batch
+                    position = batch.next_offset
+            except DecodeError as exc:
+                # CRC-valid bytes that still do not decode: the same damage as a bad CRC for every reader.
+                header = peek_batch_header(data, scan.valid_end)
+                self._mark_damaged(header.base_offset, exc.reason)
+
+    @_locked
+    def _mark_damaged(self, offset: int, reason: str) -> None:
+        i = max(0, bisect.bisect_right(self._bases, offset) - 1)
+        found = self._segments[i].find(offset)
+        if found is not None:
+            position, header = found
+            self._segments[i].note_damage(position, position + header.size, reason)
 
     @_locked
     def offset_for_timestamp(self, timestamp: int) -> TimestampOffset | None:
@@ -517,10 +593,14 @@ class PartitionLog:
         if offset < self.log_start_offset:
             self.truncate_fully_and_start_at(offset)
             return
+        deleted = False
         while len(self._segments) > 1 and self._segments[-1].base_offset > offset:
             self._segments.pop().delete()
-            # Must be durable before new appends reuse these offsets, or a crash could resurrect them.
-            self._dir_dirty = True
+            deleted = True
+        if deleted:
+            # Durable before new appends reuse these offsets: a crash must not resurrect them as segments that
+            # continue the log (recovery could not tell them from valid data).
+            fsync_dir(self.directory)
         self._reindex()
         self._segments[-1].truncate_to(offset)
         self._flush_pending = [s for s in self._flush_pending if not s.closed and s is not self._segments[-1]]
@@ -626,7 +706,9 @@ class PartitionLog:
 
     # --- loading ----------------------------------------------------------------------------------------------
 
-    def _open_segment(self, base: int, now_ms: int, *, recover: bool, suffix: str = "") -> tuple[LogSegment, int]:
+    def _open_segment(
+        self, base: int, now_ms: int, *, recover: bool, suffix: str = "", unflushed_from: int | None = None
+    ) -> LogSegment:
         return LogSegment.open(
             self.directory,
             base,
@@ -635,6 +717,7 @@ class PartitionLog:
             now_ms=now_ms,
             recover=recover,
             suffix=suffix,
+            unflushed_from=unflushed_from,
         )
 
     def _load(self, recovery_point: int | None, now_ms: int) -> None:
@@ -647,6 +730,10 @@ class PartitionLog:
             if base is not None:
                 self._complete_swap(base, now_ms)
         names = os.listdir(self.directory)
+        for name in sorted(names):
+            if _unparsable_segment_name(name) and (self.directory / name).is_file():
+                self._quarantine(name, "not a segment file name (<20-digit base offset>.log/.index/.timeindex)")
+        names = os.listdir(self.directory)
         bases = sorted(b for name in names if (b := parse_segment_name(name, LOG_SUFFIX)) is not None)
         known = set(bases)
         for name in names:
@@ -654,45 +741,88 @@ class PartitionLog:
                 base = parse_segment_name(name, suffix)
                 if base is not None and base not in known:
                     (self.directory / name).unlink(missing_ok=True)
-        if not bases:
-            self._add(self._create_segment(0, now_ms))
-            return
         point = 0 if recovery_point is None else max(0, recovery_point)
         first_recovered = max(0, bisect.bisect_right(bases, point) - 1)
+        active: LogSegment | None = None
         for i, base in enumerate(bases):
             is_last = i == len(bases) - 1
-            segment, truncated = self._open_segment(base, now_ms, recover=i >= first_recovered)
-            if self._segments and segment.base_offset < self._segments[-1].next_offset:
-                # Offsets already served by the previous segment: these files are stale (e.g. deletions lost in a
-                # crash after the previous segment was truncated and appended to again). Newer data wins.
-                segment.delete()
-                for later in bases[i + 1 :]:
-                    self._delete_files(later)
-                self._dir_dirty = True
-                _log.warning("log_recovery_dropped_overlapping_segments", dir=str(self.directory), first=base)
-                break
-            self._add(segment)
-            if truncated:
-                _log.warning(
-                    "log_recovery_truncated",
-                    dir=str(self.directory),
-                    segment=segment.log_path.name,
-                    bytes_removed=truncated,
-                    next_offset=segment.next_offset,
+            previous = self._segments[-1] if self._segments else None
+            if previous is not None and base < previous.next_offset:
+                self._quarantine_segment(
+                    base,
+                    f"base offset {base} is inside {previous.log_path.name} "
+                    f"(offsets {previous.base_offset}..{previous.next_offset - 1})",
                 )
-            if truncated and not is_last:
-                # Data after a corrupt batch cannot be trusted to continue the offset sequence: drop it all. The
-                # truncated segment becomes the active one; the next flush makes the deletions durable.
-                for later in bases[i + 1 :]:
-                    self._delete_files(later)
-                self._dir_dirty = True
-                _log.warning("log_recovery_dropped_segments", dir=str(self.directory), segments=len(bases) - i - 1)
-                break
-            if not is_last:
+                continue
+            segment = self._open_segment(
+                base, now_ms, recover=i >= first_recovered, unflushed_from=point if is_last else None
+            )
+            if segment.size == 0 and segment.file_bytes and not self._may_cut_to_empty(segment, previous):
+                # The scan rewrote the index files: derived data of ours, not evidence.
+                segment.index.delete()
+                segment.time_index.delete()
+                segment.release()
+                self._quarantine(segment.log_path.name, "no valid batch in the file")
+                continue
+            self._adopt(segment, point)
+            if is_last:
+                active = segment
+            else:
                 segment.seal()
                 segment.write_indexes()
                 segment.release()
+        if not self._segments:
+            self._add(self._create_segment(max(point, bases[-1] if bases else 0), now_ms))
+        elif active is None or self._segments[-1] is not active:
+            # The last file was quarantined: the previous segment ends the log. New appends go to a fresh segment,
+            # after any damaged tail and after every offset the recovery point says was already handed out.
+            last = self._segments[-1]
+            if last.size < last.file_bytes or last.next_offset < point:
+                self._add(self._create_segment(max(point, last.next_offset), now_ms))
         self.recovery_point = min(point, self.log_end_offset)
+
+    def _may_cut_to_empty(self, segment: LogSegment, previous: LogSegment | None) -> bool:
+        """An active segment whose only batch is torn continues the log; any other file without a batch is junk."""
+        return segment.torn_at == 0 and (previous is None or segment.base_offset == previous.next_offset)
+
+    def _adopt(self, segment: LogSegment, point: int) -> None:
+        """Add an opened segment: cut its unflushed tail, report its damaged ranges, wire it to report more."""
+        segment.on_damage = self._on_damage
+        flushed = segment.next_offset < point
+        truncated = segment.cut_tail()
+        self._add(segment)
+        if truncated:
+            self._dir_dirty = True
+            _log.warning(
+                "log_recovery_truncated",
+                dir=str(self.directory),
+                segment=segment.log_path.name,
+                bytes_removed=truncated,
+                next_offset=segment.next_offset,
+                below_recovery_point=flushed,
+            )
+        for start, end, reason in segment.damaged:
+            self._on_damage(segment, start, end, reason)
+
+    def _quarantine(self, name: str, reason: str) -> None:
+        moved = move_to_quarantine(self.directory / name, reason, _now_ms())
+        self._quarantined.append(moved)
+        _log.warning(
+            "log_file_quarantined",
+            topic=self.topic,
+            partition=self.partition,
+            file=name,
+            moved_to=moved.moved_to,
+            reason=reason,
+        )
+
+    def _quarantine_segment(self, base: int, reason: str) -> None:
+        """Move a segment's log file and its index files (which describe it) to the quarantine folder."""
+        name = segment_name(base)
+        self._quarantine(f"{name}{LOG_SUFFIX}", reason)
+        for kind in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+            if (self.directory / f"{name}{kind}").exists():
+                self._quarantine(f"{name}{kind}", f"index of quarantined {name}{LOG_SUFFIX}")
 
     def _delete_files(self, base: int, suffix: str = "") -> None:
         name = segment_name(base)
@@ -701,7 +831,7 @@ class PartitionLog:
 
     def _complete_swap(self, base: int, now_ms: int) -> None:
         """Finish a replace_segments interrupted after its commit point (see :meth:`replace_segments`)."""
-        swap, _ = self._open_segment(base, now_ms, recover=True, suffix=SWAP_SUFFIX)
+        swap = self._open_segment(base, now_ms, recover=True, suffix=SWAP_SUFFIX)
         end = swap.next_offset
         for name in os.listdir(self.directory):
             old = parse_segment_name(name, LOG_SUFFIX)

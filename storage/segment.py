@@ -2,10 +2,15 @@
 
 A segment knows positions, not topics: it appends already validated bytes, finds the batch holding an offset
 (sparse index floor, then a short scan of batch headers), and recovers itself on open. Recovery is the one place
-where on-disk bytes are distrusted: a full scan checks every batch's framing, CRC and offset order and cuts the
-file at the first batch that fails, so a torn or corrupt tail is never served. Segments that were flushed before
-the last checkpoint get the cheaper check instead: the index files must pass sanity checks and the batches after
-the last index entry must walk cleanly to the end of the file; anything else falls back to the full scan.
+where on-disk bytes are distrusted: a full scan checks every batch's framing, CRC and offset order. Bytes that fail
+are a damaged range: the scan looks for the next batch that validates (CRC included, offsets after the last good
+batch) and goes on from there, so the segment serves everything valid around the damage and readers skip it. Only
+the active segment's unflushed tail is cut off (Kafka's recovery): the first damage past the recovery point, or a
+torn end with nothing valid after it. Segments that were flushed before the last checkpoint get the cheaper check
+instead: the index files must pass sanity checks and the batches after the last index entry must walk cleanly to
+the end of the file; anything else falls back to the full scan. Damage the cheap check cannot see (a CRC, a
+header before the last index entry) is found by readers: a header walk that meets invalid bytes, or a verified
+read whose CRC fails, records the damaged range once and resumes at the next valid batch.
 
 File names follow Kafka: the base offset zero-padded to 20 digits, plus a suffix while a cleaner is building a
 replacement (``.cleaned``) or swapping it in (``.swap``).
@@ -13,9 +18,9 @@ replacement (``.cleaned``) or swapping it in (``.swap``).
 
 from __future__ import annotations
 
-import contextlib
+import bisect
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -31,6 +36,7 @@ from protocol.records import (
     iter_batch_headers,
     peek_batch_header,
     read_batch_records,
+    verify_batch_crc,
 )
 from storage.config import INT32_MAX
 from storage.descriptors import SEGMENT_DESCRIPTORS
@@ -62,6 +68,13 @@ SWAP_SUFFIX = ".swap"
 _HEADER_CHUNK = 64 * 1024
 #: Read size of the recovery scan, which needs whole batches to check CRCs.
 _RECOVERY_CHUNK = 8 * 1024 * 1024
+#: Read size when looking for the next valid batch after damaged bytes.
+_RESYNC_CHUNK = 1024 * 1024
+_MAGIC_AT = 16
+_MAGIC_BYTE = b"\x02"
+
+DamageHook = Callable[["LogSegment", int, int, str], None]
+"""Told once about each damaged byte range ``[start, end)`` a segment finds (:mod:`storage.damage`)."""
 
 
 def segment_name(base_offset: int) -> str:
@@ -123,8 +136,15 @@ class LogSegment:
         self.time_index = TimeIndex(
             self._index_path(TIME_INDEX_SUFFIX), base_offset, max_index_bytes // TimeIndex.ENTRY_SIZE
         )
-        #: Bytes of valid batches in the file.
+        #: End of the last valid batch: appends go here, reads stop here.
         self.size = 0
+        #: Size of the file when it was opened (larger than ``size`` when its tail is damaged).
+        self.file_bytes = 0
+        #: Damaged byte ranges ``(start, end, reason)``, sorted, never overlapping; readers skip them.
+        self.damaged: list[tuple[int, int, str]] = []
+        #: Where the active segment's unflushed tail starts (recovery found it; ``cut_tail`` removes it).
+        self.torn_at: int | None = None
+        self.on_damage: DamageHook | None = None
         #: Offset after the last batch (the base offset while empty).
         self.next_offset = base_offset
         self.max_timestamp = NO_TIMESTAMP
@@ -192,11 +212,15 @@ class LogSegment:
         now_ms: int,
         recover: bool,
         suffix: str = "",
-    ) -> tuple[LogSegment, int]:
-        """Open an existing segment; returns it with the number of bytes recovery cut off its end.
+        unflushed_from: int | None = None,
+    ) -> LogSegment:
+        """Open an existing segment; nothing on disk changes.
 
         ``recover=True`` scans every batch (CRC included) and rebuilds the indexes; otherwise the index files
-        are trusted after the sanity checks, and the full scan only runs if they fail.
+        are trusted after the sanity checks, and the full scan only runs if they fail. The scan records damaged
+        ranges in ``damaged`` (not yet reported). ``unflushed_from`` makes this the active segment whose data from
+        that offset on was never flushed: the first damage there, or damage with nothing valid after it, ends the
+        valid data at ``torn_at`` for the caller to cut (:meth:`cut_tail`).
         """
         segment = cls(
             directory,
@@ -206,12 +230,12 @@ class LogSegment:
             now_ms=now_ms,
             suffix=suffix,
         )
-        file_size = segment.log_path.stat().st_size
+        file_size = segment.file_bytes = segment.log_path.stat().st_size
         if file_size > INT32_MAX:
             raise CorruptLogError(f"segment {segment.log_path} is larger than 2 GiB")
-        if not recover and segment._load_indexes(file_size):
-            return segment, 0
-        return segment, segment._recover(file_size)
+        if recover or not segment._load_indexes(file_size):
+            segment._recover(file_size, unflushed_from)
+        return segment
 
     def close(self) -> None:
         """Seal the time index, write index files (no fsync) and release the file descriptor.
@@ -414,21 +438,36 @@ class LogSegment:
         return b"".join(parts)
 
     def iter_headers(self, start: int = 0, end: int | None = None) -> Iterator[tuple[int, BatchHeader]]:
-        """``(position, header)`` of each batch in ``[start, end)``, reading headers only.
+        """``(position, header)`` of each batch in ``[start, end)``, reading headers only, skipping damaged ranges.
 
-        Raises CorruptLogError if the bytes are not a chain of batches, which after recovery means the disk
-        changed under us.
+        Bytes that are not the next batch (damage the cheap open could not see) become a damaged range, reported
+        once; the walk resumes at the next valid batch.
         """
-        try:
-            yield from self._walk_headers(start, self.size if end is None else end)
-        except _StopWalk as stop:
-            raise CorruptLogError(f"{self.log_path} at {stop.position}: {stop.reason}") from None
+        end = self.size if end is None else end
+        pos = start
+        expected = self.base_offset
+        while True:
+            try:
+                for position, header in self._walk_headers(pos, end):
+                    yield position, header
+                    expected = header.next_offset
+                return
+            except _StopWalk as stop:
+                resume = self._resync(stop.position, end, expected)
+                self.note_damage(stop.position, resume, stop.reason)
+                pos = resume
 
     def _walk_headers(self, start: int, end: int) -> Iterator[tuple[int, BatchHeader]]:
         pos = start
         buf = b""
         buf_start = start
         while pos < end:
+            if self.damaged:
+                skipped = self._skip_damage(pos)
+                if skipped != pos:
+                    pos = buf_start = skipped
+                    buf = b""
+                    continue
             rel = pos - buf_start
             if rel + BATCH_HEADER_SIZE > len(buf):
                 buf = self.read(pos, min(_HEADER_CHUNK, end - pos))
@@ -444,6 +483,82 @@ class LogSegment:
                 raise _StopWalk(pos, f"batch of {header.size} bytes runs past the end at {end}")
             yield pos, header
             pos += header.size
+
+    # --- damaged ranges ---------------------------------------------------------------------------------------
+
+    def _skip_damage(self, pos: int) -> int:
+        """``pos``, or the end of the damaged range holding it."""
+        i = bisect.bisect_right(self.damaged, (pos, INT32_MAX * 2, "")) - 1
+        if i >= 0 and self.damaged[i][0] <= pos < self.damaged[i][1]:
+            return self.damaged[i][1]
+        return pos
+
+    def next_damage(self, pos: int) -> int | None:
+        """Start of the first damaged range at or after ``pos`` (where a contiguous read must stop)."""
+        i = bisect.bisect_left(self.damaged, (pos, -1, ""))
+        return self.damaged[i][0] if i < len(self.damaged) else None
+
+    def note_damage(self, start: int, end: int, reason: str) -> None:
+        """Record damaged bytes ``[start, end)`` so readers skip them, and tell ``on_damage`` once."""
+        if end <= start or any(s < end and start < e for s, e, _ in self.damaged):
+            return
+        bisect.insort(self.damaged, (start, end, reason))
+        if self.on_damage is not None:
+            self.on_damage(self, start, end, reason)
+
+    def _resync(self, pos: int, end: int, min_offset: int) -> int:
+        """Position of the first valid batch after ``pos`` (before ``end``), or ``end`` when there is none.
+
+        Valid means what recovery demands: a header that parses, offsets from ``min_offset`` on and within int32 of
+        the base offset, the whole batch before ``end``, and a matching CRC. Candidates are found by the magic
+        byte, so damaged bytes are searched at C speed, not byte by byte in Python.
+        """
+        chunk_start = pos + 1
+        while chunk_start + BATCH_HEADER_SIZE <= end:
+            chunk = self.read(chunk_start, min(_RESYNC_CHUNK, end - chunk_start))
+            last = len(chunk) - BATCH_HEADER_SIZE  # last candidate whose header lies wholly in this chunk
+            found = chunk.find(_MAGIC_BYTE, _MAGIC_AT)
+            while found >= 0 and found - _MAGIC_AT <= last:
+                candidate = chunk_start + found - _MAGIC_AT
+                if self._valid_batch_at(chunk, found - _MAGIC_AT, candidate, end, min_offset):
+                    return candidate
+                found = chunk.find(_MAGIC_BYTE, found + 1)
+            chunk_start += last + 1
+        return end
+
+    def _valid_batch_at(self, chunk: bytes, rel: int, position: int, end: int, min_offset: int) -> bool:
+        try:
+            header = peek_batch_header(chunk, rel)
+        except DecodeError:
+            return False
+        if header.base_offset < min_offset or header.last_offset_delta < 0 or position + header.size > end:
+            return False
+        if header.last_offset - self.base_offset > INT32_MAX:
+            return False
+        data = self.read(position, header.size)
+        try:
+            verify_batch_crc(data, 0, header)
+        except DecodeError:
+            return False
+        return True
+
+    def read_verified(self, position: int, length: int) -> tuple[bytes, int]:
+        """Like :meth:`read` for whole batches, checking each CRC; stops before the first damaged batch.
+
+        Returns the bytes and the offset after the last batch in them (-1 when there is none). The damaged batch
+        becomes a damaged range up to the next valid batch, so a retry skips it.
+        """
+        data = self.read(position, length)
+        scan = iter_batch_headers(data, 0, verify_crc=True)
+        next_offset = -1
+        try:
+            for _, header in scan:
+                next_offset = header.next_offset
+        except DecodeError as exc:
+            bad = position + scan.valid_end
+            self.note_damage(bad, self._resync(bad, self.size, max(next_offset, self.base_offset)), exc.reason)
+            return data[: scan.valid_end], next_offset
+        return data, next_offset
 
     def find(self, offset: int) -> tuple[int, BatchHeader] | None:
         """The first batch whose last offset is >= ``offset`` (the batch holding it, or the next one after a gap).
@@ -507,6 +622,7 @@ class LogSegment:
         position, header = found
         removed = self.size - position
         os.ftruncate(self._file(), position)
+        self.damaged = [d for d in self.damaged if d[1] <= position]
         self.dirty = True
         self.index.truncate_to_position(position)
         self.time_index.truncate_to_offset(header.base_offset)
@@ -583,21 +699,40 @@ class LogSegment:
                     continue
             raise _StopWalk(pos, f"incomplete batch ({end - pos} bytes left)")
 
-    def _recover(self, file_size: int) -> int:
-        """Full scan: rebuild indexes from scratch and cut the file at the first invalid byte."""
+    def _recover(self, file_size: int, unflushed_from: int | None) -> None:
+        """Full scan: rebuild indexes from scratch, note damaged ranges, find the active segment's torn tail."""
         self.index = OffsetIndex(self.index.path, self.base_offset, self.index.max_entries)
         self.time_index = TimeIndex(self.time_index.path, self.base_offset, self.time_index.max_entries)
         self._reset_state()
-        # The walk stops at the first invalid byte; everything before it is kept, everything after is cut.
-        with contextlib.suppress(_StopWalk):
-            self._walk(0, file_size, verify_crc=True, first_last_offset=None)
-        truncated = file_size - self.size
-        if truncated:
-            os.ftruncate(self._file(), self.size)
-            self.dirty = True
+        self.damaged = []
+        pos = 0
+        while pos < file_size:
+            try:
+                self._walk(pos, file_size, verify_crc=True, first_last_offset=None)
+                break
+            except _StopWalk as stop:
+                if unflushed_from is not None and self.next_offset >= unflushed_from:
+                    self.torn_at = stop.position  # damage in data never flushed: Kafka cuts it off
+                    break
+                resume = self._resync(stop.position, file_size, self.next_offset)
+                if unflushed_from is not None and resume == file_size:
+                    self.torn_at = stop.position  # a torn end of the active segment: nothing valid follows
+                    break
+                self.damaged.append((stop.position, resume, stop.reason))
+                pos = resume
         self.index.rewrite()
         self.time_index.rewrite()
-        return truncated
+
+    def cut_tail(self) -> int:
+        """Truncate the file at ``torn_at`` (the active segment's unflushed tail); returns the bytes removed."""
+        if self.torn_at is None:
+            return 0
+        removed = self.file_bytes - self.torn_at
+        os.ftruncate(self._file(), self.torn_at)
+        self.dirty = True
+        self.file_bytes = self.torn_at
+        self.torn_at = None
+        return removed
 
     def _load_indexes(self, file_size: int) -> bool:
         """Trust the index files if they pass the checks and the tail walks cleanly to the end of the file."""

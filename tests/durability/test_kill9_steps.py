@@ -92,7 +92,7 @@ def _check_recovered(directory: Path, scenario: str, acks: dict[int, tuple[str, 
     where = f"{scenario}, crash before step {crash_at}"
     log = PartitionLog(directory, crash_steps.CONFIGS[scenario], now_ms=crash_steps.NOW_MS)
     try:
-        leftovers = [name for name in _leftovers(directory) if not name.endswith(INDEX_SWAP_NAMES)]
+        leftovers = _leftovers(directory)
         assert not leftovers, f"{where}: leftovers after recovery {leftovers}"
         served = {
             offset: (record.key.decode(), record.value.decode())
@@ -131,12 +131,6 @@ def test_kill9_at_each_step_of_roll_and_cleaner_swap_loses_nothing_acknowledged(
         _check_recovered(directory, scenario, _acks(lines), crash_at)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: a kill between the log's and the indexes' `.swap` -> final renames leaves `<base>.index.swap` and"
-    " `<base>.timeindex.swap` forever; PartitionLog._load should delete index `.swap` files (they are rebuilt), as"
-    " Kafka's LogLoader does. Remove this marker with that fix.",
-)
 def test_kill9_between_the_renames_of_a_swap_leaves_no_index_swap_files(tmp_path: Path) -> None:
     _, lines = _run_child(tmp_path / "count", "compact", 0)
     final_renames = [

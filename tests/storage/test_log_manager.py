@@ -238,3 +238,26 @@ def test_kafka_uuid_text() -> None:
         text = kafka_uuid_to_str(value)
         assert len(text) == 22 and not text.startswith("-")
         assert kafka_uuid_from_str(text) == value
+
+
+def test_damage_and_quarantine_are_reported_for_every_log(tmp_path: Path) -> None:
+    logs = manager(tmp_path)
+    logs.create_topic("t", 2, {"segment.bytes": "1000"})
+    for i in range(12):
+        logs.get("t", i % 2).append(make_batch(3, value_size=100, tag=i), now_ms=0)  # type: ignore[union-attr]
+    logs.close()
+    root = tmp_path / "logs"
+    first = sorted((root / "t-0").glob("*.log"))[0]
+    data = bytearray(first.read_bytes())
+    data[70] ^= 0xFF  # the CRC of the first batch of t-0
+    first.write_bytes(bytes(data))
+    (root / "t-1" / "junk.log").write_bytes(b"junk")
+    (root / "ghost-0").mkdir()
+    again = manager(tmp_path)
+    assert again.get("t", 0).read(0, 10**9)  # type: ignore[union-attr]  # a reader meets the damage
+    [damage] = again.damaged_ranges()
+    assert (damage.topic, damage.partition, damage.segment, damage.start) == ("t", 0, first.name, 0)
+    quarantined = {(q.topic, q.partition, q.original) for q in again.quarantined_files()}
+    assert quarantined == {("ghost", 0, "ghost-0"), ("t", 1, "junk.log")}
+    assert (root / "quarantine" / "t-1").is_dir()
+    assert again.get("quarantine", 0) is None  # the quarantine folder is never loaded as a log

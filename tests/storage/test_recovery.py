@@ -118,8 +118,8 @@ def test_batch_with_a_lower_offset_ends_the_valid_data(tmp_path: Path) -> None:
     assert_recovered_to(log, everything, BATCHES * RECORDS)
 
 
-def test_corruption_in_a_closed_segment_drops_what_follows(tmp_path: Path) -> None:
-    directory, everything = build(tmp_path)
+def test_corruption_in_a_closed_segment_keeps_what_follows(tmp_path: Path) -> None:
+    directory, _everything = build(tmp_path)
     segments = sorted(directory.glob("*.log"))
     assert len(segments) >= 4
     second = segments[1]
@@ -127,11 +127,13 @@ def test_corruption_in_a_closed_segment_drops_what_follows(tmp_path: Path) -> No
     data = bytearray(second.read_bytes())
     data[start + 70] ^= 0xFF
     second.write_bytes(bytes(data))
-    # No recovery point: every segment is scanned, so the bad CRC is found and everything after it dropped.
+    # No recovery point: every segment is scanned, the bad CRC is found, reported and skipped (issue #10: it used
+    # to truncate the segment and drop every segment after it).
     log = reopen(directory, None)
     first_bad = int(second.name[:20]) + len(offsets_of(bytes(data[:start])))
-    assert_recovered_to(log, everything, first_bad)
-    assert sorted(p.name for p in directory.glob("*.log")) == [segments[0].name, second.name]
+    assert offsets_of(log.read(0, 10**9)) == [o for o in range(BATCHES * RECORDS) if not 0 <= o - first_bad < RECORDS]
+    assert sorted(directory.glob("*.log")) == segments
+    assert [(d.segment, d.start) for d in log.damaged_ranges()] == [(second.name, start)]
 
 
 def test_closed_segments_below_the_recovery_point_are_trusted(tmp_path: Path) -> None:
@@ -142,17 +144,21 @@ def test_closed_segments_below_the_recovery_point_are_trusted(tmp_path: Path) ->
     second.write_bytes(bytes(data))
     log = reopen(directory, BATCHES * RECORDS)
     assert log.log_end_offset == BATCHES * RECORDS
-    assert len(log.read(0, 10**9)) == len(everything)
+    assert log.damaged_ranges() == []  # not scanned at open...
+    assert len(log.read(0, 10**9)) == len(everything) - (len(data) - last_batch_start(second))
+    assert len(log.damaged_ranges()) == 1  # ...but a reader checks the CRC and skips the batch
 
 
-def test_structural_damage_below_the_recovery_point_is_repaired(tmp_path: Path) -> None:
-    directory, everything = build(tmp_path)
+def test_structural_damage_below_the_recovery_point_is_kept_and_skipped(tmp_path: Path) -> None:
+    directory, _everything = build(tmp_path)
     second = sorted(directory.glob("*.log"))[1]
     start = last_batch_start(second)
     os.truncate(second, second.stat().st_size - 3)
     end = int(second.name[:20]) + len(offsets_of(second.read_bytes()[:start]))
     log = reopen(directory, BATCHES * RECORDS)
-    assert_recovered_to(log, everything, end)
+    assert second.stat().st_size == len(second.read_bytes())  # the torn tail stays on disk
+    assert offsets_of(log.read(0, 10**9)) == [o for o in range(BATCHES * RECORDS) if not 0 <= o - end < RECORDS]
+    assert [(d.start, d.end) for d in log.damaged_ranges()] == [(start, second.stat().st_size)]
 
 
 def index_files(directory: Path) -> dict[str, bytes]:
@@ -246,18 +252,21 @@ def test_index_missing_its_last_entries_is_completed(tmp_path: Path) -> None:
     assert index_files(directory) == reference
 
 
-def test_stale_overlapping_segments_are_dropped(tmp_path: Path) -> None:
+def test_stale_overlapping_segment_is_quarantined(tmp_path: Path) -> None:
     directory, _everything = build(tmp_path)
     segments = sorted(directory.glob("*.log"))
-    saved = {p.name: p.read_bytes() for p in segments[2:]}
+    stale = segments[2]
+    saved = stale.read_bytes()
     log = PartitionLog(directory, LogConfig(segment_bytes=1 << 20), recovery_point=BATCHES * RECORDS, now_ms=0)
-    log.truncate_to(int(segments[1].name[:20]) + 3)
+    log.truncate_to(int(segments[1].name[:20]) + 3)  # deletes segments[2:] durably (the directory is fsynced)
     for _ in range(15):  # the second segment grows past where the third one used to start
         log.append(make_batch(RECORDS, value_size=50), now_ms=0)
     end = log.log_end_offset
     log.close()
-    for name, data in saved.items():  # the deletions did not survive the crash
-        (directory / name).write_bytes(data)
+    stale.write_bytes(saved)  # a file whose base offset lies inside the second segment's offsets
     again = reopen(directory, None)
     assert again.log_end_offset == end
     assert offsets_of(again.read(0, 10**9)) == list(range(end))
+    [moved] = again.quarantined_files()
+    assert moved.original == stale.name and not stale.exists()
+    assert Path(moved.moved_to).read_bytes() == saved

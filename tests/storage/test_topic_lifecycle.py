@@ -143,6 +143,17 @@ def test_startup_recognises_a_cut_short_delete_directory_of_a_long_topic(tmp_pat
     reopened.close()
 
 
+def test_a_long_topic_directory_not_in_the_catalogue_is_set_aside_under_a_capped_stray_name(tmp_path: Path) -> None:
+    """Kafka's ``-stray`` names are capped like ``-delete`` names, so a 249-character topic's leftover fits too."""
+    (tmp_path / f"{LONG_TOPIC}-0").mkdir()
+    logs = LogManager([tmp_path])
+    [stray] = [e for e in os.listdir(tmp_path) if e.endswith("-stray")]
+    assert len(stray) == MAX_DIR_NAME_LENGTH
+    [set_aside] = logs.quarantined_files()
+    assert (set_aside.topic, set_aside.partition, set_aside.original) == (LONG_TOPIC, 0, f"{LONG_TOPIC}-0")
+    logs.close()
+
+
 # --- crash safety -----------------------------------------------------------------------------------------------
 
 
