@@ -45,10 +45,20 @@ thread uses, and relies on ``replace_segments`` (which takes the log's lock) for
 segment of the pass, or the log is closed, the pass is abandoned (``CleanResult.aborted``) and its ``.cleaned``
 files removed. Truncating a log while it is being cleaned is not supported (Kafka aborts cleaning first); the
 broker never truncates.
+
+Damaged segments (Decision 9: damaged data is never deleted or silently skipped). A closed segment that holds a
+damaged range (``PartitionLog.damaged_ranges()``, or invalid bytes the pass itself finds, which it reports
+through :meth:`~storage.partition_log.PartitionLog.report_damage`, the log's once-only reporting) is never
+rewritten: rewriting keeps only what parses, so it would drop the damaged bytes. The pass leaves its file byte for
+byte as it is, cleans the segment runs before and after it, and does not map its keys (so its records supersede
+nothing: older values elsewhere are kept, never more dropped). Kafka marks the whole partition uncleanable until
+a restart instead; leaving only the damaged segment keeps ``__consumer_offsets`` compacted around it.
+:class:`LogCleaner` logs each such segment once (``log_cleaning_skipped_damaged_segment``), not on every pass.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -56,7 +66,7 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import structlog
 
@@ -75,7 +85,7 @@ from protocol.records import (
     read_batch_records,
 )
 from storage.config import INT32_MAX, INT64_MAX
-from storage.errors import CorruptLogError, LogClosedError, StorageError
+from storage.errors import LogClosedError, StorageError
 from storage.partition_log import PartitionLog
 from storage.segment import CLEANED_SUFFIX, LogSegment
 
@@ -191,10 +201,27 @@ class CleanResult:
     next_delete_horizon_ms: int | None = None
     #: Why the pass stopped early (the log is then unchanged past the last swapped group), or None.
     aborted: str | None = None
+    #: Cleanable segment files left as they were because they hold damaged ranges (Decision 9).
+    damaged_segments: tuple[str, ...] = ()
 
 
 class _Aborted(Exception):
     """Internal: stop the pass and clean up (log closed, segment gone, stop requested)."""
+
+
+class _BadBytes(Exception):
+    """Internal: bytes at ``position`` of a closed segment file are not a valid batch (``min_offset``: the offset
+    after the last good batch before them, -1 when there is none)."""
+
+    def __init__(self, position: int, reason: str, min_offset: int) -> None:
+        super().__init__(f"at {position}: {reason}")
+        self.position = position
+        self.reason = reason
+        self.min_offset = min_offset
+
+
+class _SegmentDamaged(Exception):
+    """Internal: the segment being read holds damaged bytes (now reported); the pass leaves it as it is."""
 
 
 # --- reading segment files --------------------------------------------------------------------------------------
@@ -212,13 +239,14 @@ def _pread(fd: int, length: int, position: int) -> bytes:
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
-def _file_batches(path: Path, end: int, *, tolerate_tail: bool) -> Iterator[tuple[BatchHeader, bytes, int]]:
-    """``(header, buffer, position in buffer)`` for each CRC-checked batch in ``[0, end)`` of the file at ``path``.
+def _file_batches(path: Path, end: int, *, tolerate_tail: bool) -> Iterator[tuple[BatchHeader, bytes, int, int]]:
+    """``(header, buffer, position in buffer, position in file)`` for each CRC-checked batch in ``[0, end)`` of the
+    file at ``path``.
 
     Opens its own descriptor: the loop thread may release or reopen the segment's descriptor at any moment, and an
-    unlinked file stays readable through an open descriptor. Bytes that are not a valid batch raise
-    CorruptLogError, except with ``tolerate_tail`` (the active segment, where a concurrent truncation could
-    leave anything past the snapshot), where they end the walk.
+    unlinked file stays readable through an open descriptor. Bytes that are not a valid batch raise _BadBytes,
+    except with ``tolerate_tail`` (the active segment, where a concurrent truncation could leave anything past the
+    snapshot), where they end the walk.
     """
     try:
         fd = os.open(path, os.O_RDONLY)
@@ -227,16 +255,18 @@ def _file_batches(path: Path, end: int, *, tolerate_tail: bool) -> Iterator[tupl
     try:
         pos = 0
         need = _READ_CHUNK
+        next_offset = -1
         while pos < end:
             buf = _pread(fd, min(need, end - pos), pos)
             scan = iter_batch_headers(buf, 0, verify_crc=True)
             try:
                 for rel, header in scan:
-                    yield header, buf, rel
+                    yield header, buf, rel, pos + rel
+                    next_offset = header.next_offset
             except DecodeError as exc:
                 if tolerate_tail:
                     return
-                raise CorruptLogError(f"{path} at {pos + scan.valid_end}: {exc.reason}") from None
+                raise _BadBytes(pos + scan.valid_end, exc.reason, next_offset) from None
             if scan.valid_end:
                 pos += scan.valid_end
                 need = _READ_CHUNK
@@ -247,7 +277,7 @@ def _file_batches(path: Path, end: int, *, tolerate_tail: bool) -> Iterator[tupl
                 continue
             if tolerate_tail:
                 return
-            raise CorruptLogError(f"{path} at {pos}: incomplete batch ({end - pos} bytes left)")
+            raise _BadBytes(pos, f"incomplete batch ({end - pos} bytes left)", next_offset)
     finally:
         os.close(fd)
 
@@ -340,12 +370,34 @@ class _Pass:
     producers: dict[int, tuple[int, int]] = field(default_factory=dict)
     stats: CleanerStats = field(default_factory=CleanerStats)
     min_horizon: int | None = None
+    #: Names of the segment files known to hold damaged ranges: never rewritten (Decision 9).
+    damaged: set[str] = field(default_factory=set)
 
     def check(self) -> None:
         if self.stop():
             raise _Aborted("stop requested")
         if self.log.closed:
             raise _Aborted("log closed")
+
+    # -- damaged segments -------------------------------------------------------------------------------------
+
+    def is_damaged(self, segment: LogSegment) -> bool:
+        return segment.log_path.name in self.damaged
+
+    def batches(self, segment: LogSegment) -> Iterator[tuple[BatchHeader, bytes, int, int]]:
+        """The batches of a closed segment; bytes that are not a valid batch end the walk (:meth:`damage`)."""
+        try:
+            yield from _file_batches(segment.log_path, segment.size, tolerate_tail=False)
+        except _BadBytes as exc:
+            self.damage(segment, exc.position, exc.reason, min_offset=exc.min_offset)
+
+    def damage(
+        self, segment: LogSegment, position: int, reason: str, *, end: int | None = None, min_offset: int = -1
+    ) -> NoReturn:
+        """Report damage the pass found through the log (once, like every reader's) and leave the segment alone."""
+        self.log.report_damage(segment, position, reason, end=end, min_offset=min_offset)
+        self.damaged.add(segment.log_path.name)
+        raise _SegmentDamaged(segment.log_path.name)
 
     # -- phase 2: the offset map ---------------------------------------------------------------------------
 
@@ -357,13 +409,16 @@ class _Pass:
 
     def scan_producers(self, segment: LogSegment) -> None:
         """Header-only walk of a clean-section segment: its producers' last batches may be there."""
-        for header, _, _ in _file_batches(segment.log_path, segment.size, tolerate_tail=False):
+        for header, _, _, _ in self.batches(segment):
             self.note_producer(header)
         self.check()
 
-    def map_segment(self, path: Path, end: int, first_dirty: int, *, active: bool) -> None:
+    def map_segment(self, segment: LogSegment, end: int, first_dirty: int, *, active: bool) -> None:
+        """Map the keys of ``segment`` up to ``end``. The active segment's walk ends quietly at anything invalid
+        (its tail may be cut concurrently; records not mapped only mean fewer records dropped)."""
         offset_map = self.offset_map
-        for header, buf, pos in _file_batches(path, end, tolerate_tail=active):
+        batches = _file_batches(segment.log_path, end, tolerate_tail=True) if active else self.batches(segment)
+        for header, buf, pos, at in batches:
             self.note_producer(header)
             if header.is_control or header.last_offset < first_dirty:
                 continue
@@ -372,7 +427,7 @@ class _Pass:
             except DecodeError as exc:
                 if active:
                     return
-                raise CorruptLogError(f"{path}: batch at offset {header.base_offset}: {exc.reason}") from None
+                self.damage(segment, at, exc.reason, end=at + header.size)
             base = header.base_offset
             for delta, key, _ in records:
                 if key is not None:
@@ -483,27 +538,31 @@ class _Pass:
         stats = CleanerStats(segments_read=1)
         out = bytearray()
         limit = self.segment_bytes
-        for header, buf, pos in _file_batches(segment.log_path, segment.size, tolerate_tail=False):
-            self.check()
-            stats.batches_read += 1
-            stats.bytes_read += header.size
-            try:
-                batch = self.filter_batch(header, buf, pos, stats)
-            except DecodeError as exc:
-                raise CorruptLogError(f"{segment.log_path}: batch at {header.base_offset}: {exc.reason}") from None
-            if batch is None:
-                continue
-            if not may_overflow and (dest.size + len(out) + len(batch) > limit or dest.index.is_full):
-                dest.truncate_to(segment.base_offset)
-                return False
-            out += batch
-            stats.batches_written += 1
-            stats.bytes_written += len(batch)
-            if len(out) >= _WRITE_CHUNK:
+        try:
+            for header, buf, pos, at in self.batches(segment):
+                self.check()
+                stats.batches_read += 1
+                stats.bytes_read += header.size
+                try:
+                    batch = self.filter_batch(header, buf, pos, stats)
+                except DecodeError as exc:
+                    self.damage(segment, at, exc.reason, end=at + header.size)
+                if batch is None:
+                    continue
+                if not may_overflow and (dest.size + len(out) + len(batch) > limit or dest.index.is_full):
+                    dest.truncate_to(segment.base_offset)
+                    return False
+                out += batch
+                stats.batches_written += 1
+                stats.bytes_written += len(batch)
+                if len(out) >= _WRITE_CHUNK:
+                    dest.append_batches(out)
+                    out = bytearray()
+            if out:
                 dest.append_batches(out)
-                out = bytearray()
-        if out:
-            dest.append_batches(out)
+        except _SegmentDamaged:
+            dest.truncate_to(segment.base_offset)  # none of the damaged segment's output goes anywhere
+            raise
         self.stats.add(stats)
         return True
 
@@ -560,8 +619,9 @@ def clean(
 
     ``first_dirty_offset`` is where the previous pass left the log clean (None: the log start, i.e. map the whole
     log, which is always correct). ``stop`` is polled before every batch; when it returns True the pass ends early,
-    keeping the groups already swapped. Raises CorruptLogError on an invalid batch in a closed segment (the log is
-    left unchanged from that group on); every other early end is reported in ``CleanResult.aborted``.
+    keeping the groups already swapped; every early end is reported in ``CleanResult.aborted``. Invalid bytes in a
+    closed segment do not stop the pass: they are reported through the log and the segment is left as it is
+    (``CleanResult.damaged_segments``).
     """
     if not log.config.compact_enabled:
         raise ValueError(f"log {log.directory.name} does not have cleanup.policy=compact")
@@ -586,6 +646,7 @@ def _clean(
     started = time.monotonic()
     cfg = config if config is not None else CleanerConfig()
     work = _Pass(log, now_ms, cfg, log.config.segment_bytes, stop if stop is not None else lambda: False)
+    work.damaged = {damage.segment for damage in log.damaged_ranges()}
     snapshot = log.segments()
     active = snapshot[-1]
     active_end = active.size
@@ -607,17 +668,21 @@ def _clean(
             segments_after=log.segment_count,
             next_delete_horizon_ms=work.min_horizon,
             aborted=aborted,
+            damaged_segments=tuple(s.log_path.name for s in cleanable if work.is_damaged(s)),
         )
 
     if not cleanable:
         return result(first_dirty)
     try:
         for segment in closed:
-            if segment.next_offset <= first_dirty:
-                work.scan_producers(segment)
-            else:
-                work.map_segment(segment.log_path, segment.size, first_dirty, active=False)
-        work.map_segment(active.log_path, active_end, first_dirty, active=True)
+            if work.is_damaged(segment):
+                continue  # not mapped: its records then supersede nothing, so more is kept, never less
+            with contextlib.suppress(_SegmentDamaged):
+                if segment.next_offset <= first_dirty:
+                    work.scan_producers(segment)
+                else:
+                    work.map_segment(segment, segment.size, first_dirty, active=False)
+        work.map_segment(active, active_end, first_dirty, active=True)
         _clean_groups(work, cleanable, first_uncleanable)
     except _Aborted as exc:
         _log.info("log_cleaning_aborted", dir=str(log.directory), reason=str(exc))
@@ -633,6 +698,7 @@ def _clean(
         bytes_read=outcome.stats.bytes_read,
         bytes_written=outcome.stats.bytes_written,
         records_kept=outcome.stats.records_kept,
+        damaged_segments_kept=len(outcome.damaged_segments),
         elapsed_ms=round(outcome.stats.elapsed_ms, 1),
     )
     return outcome
@@ -640,27 +706,41 @@ def _clean(
 
 def _clean_groups(work: _Pass, cleanable: list[LogSegment], first_uncleanable: int) -> None:
     """Phases 3 and 4: filter the cleanable segments into as few ``segment.bytes``-sized groups as fit, swapping
-    each group in as soon as it is complete."""
+    each group in as soon as it is complete. A damaged segment is never part of a group: the groups end before it
+    and start again after it, and its file stays as it is."""
     group: list[LogSegment] = []
     dest: LogSegment | None = None
+
+    def finish() -> None:
+        nonlocal dest, group
+        finished, dest = dest, None
+        if finished is not None:
+            if group:
+                _swap(work, group, finished)
+            else:
+                finished.delete()
+        group = []
+
     try:
         for i, segment in enumerate(cleanable):
+            if work.is_damaged(segment):
+                finish()
+                continue
             upper = cleanable[i + 1].base_offset if i + 1 < len(cleanable) else first_uncleanable
             if dest is not None and upper - 1 - dest.base_offset > INT32_MAX:
-                # Relative offsets in the indexes are int32: start a new output segment.
-                finished, dest = dest, None
-                _swap(work, group, finished)
+                finish()  # relative offsets in the indexes are int32: start a new output segment
             if dest is None:
-                dest, group = _new_dest(work, segment), []
-            if not work.clean_into(segment, dest, may_overflow=not group):
-                finished, dest = dest, None
-                _swap(work, group, finished)
-                dest, group = _new_dest(work, segment), []
-                work.clean_into(segment, dest, may_overflow=True)
+                dest = _new_dest(work, segment)
+            try:
+                if not work.clean_into(segment, dest, may_overflow=not group):
+                    finish()
+                    dest = _new_dest(work, segment)
+                    work.clean_into(segment, dest, may_overflow=True)
+            except _SegmentDamaged:
+                finish()
+                continue
             group.append(segment)
-        if dest is not None:
-            finished, dest = dest, None
-            _swap(work, group, finished)
+        finish()
     finally:
         if dest is not None:
             dest.delete()
@@ -729,6 +809,8 @@ class LogCleaner:
         self._state: weakref.WeakKeyDictionary[PartitionLog, _LogState] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        #: Damaged segment files already logged as left uncleaned, per log (logged once, not on every pass).
+        self._skipped: weakref.WeakKeyDictionary[PartitionLog, set[str]] = weakref.WeakKeyDictionary()
 
     def stop(self) -> None:
         self._stop.set()
@@ -791,9 +873,20 @@ class LogCleaner:
             first_dirty_offset=self.first_dirty_offset(log),
             stop=self._stop.is_set,
         )
-        if outcome.aborted is None:
-            with self._lock:
+        with self._lock:
+            if outcome.aborted is None:
                 self._state[log] = _LogState(outcome.clean_end_offset, outcome.next_delete_horizon_ms)
+            logged = self._skipped.setdefault(log, set())
+            new = [name for name in outcome.damaged_segments if name not in logged]
+            logged.update(new)
+        for name in new:
+            _log.warning(
+                "log_cleaning_skipped_damaged_segment",
+                topic=log.topic,
+                partition=log.partition,
+                segment=name,
+                reason="holds damaged ranges (see log_damaged_range); kept as it is, the rest of the log is cleaned",
+            )
         return outcome
 
     def clean_all(self, log_manager: LogManager, now_ms: int) -> dict[TopicPartition, CleanResult]:

@@ -234,6 +234,24 @@ class PartitionLog:
         with self._lock:
             return list(self._quarantined)
 
+    @_locked
+    def report_damage(
+        self, segment: LogSegment, position: int, reason: str, *, end: int | None = None, min_offset: int = -1
+    ) -> bool:
+        """Damage a reader outside the log found in ``segment`` (the cleaner, which reads files through its own
+        descriptors in a worker thread): noted and reported once, like damage found by :meth:`read`.
+
+        ``[position, end)`` is damaged; without ``end`` the range runs to the next valid batch from ``min_offset``
+        on. Returns False (nothing noted) when ``segment`` is no longer part of the log.
+        """
+        if segment not in self._segments:
+            return False
+        if end is None:
+            segment.damage_from(position, reason, min_offset)
+        else:
+            segment.note_damage(position, end, reason)
+        return True
+
     def _on_damage(self, segment: LogSegment, start: int, end: int, reason: str) -> None:
         damage = DamagedRange(self.topic, self.partition, segment.log_path.name, start, end, reason)
         self._damaged.append(damage)

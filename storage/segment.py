@@ -555,10 +555,14 @@ class LogSegment:
             for _, header in scan:
                 next_offset = header.next_offset
         except DecodeError as exc:
-            bad = position + scan.valid_end
-            self.note_damage(bad, self._resync(bad, self.size, max(next_offset, self.base_offset)), exc.reason)
+            self.damage_from(position + scan.valid_end, exc.reason, next_offset)
             return data[: scan.valid_end], next_offset
         return data, next_offset
+
+    def damage_from(self, position: int, reason: str, min_offset: int) -> None:
+        """Bytes at ``position`` are not a valid batch: note them as damaged up to the next valid batch whose offsets
+        start at ``min_offset`` or later (the offset after the last good batch; -1 when unknown)."""
+        self.note_damage(position, self._resync(position, self.size, max(min_offset, self.base_offset)), reason)
 
     def find(self, offset: int) -> tuple[int, BatchHeader] | None:
         """The first batch whose last offset is >= ``offset`` (the batch holding it, or the next one after a gap).

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from structlog.testing import capture_logs
 
 from protocol import consumer_offsets
 from protocol.messages.offset_commit_key import OffsetCommitKey
@@ -26,6 +27,7 @@ from storage.log_manager import LogManager
 from storage.partition_log import AppendOrigin, PartitionLog
 from storage.segment import CLEANED_SUFFIX, SWAP_SUFFIX, LogSegment
 from tests.storage.helpers import decode_all
+from tests.storage.test_damage import batch_positions, flip
 
 NOW = 1_700_000_000_000
 DAY = 86_400_000
@@ -695,3 +697,57 @@ def test_record_scanner_agrees_with_the_full_decoder(
     header = peek_batch_header(data)
     expected = [(r.offset_delta, r.key, r.value is None) for r in read_batch_records(data, 0, header)]
     assert _scan_records(data, 0, header) == expected
+
+
+# --- damaged segments (Decision 9: damaged data is never deleted or silently skipped) ---------------------------
+
+
+def damaged_compacted_log(directory: Path, *, known: bool) -> tuple[PartitionLog, Path, tuple[int, int], list[Stored]]:
+    """A compacted log of several closed segments full of superseded records, its third segment holding one
+    CRC-failing batch (its second); reopened so that recovery finds the damage (``known``) or trusts the segment
+    and leaves the damage for a reader (the cleaner) to find. Returns the log, the damaged segment, the damaged
+    byte range and every record outside the damaged batch."""
+    log = open_log(directory)
+    originals: list[Stored] = []
+    for n in range(60):
+        originals += append(log, [(b"k%d" % (n % 5), b"v%d" % n), (b"k%d" % ((n + 1) % 5), b"w%d" % n)])
+    log.flush()
+    end = log.log_end_offset
+    log.close()
+    segment = sorted(directory.glob("*.log"))[2]
+    start, stop = batch_positions(segment)[1]
+    flip(segment, start + 70)  # a record byte: only the CRC sees it
+    log = PartitionLog(directory, compact(), recovery_point=None if known else end, now_ms=NOW)
+    assert len(log.damaged_ranges()) == (1 if known else 0)
+    lost = int(segment.name[:20]) + 2  # the damaged batch's two records
+    return log, segment, (start, stop), [r for r in originals if not lost <= r.offset < lost + 2]
+
+
+@pytest.mark.parametrize("known", [True, False], ids=["known_at_recovery", "found_by_the_cleaner"])
+def test_a_damaged_segment_is_left_as_it_is_and_the_rest_is_cleaned(tmp_path: Path, known: bool) -> None:
+    log, damaged, (start, stop), readable_before = damaged_compacted_log(tmp_path / "t-0", known=known)
+    damaged_bytes = damaged.read_bytes()
+    segments_before = log.segment_count
+    cleaner = LogCleaner()
+    with capture_logs() as logs:
+        first = cleaner.clean(log, NOW)
+        second = cleaner.clean(log, NOW)
+    assert first.aborted is None and second.aborted is None
+    assert damaged.read_bytes() == damaged_bytes  # byte for byte, never rewritten
+    assert damaged.name in {s.log_path.name for s in log.closed_segments()}
+    assert log.segment_count < segments_before  # the segments before and after it were cleaned and merged
+    # every record outside the damaged segment is the latest of its key (only the damaged segment keeps old ones)
+    records = log_records(log)
+    latest = {r.key: r.offset for r in records}
+    damaged_base = int(damaged.name[:20])
+    for segment in log.closed_segments():
+        if segment.base_offset != damaged_base:
+            assert all(latest[r.key] == r.offset for r in segment_records(segment))
+    assert replay(records) == replay(readable_before)  # nothing readable lost
+    [damage] = log.damaged_ranges()
+    assert (damage.segment, damage.start, damage.end) == (damaged.name, start, stop)
+    events = [e["event"] for e in logs]
+    assert events.count("log_damaged_range") == (0 if known else 1)  # reported once, by the log's own reporting
+    assert events.count("log_cleaning_skipped_damaged_segment") == 1  # once, not on every pass
+    assert "log_cleaning_failed" not in events
+    log.close()
