@@ -6,6 +6,8 @@ INVALID_RECORD the per-record ``record_errors``) into the response, so the mappi
 
 from __future__ import annotations
 
+import errno
+import os
 from typing import ClassVar
 
 from protocol.errors import ErrorCode
@@ -26,7 +28,17 @@ __all__ = [
     "StorageError",
     "TopicAlreadyExistsError",
     "UnknownTopicOrPartitionError",
+    "os_error_fields",
 ]
+
+
+def os_error_fields(exc: BaseException) -> dict[str, object]:
+    """``errno`` (symbolic, ``ENOSPC``) and ``error`` (its text) of an OSError, or of the OSError behind a
+    KafkaStorageError: the fields every storage failure line carries, so operators can grep one errno."""
+    cause = exc if isinstance(exc, OSError) else exc.__cause__
+    if not isinstance(cause, OSError) or cause.errno is None:
+        return {"errno": None, "error": str(exc)}
+    return {"errno": errno.errorcode.get(cause.errno, cause.errno), "error": os.strerror(cause.errno)}
 
 
 class StorageError(Exception):

@@ -31,10 +31,12 @@ from storage.damage import DamagedRange, QuarantinedFile
 from storage.errors import (
     InvalidPartitionsError,
     InvalidTopicError,
+    KafkaStorageError,
     LogClosedError,
     LogDirError,
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
+    os_error_fields,
 )
 from storage.files import fsync_dir, read_offset_checkpoint, read_properties, write_offset_checkpoint, write_properties
 from storage.partition_log import PartitionLog
@@ -52,6 +54,12 @@ from storage.topics import (
 __all__ = ["LogManager", "Steps", "TopicPartition", "parse_partition_dir", "run_steps"]
 
 _log = structlog.get_logger("storage")
+
+#: What a flush or checkpoint that fails at shutdown costs (said in its log line, so nobody restores a backup).
+_NOT_DURABLE_AT_SHUTDOWN = (
+    "nothing acknowledged is lost (it was written to the OS before it was acknowledged); the recovery points stay "
+    "older, so the next start scans more of the logs"
+)
 
 TopicPartition = tuple[str, int]
 
@@ -557,14 +565,47 @@ class LogManager:
         points = {tp: log.recovery_point for tp, log in self._logs.items()}
         write_offset_checkpoint(self.log_dir / RECOVERY_POINT_CHECKPOINT, points)
 
-    def close(self) -> None:
-        """Clean shutdown: flush everything, checkpoint, close every log."""
+    def close(self) -> bool:
+        """Clean shutdown: flush every log, checkpoint the recovery points, close every log; True when all of it
+        was made durable.
+
+        A storage error (a full disk, EIO) does not stop the shutdown, as in Kafka, whose server swallows the error
+        of its log manager's shutdown: each failed flush or checkpoint is one error line naming the log or file and
+        the errno, every other log is still flushed, and every log is closed, so every descriptor is released.
+        Nothing acknowledged is lost by it: acknowledged data was written to the OS before the answer was sent. A
+        log whose flush failed keeps its older recovery point (so does every log when the checkpoint cannot be
+        written), which only means more of it is scanned at the next start.
+        """
         if self._closed:
-            return
-        self.flush_all()
+            return True
+        durable = True
+        for (topic, partition), log in self._logs.items():
+            try:
+                log.flush()
+            except (KafkaStorageError, OSError) as exc:
+                durable = False
+                _log.error(
+                    "storage.shutdown_flush_failed",
+                    topic=topic,
+                    partition=partition,
+                    directory=str(log.directory),
+                    **os_error_fields(exc),
+                    consequence=_NOT_DURABLE_AT_SHUTDOWN,
+                )
+        try:
+            self.checkpoint()
+        except OSError as exc:
+            durable = False
+            _log.error(
+                "storage.shutdown_checkpoint_failed",
+                file=str(self.log_dir / RECOVERY_POINT_CHECKPOINT),
+                **os_error_fields(exc),
+                consequence=_NOT_DURABLE_AT_SHUTDOWN,
+            )
         for log in self._logs.values():
             log.close()
         self._closed = True
+        return durable
 
     def _check_open(self) -> None:
         if self._closed:

@@ -32,7 +32,6 @@ re-entrant lock guards the segment list: every method that reads through it or c
 from __future__ import annotations
 
 import bisect
-import errno
 import functools
 import os
 import shutil
@@ -49,7 +48,13 @@ from protocol.errors import DecodeError
 from protocol.records import RecordBatch, iter_batches, peek_batch_header
 from storage.config import INT64_MAX, LogConfig
 from storage.damage import DamagedRange, QuarantinedFile, move_to_quarantine, topic_partition_of
-from storage.errors import KafkaStorageError, LogClosedError, OffsetOutOfRangeError, RecordListTooLargeError
+from storage.errors import (
+    KafkaStorageError,
+    LogClosedError,
+    OffsetOutOfRangeError,
+    RecordListTooLargeError,
+    os_error_fields,
+)
 from storage.files import fsync_dir
 from storage.segment import (
     CLEANED_SUFFIX,
@@ -109,15 +114,9 @@ def _storage_errors(method: Callable[Concatenate[PartitionLog, _P], _R]) -> Call
         try:
             return method(self, *args, **kwargs)
         except OSError as exc:
-            reason = os.strerror(exc.errno) if exc.errno is not None else str(exc)
-            _log.warning(
-                "storage.write_failed",
-                directory=str(self.directory),
-                operation=method.__name__,
-                errno=errno.errorcode.get(exc.errno or 0, exc.errno),
-                error=reason,
-            )
-            raise KafkaStorageError(f"{method.__name__} to {self.directory.name} failed: {reason}") from exc
+            fields = os_error_fields(exc)
+            _log.warning("storage.write_failed", directory=str(self.directory), operation=method.__name__, **fields)
+            raise KafkaStorageError(f"{method.__name__} to {self.directory.name} failed: {fields['error']}") from exc
 
     return guarded
 

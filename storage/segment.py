@@ -40,7 +40,7 @@ from protocol.records import (
 )
 from storage.config import INT32_MAX
 from storage.descriptors import SEGMENT_DESCRIPTORS
-from storage.errors import CorruptLogError, CorruptRecordError
+from storage.errors import CorruptLogError, CorruptRecordError, os_error_fields
 from storage.index import OffsetIndex, TimeIndex
 from storage.validation import BatchMeta
 
@@ -250,7 +250,7 @@ class LogSegment:
             self.seal()
             self.write_indexes()
         except OSError as exc:
-            _log.warning("segment_index_write_failed", segment=str(self.log_path), error=str(exc))
+            _log.warning("segment_index_write_failed", segment=str(self.log_path), **os_error_fields(exc))
         finally:
             self.release()
             self.closed = True

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
 import shutil
 import uuid
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 
 from protocol.errors import ErrorCode
 from storage.config import LogConfig
@@ -261,3 +264,34 @@ def test_damage_and_quarantine_are_reported_for_every_log(tmp_path: Path) -> Non
     assert quarantined == {("ghost", 0, "ghost-0"), ("t", 1, "junk.log")}
     assert (root / "quarantine" / "t-1").is_dir()
     assert again.get("quarantine", 0) is None  # the quarantine folder is never loaded as a log
+
+
+def test_close_on_a_failing_disk_logs_each_failure_and_still_closes_every_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    manager = LogManager([tmp_path], LogConfig(), now_ms=0)
+    manager.create_topic("t", 3, now_ms=0)
+    logs = manager.logs()
+    for log in logs.values():
+        log.append(make_batch(2), now_ms=0)
+    failing = logs[("t", 1)]
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        if os.readlink(f"/proc/self/fd/{fd}").startswith(str(failing.directory)):
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        real_fsync(fd)
+
+    def no_space(*_: object) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr("storage.log_manager.write_offset_checkpoint", no_space)
+    with capture_logs() as lines:
+        assert manager.close() is False
+    flush_failed = [line for line in lines if line["event"] == "storage.shutdown_flush_failed"]
+    checkpoint_failed = [line for line in lines if line["event"] == "storage.shutdown_checkpoint_failed"]
+    assert [(f["topic"], f["partition"], f["errno"]) for f in flush_failed] == [("t", 1, "EIO")]
+    assert [c["errno"] for c in checkpoint_failed] == ["ENOSPC"]
+    assert all(log.closed for log in logs.values())  # every descriptor released, the failing log's too
+    assert logs[("t", 0)].recovery_point == 2 and failing.recovery_point == 0  # the others were still flushed
