@@ -86,10 +86,12 @@ class BrokerProcess:
 
     def kill(self) -> None:
         """SIGKILL: nothing gets flushed or closed; what was acknowledged must survive anyway."""
-        if self.process is not None and self.process.poll() is None:
+        if self.process is None:
+            return
+        if self.process.poll() is None:
             self.process.kill()
             self.process.wait(10)
-            self._release()
+        self._release()  # also when it had already exited (e.g. a refused configuration): no pipe outlives it
 
     def restart(self) -> str:
         if self.process is not None and self.process.poll() is None:
