@@ -25,6 +25,7 @@ from broker.fetch_purgatory import FetchPurgatory
 from broker.handlers.cluster import ClusterHandlers
 from broker.handlers.groups import GroupHandlers
 from broker.handlers.records import RecordHandlers
+from broker.idle_connections import IdleConnections
 from broker.maintenance import Maintenance
 from broker.metrics import BrokerMetrics
 from broker.offsets_log import OFFSETS_TOPIC, OffsetsLog
@@ -79,6 +80,10 @@ class Broker:
         self.connections_accepted = 0
         self.control_api: ControlApi | None = None
         self.compaction: Compaction | None = None
+        self.idle = IdleConnections(
+            config["connections.max.idle.ms"], lambda: self.clock.monotonic_ms() if self.clock is not None else 0
+        )
+        self.idle.on_first = self.rearm_timers
 
     @property
     def connections(self) -> set[Connection]:
@@ -140,7 +145,7 @@ class Broker:
         self.maintenance = Maintenance(
             self.logs, clock, config["log.retention.check.interval.ms"], config["log.flush.interval.ms"]
         )
-        self.driver = TimerDriver(loop, clock, [self.coordinator, self.maintenance])
+        self.driver = TimerDriver(loop, clock, [self.coordinator, self.maintenance, self.idle])
         self.driver.rearm()
         if config["log.cleaner.enable"]:
             cleaner_config = CleanerConfig.from_broker_properties(dict(config.items()))
@@ -272,7 +277,9 @@ class Broker:
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, listener: str) -> None:
         async with self._slots:
             self.connections_accepted += 1
-            connection = Connection(self.dispatcher, reader, writer, self.config["socket.request.max.bytes"], listener)
+            connection = Connection(
+                self.dispatcher, reader, writer, self.config["socket.request.max.bytes"], listener, self.idle
+            )
             self._connections.add(connection)
             try:
                 await connection.run()

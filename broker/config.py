@@ -68,6 +68,13 @@ KEYS: dict[str, ConfigKey] = {
         _k("log.dir", "string", KAFKA_DEFAULT_LOG_DIR, "Used when log.dirs is not set."),
         _k("socket.request.max.bytes", "int", 104857600, "Largest request frame accepted.", low=1),
         _k("max.connections", "int", INT32_MAX, "Open connections allowed at once.", low=1),
+        _k(
+            "connections.max.idle.ms",
+            "long",
+            600000,
+            "Close connections with no bytes read or written for this long, even mid-frame (-1: never).",
+            low=-1,
+        ),
         _k("message.max.bytes", "int", 1048588, "Largest record batch accepted by Produce.", low=0),
         _k("num.partitions", "int", 1, "Partitions of auto-created topics.", low=1),
         _k("default.replication.factor", "int", 1, "Replication factor of auto-created topics.", low=1),

@@ -22,6 +22,7 @@ from protocol.registry import APIS, ApiKey
 
 if TYPE_CHECKING:
     from broker.dispatch import Dispatcher
+    from broker.idle_connections import IdleConnections
 
 log = structlog.get_logger("broker.connection")
 _conn_ids = itertools.count(1)
@@ -40,6 +41,7 @@ class Connection:
         writer: asyncio.StreamWriter,
         max_frame_bytes: int,
         listener: str = "PLAINTEXT",
+        idle: IdleConnections | None = None,
     ) -> None:
         peer = writer.get_extra_info("peername") or ("?", 0)
         self.session = ConnectionSession(next(_conn_ids), str(peer[0]), int(peer[1]), listener)
@@ -50,6 +52,15 @@ class Connection:
         self.closed = asyncio.Event()
         self._busy = False
         self._stopping = False
+        self._idle = idle
+        self._closed_as_idle = False
+        if idle is not None:
+            idle.touch(self)  # accepting is activity: a client that never sends a byte is idle from here
+
+    @property
+    def pending_bytes(self) -> int:
+        """Bytes of a frame received but not yet complete (a stalled client shows here)."""
+        return self._frames.pending_bytes
 
     async def run(self) -> None:
         structlog.contextvars.bind_contextvars(conn_id=self.session.conn_id, peer=self.session.peer_host)
@@ -72,17 +83,21 @@ class Connection:
         while not self._stopping:
             data = await self._reader.read(READ_SIZE)
             if not data:
-                if self._frames.pending_bytes:
+                if self._frames.pending_bytes and not self._closed_as_idle:
                     log.warning("connection.eof_mid_frame", pending_bytes=self._frames.pending_bytes)
                 return
+            self._active()
             try:
                 self._frames.feed(data)
                 while not self._stopping and (frame := self._frames.next_frame()) is not None:
                     self._busy = True
+                    if self._idle is not None:
+                        self._idle.hold(self)
                     try:
                         response = await self._handle(frame)
                     finally:
                         self._busy = False
+                        self._active()
                     if response is not None and not self._writer.is_closing():
                         self._writer.write(response)  # a closed peer (shutdown, dropped) gets nothing
             except FrameError as exc:
@@ -146,7 +161,25 @@ class Connection:
         body: Any = spec.response.struct.cls(error_code=ErrorCode.INVALID_REQUEST)
         return api.encode_response(api_key, api_version, correlation_id, body)
 
+    def _active(self) -> None:
+        if self._idle is not None and not self.closed.is_set():
+            self._idle.touch(self)
+
+    def close_idle(self, idle_ms: int) -> None:
+        """`connections.max.idle.ms` passed with no byte read or written: close, with one line saying so."""
+        self._closed_as_idle = True
+        log.info(
+            "connection.idle_closed",
+            conn_id=self.session.conn_id,
+            peer=f"{self.session.peer_host}:{self.session.peer_port}",
+            idle_ms=idle_ms,
+            pending_bytes=self._frames.pending_bytes,
+        )
+        self.close()
+
     def close(self) -> None:
         if not self._writer.is_closing():
             self._writer.close()
+        if self._idle is not None:
+            self._idle.forget(self)
         self.closed.set()
