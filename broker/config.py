@@ -76,6 +76,13 @@ KEYS: dict[str, ConfigKey] = {
             low=-1,
         ),
         _k("message.max.bytes", "int", 1048588, "Largest record batch accepted by Produce.", low=0),
+        _k(
+            "fetch.max.bytes",
+            "int",
+            57671680,
+            "Most record bytes one Fetch response carries, whatever the request's max_bytes (KIP-541).",
+            low=1024,
+        ),
         _k("num.partitions", "int", 1, "Partitions of auto-created topics.", low=1),
         _k("default.replication.factor", "int", 1, "Replication factor of auto-created topics.", low=1),
         _k("auto.create.topics.enable", "bool", True, "Create a topic when a Metadata request names it."),

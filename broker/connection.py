@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from broker.context import ConnectionSession, RequestContext
+from broker.record_slices import RecordSlices, RecordsShrankError
 from protocol import api
 from protocol.errors import DecodeError, EncodeError, ErrorCode, UnsupportedVersionError
 from protocol.frame import FrameBuffer, FrameError
@@ -94,26 +95,48 @@ class Connection:
                     if self._idle is not None:
                         self._idle.hold(self)
                     try:
-                        response = await self._handle(frame)
+                        try:
+                            parts = await self._handle(frame)
+                        finally:
+                            self._active()
+                        if parts is not None:
+                            await self._send(parts)
                     finally:
                         self._busy = False
-                        self._active()
-                    if response is not None and not self._writer.is_closing():
-                        self._writer.write(response)  # a closed peer (shutdown, dropped) gets nothing
             except FrameError as exc:
                 raise CloseConnection(str(exc)) from None
             await self._writer.drain()
 
-    async def _handle(self, frame: bytes) -> bytes | None:
+    async def _send(self, parts: list[Any]) -> None:
+        """Write one response: encoded bytes as they are, record sets streamed from the segment files with
+        backpressure. Nothing else is written on this connection meanwhile, so answers stay in request order;
+        a closed peer (shutdown, dropped) gets nothing, and every record set is released either way."""
+        try:
+            for part in parts:
+                if self._writer.is_closing():
+                    return
+                if isinstance(part, RecordSlices):
+                    try:
+                        await part.write_to(self._writer, self._active)
+                    except RecordsShrankError as exc:  # the frame's size is promised: only closing is honest
+                        raise CloseConnection(f"fetch response cut short: {exc}") from None
+                else:
+                    self._writer.write(part)
+        finally:
+            for part in parts:
+                if isinstance(part, RecordSlices):
+                    part.close()
+
+    async def _handle(self, frame: bytes) -> list[Any] | None:
         try:
             request = api.decode_request(frame)
         except UnsupportedVersionError as exc:
             if exc.api_key == ApiKey.API_VERSIONS:
                 body = self._dispatcher.unsupported_api_versions()
-                return api.encode_response(ApiKey.API_VERSIONS, 0, exc.correlation_id, body)
+                return [api.encode_response(ApiKey.API_VERSIONS, 0, exc.correlation_id, body)]
             raise CloseConnection(f"unsupported api key {exc.api_key} version {exc.api_version}") from None
         except DecodeError as exc:
-            return self._malformed(frame, exc)
+            return [self._malformed(frame, exc)]
         route = self._dispatcher.route(request.api_key, request.api_version)
         if route is None:
             raise CloseConnection(f"api key {request.api_key} version {request.api_version} is not served")
@@ -132,7 +155,9 @@ class Connection:
         if body is None:
             return None
         try:
-            return api.encode_response(request.api_key, request.api_version, request.correlation_id, body)
+            if request.api_key == ApiKey.FETCH:  # the only response whose records may still be in segment files
+                return api.encode_response_parts(request.api_key, request.api_version, request.correlation_id, body)
+            return [api.encode_response(request.api_key, request.api_version, request.correlation_id, body)]
         except EncodeError as exc:
             log.exception("response.encode_failed", api_key=request.api_key, api_version=request.api_version)
             raise CloseConnection(f"cannot encode response: {exc}") from exc

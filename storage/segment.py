@@ -375,6 +375,10 @@ class LogSegment:
 
     # --- reading ----------------------------------------------------------------------------------------------
 
+    def open_reader(self) -> int:
+        """A descriptor of this segment's file that stays valid after the segment is closed, renamed or deleted."""
+        return os.dup(self._file())
+
     def read(self, position: int, length: int) -> bytes:
         """Copy ``length`` bytes from ``position`` (fewer only at the end of the file)."""
         fd = self._file()
