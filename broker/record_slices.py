@@ -45,7 +45,7 @@ class RecordSlices:
         cold disk never stalls the event loop."""
         for piece in self._slices:
             position, left = piece.position, piece.length
-            while left:
+            while left and not writer.is_closing():  # closed meanwhile (idle expiry, shutdown): stop reading
                 size = min(CHUNK_BYTES, left)
                 if size <= INLINE_READ_BYTES:
                     chunk = _pread(piece.fd, size, position)

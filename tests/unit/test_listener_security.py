@@ -8,8 +8,6 @@ authentication: the operator asked for security and got none, without a word.
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +18,7 @@ import broker.app
 from broker.app import Broker
 from broker.config import BrokerConfig, ConfigError
 from tests.broker.conftest import broker_config
-from tests.support.broker_process import ROOT
+from tests.support.broker_process import run_server
 
 
 @pytest.mark.parametrize("protocol", ["SSL", "SASL_PLAINTEXT", "SASL_SSL"])
@@ -69,15 +67,7 @@ def test_kafkas_default_map_is_the_default() -> None:
 
 
 def test_server_refuses_an_ssl_listener_with_one_line_and_exit_2(tmp_path: Path) -> None:
-    overrides = ["--override", "listeners=SSL://127.0.0.1:0", "--override", f"log.dirs={tmp_path / 'data'}"]
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "server.py"), *overrides],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        cwd=ROOT,
-        check=False,
-    )
+    done = run_server("listeners=SSL://127.0.0.1:0", f"log.dirs={tmp_path / 'data'}")
     assert done.returncode == 2
     assert done.stdout == ""
     [line] = done.stderr.splitlines()

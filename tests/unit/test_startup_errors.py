@@ -7,20 +7,16 @@ from __future__ import annotations
 
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.support.broker_process import ROOT
+from tests.support.broker_process import run_server
 from tests.support.tmpfs import small_tmpfs
 
 
 def start_server(*overrides: str) -> subprocess.CompletedProcess[str]:
-    args = [sys.executable, str(ROOT / "server.py")]
-    for item in ("listeners=PLAINTEXT://127.0.0.1:0", "offsets.topic.num.partitions=2", *overrides):
-        args += ["--override", item]
-    return subprocess.run(args, capture_output=True, text=True, timeout=30, cwd=ROOT, check=False)
+    return run_server("listeners=PLAINTEXT://127.0.0.1:0", "offsets.topic.num.partitions=2", *overrides)
 
 
 def one_error_line(done: subprocess.CompletedProcess[str]) -> str:
