@@ -8,7 +8,7 @@ read, and FETCHES connections each send one Fetch v11 from offset 0 with max_byt
 2 GB (Int32 max) at the same moment. During the fetches a thread samples the broker's VmRSS every few ms and a
 bystander connection sends ApiVersions v0 back to back. Reported: idle RSS, peak RSS (VmHWM, and the sampled max
 where the reset is not allowed) and its excess over idle, the record bytes each Fetch returned (Kafka caps a
-response at the broker's fetch.max.bytes, 52428800 by default, with at least one batch), and the bystander's max
+response at the broker's fetch.max.bytes, 57671680 by default, with at least one batch), and the bystander's max
 round trip. No mock column: the issue gives an absolute target.
 """
 

@@ -24,11 +24,13 @@ from broker.fetch_purgatory import FetchPurgatory
 from broker.handlers.cluster import ClusterHandlers
 from broker.handlers.groups import GroupHandlers
 from broker.handlers.records import RecordHandlers
+from broker.idle_connections import IdleConnections
 from broker.maintenance import Maintenance
 from broker.metrics import BrokerMetrics
 from broker.offsets_log import OFFSETS_TOPIC, OffsetsLog
 from broker.scheduler import TimerDriver
 from broker.slices import run_in_slices
+from broker.startup import StartupError, check_data_dir, is_wildcard_host, listen_error, os_cause
 from broker.timeline import EventTap, Timeline
 from coordinator.config import KAFKA_PROPERTIES, CoordinatorConfig
 from coordinator.coordinator import GroupCoordinator
@@ -37,6 +39,7 @@ from protocol.consumer_protocol import decode_subscription
 from protocol.errors import ErrorCode
 from storage.cleaner import CleanerConfig
 from storage.config import COMPACT, LogConfig
+from storage.errors import LogDirError
 from storage.log_manager import LogManager
 from storage.topics import TopicInfo
 
@@ -79,6 +82,10 @@ class Broker:
         self.compaction: Compaction | None = None
         #: Serialises topic creation, deletion and growth (Kafka's controller applies them one at a time).
         self._topic_changes = asyncio.Lock()
+        self.idle = IdleConnections(
+            config["connections.max.idle.ms"], lambda: self.clock.monotonic_ms() if self.clock is not None else 0
+        )
+        self.idle.on_first = self.rearm_timers
 
     @property
     def connections(self) -> set[Connection]:
@@ -105,7 +112,12 @@ class Broker:
         self.real_clock = BrokerClock(loop)  # long-poll Fetch waits follow real time even when tests move `clock`
         config = self.config
         log_config = LogConfig.from_broker_properties(dict(config.items()))
-        self.logs = LogManager([config.log_dir], log_config, node_id=config.node_id, now_ms=clock.wall_ms())
+        check_data_dir(config.log_dir)
+        try:
+            self.logs = LogManager([config.log_dir], log_config, node_id=config.node_id, now_ms=clock.wall_ms())
+        except (OSError, LogDirError) as exc:
+            cause = os_cause(exc) if isinstance(exc, OSError) else str(exc)
+            raise StartupError(f"data directory {config.log_dir} ('log.dirs') is not usable: {cause}") from None
         self._ensure_offsets_topic()
         self.offsets_log = OffsetsLog(self.logs, clock.wall_ms, loop.call_soon, self._deliver_durability)
         self.offsets_log.on_written = self.after_append
@@ -119,9 +131,7 @@ class Broker:
                 EventTap(structlog.get_logger("group_coordinator"), (self.timeline.on_event, self.metrics.on_event))
             ),
         )
-        for name, host, port in config.listeners:
-            server = await asyncio.start_server(self._acceptor(name), host or None, port, reuse_address=True)
-            self._servers.append(server)
+        await self._start_listeners()
         advertised = config.advertised_listeners[0]
         advertised_port = advertised[2] or self.ports[0]
         local = Node(config.node_id, advertised[1] or "127.0.0.1", advertised_port)
@@ -137,7 +147,7 @@ class Broker:
         self.maintenance = Maintenance(
             self.logs, clock, config["log.retention.check.interval.ms"], config["log.flush.interval.ms"]
         )
-        self.driver = TimerDriver(loop, clock, [self.coordinator, self.maintenance])
+        self.driver = TimerDriver(loop, clock, [self.coordinator, self.maintenance, self.idle])
         self.driver.rearm()
         if config["log.cleaner.enable"]:
             cleaner_config = CleanerConfig.from_broker_properties(dict(config.items()))
@@ -152,6 +162,25 @@ class Broker:
             "broker.started",
             listeners=[f"{n}://{h}:{p}" for (n, h, _), p in zip(self.config.listeners, self.ports, strict=True)],
         )
+
+    async def _start_listeners(self) -> None:
+        """Bind every listener; a port that cannot be bound is a StartupError (one line), after closing the logs."""
+        for name, host, port in self.config.listeners:
+            listener = f"{name}://{host}:{port}"
+            try:
+                server = await asyncio.start_server(self._acceptor(name), host or None, port, reuse_address=True)
+            except OSError as exc:
+                for started in self._servers:
+                    started.close()
+                self.logs.close()
+                raise listen_error(listener, exc) from None
+            self._servers.append(server)
+            if is_wildcard_host(host):
+                log.warning(
+                    "listener.no_authentication",
+                    listener=listener,
+                    reason="bound to a wildcard address: anyone who can reach the port is served, unauthenticated",
+                )
 
     def _acceptor(
         self, listener: str
@@ -281,7 +310,9 @@ class Broker:
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, listener: str) -> None:
         async with self._slots:
             self.connections_accepted += 1
-            connection = Connection(self.dispatcher, reader, writer, self.config["socket.request.max.bytes"], listener)
+            connection = Connection(
+                self.dispatcher, reader, writer, self.config["socket.request.max.bytes"], listener, self.idle
+            )
             self._connections.add(connection)
             try:
                 await connection.run()

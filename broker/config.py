@@ -17,6 +17,9 @@ from typing import Any
 INT32_MAX = 2147483647
 INT64_MAX = 9223372036854775807
 KAFKA_DEFAULT_LOG_DIR = "/tmp/kafka-logs"  # noqa: S108 - Kafka's own default; server.properties sets ./data
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")  # Kafka's SecurityProtocol names
+IMPLEMENTED_SECURITY_PROTOCOLS = frozenset({"PLAINTEXT"})
+KAFKA_SECURITY_PROTOCOL_MAP = "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"
 
 
 class ConfigError(ValueError):
@@ -55,12 +58,31 @@ KEYS: dict[str, ConfigKey] = {
         _k("broker.id", "int", -1, "Alias of node.id kept for old configs; -1 means use node.id.", low=-1),
         _k("listeners", "list", "PLAINTEXT://127.0.0.1:9092", "Where to accept connections (host:port, 0 = any)."),
         _k("advertised.listeners", "list", None, "Addresses given to clients; defaults to `listeners`."),
-        _k("listener.security.protocol.map", "string", "PLAINTEXT:PLAINTEXT", "Listener name to protocol."),
+        _k(
+            "listener.security.protocol.map",
+            "string",
+            KAFKA_SECURITY_PROTOCOL_MAP,
+            "Listener name to security protocol; only PLAINTEXT is served (any other is a startup error).",
+        ),
         _k("log.dirs", "list", KAFKA_DEFAULT_LOG_DIR, "Data directory (only the first entry is used)."),
         _k("log.dir", "string", KAFKA_DEFAULT_LOG_DIR, "Used when log.dirs is not set."),
         _k("socket.request.max.bytes", "int", 104857600, "Largest request frame accepted.", low=1),
         _k("max.connections", "int", INT32_MAX, "Open connections allowed at once.", low=1),
+        _k(
+            "connections.max.idle.ms",
+            "long",
+            600000,
+            "Close connections with no bytes read or written for this long, even mid-frame (-1: never).",
+            low=-1,
+        ),
         _k("message.max.bytes", "int", 1048588, "Largest record batch accepted by Produce.", low=0),
+        _k(
+            "fetch.max.bytes",
+            "int",
+            57671680,
+            "Most record bytes one Fetch response carries, whatever the request's max_bytes (KIP-541).",
+            low=1024,
+        ),
         _k("num.partitions", "int", 1, "Partitions of auto-created topics.", low=1),
         _k("default.replication.factor", "int", 1, "Replication factor of auto-created topics.", low=1),
         _k("auto.create.topics.enable", "bool", True, "Create a topic when a Metadata request names it."),
@@ -203,9 +225,10 @@ class BrokerConfig:
     def _check_relations(self) -> None:
         if self["group.min.session.timeout.ms"] > self["group.max.session.timeout.ms"]:
             raise ConfigError("'group.min.session.timeout.ms' must not exceed 'group.max.session.timeout.ms'")
+        protocols = self.security_protocol_map
         for name in ("listeners", "advertised.listeners"):
             for listener in self[name] or []:
-                parse_listener(listener, name)
+                check_listener_security(listener, name, protocols, "listener.security.protocol.map" in self.explicit)
         if self["control.listener"]:
             parse_control_listener(self["control.listener"])
 
@@ -227,6 +250,10 @@ class BrokerConfig:
     def log_dir(self) -> Path:
         dirs = self["log.dirs"] if "log.dirs" in self.explicit or "log.dir" not in self.explicit else None
         return Path(dirs[0] if dirs else self["log.dir"])
+
+    @property
+    def security_protocol_map(self) -> dict[str, str]:
+        return parse_security_protocol_map(self["listener.security.protocol.map"])
 
     @property
     def listeners(self) -> list[tuple[str, str, int]]:
@@ -261,6 +288,47 @@ def parse_listener(text: str, key: str) -> tuple[str, str, int]:
     if not sep or not colon or not port.isdigit() or int(port) > 65535:
         raise ConfigError(f"invalid value {text!r} for '{key}': expected NAME://host:port")
     return name, host.strip("[]"), int(port)
+
+
+def parse_security_protocol_map(text: str) -> dict[str, str]:
+    """`NAME:PROTOCOL,...` -> {NAME: PROTOCOL}, names upper-cased as Kafka normalises listener names."""
+    key = "listener.security.protocol.map"
+    mapping: dict[str, str] = {}
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        name, sep, protocol = item.partition(":")
+        name, protocol = name.strip().upper(), protocol.strip().upper()
+        if not sep or not name:
+            raise ConfigError(f"invalid value {text!r} for '{key}': expected NAME:PROTOCOL pairs")
+        if protocol not in SECURITY_PROTOCOLS:
+            raise ConfigError(
+                f"invalid value {text!r} for '{key}': unknown security protocol {protocol!r} "
+                f"(Kafka's are {', '.join(SECURITY_PROTOCOLS)})"
+            )
+        mapping[name] = protocol
+    return mapping
+
+
+def check_listener_security(text: str, key: str, protocols: Mapping[str, str], map_explicit: bool) -> None:
+    """Refuse a listener whose security protocol is not implemented, rather than serve it as plaintext.
+
+    Kafka resolves a listener's protocol through `listener.security.protocol.map` (whose default maps each protocol
+    name to itself). Serving an SSL or SASL listener without encryption or authentication would silently drop what
+    the operator asked for, so the broker refuses to start and names the key to change.
+    """
+    name = parse_listener(text, key)[0].upper()
+    protocol = protocols.get(name)
+    map_key = "listener.security.protocol.map"
+    if protocol is None:
+        raise ConfigError(f"'{map_key}' has no security protocol for listener {name} (in '{key}': {text!r})")
+    if protocol in IMPLEMENTED_SECURITY_PROTOCOLS:
+        return
+    via = f" (from '{map_key}': {name}:{protocol})" if map_explicit or name != protocol else ""
+    raise ConfigError(
+        f"'{key}': listener {text!r} uses security protocol {protocol}{via}, which is not implemented yet "
+        f"(only PLAINTEXT); refusing to serve it without encryption or authentication"
+    )
 
 
 LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost"})

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from broker.context import ConnectionSession, RequestContext
+from broker.record_slices import RecordSlices, RecordsShrankError
 from protocol import api
 from protocol.errors import DecodeError, EncodeError, ErrorCode, UnsupportedVersionError
 from protocol.frame import FrameBuffer, FrameError
@@ -22,6 +23,7 @@ from protocol.registry import APIS, ApiKey
 
 if TYPE_CHECKING:
     from broker.dispatch import Dispatcher
+    from broker.idle_connections import IdleConnections
 
 log = structlog.get_logger("broker.connection")
 _conn_ids = itertools.count(1)
@@ -40,6 +42,7 @@ class Connection:
         writer: asyncio.StreamWriter,
         max_frame_bytes: int,
         listener: str = "PLAINTEXT",
+        idle: IdleConnections | None = None,
     ) -> None:
         peer = writer.get_extra_info("peername") or ("?", 0)
         self.session = ConnectionSession(next(_conn_ids), str(peer[0]), int(peer[1]), listener)
@@ -50,6 +53,15 @@ class Connection:
         self.closed = asyncio.Event()
         self._busy = False
         self._stopping = False
+        self._idle = idle
+        self._closed_as_idle = False
+        if idle is not None:
+            idle.touch(self)  # accepting is activity: a client that never sends a byte is idle from here
+
+    @property
+    def pending_bytes(self) -> int:
+        """Bytes of a frame received but not yet complete (a stalled client shows here)."""
+        return self._frames.pending_bytes
 
     async def run(self) -> None:
         structlog.contextvars.bind_contextvars(conn_id=self.session.conn_id, peer=self.session.peer_host)
@@ -72,33 +84,59 @@ class Connection:
         while not self._stopping:
             data = await self._reader.read(READ_SIZE)
             if not data:
-                if self._frames.pending_bytes:
+                if self._frames.pending_bytes and not self._closed_as_idle:
                     log.warning("connection.eof_mid_frame", pending_bytes=self._frames.pending_bytes)
                 return
+            self._active()
             try:
                 self._frames.feed(data)
                 while not self._stopping and (frame := self._frames.next_frame()) is not None:
                     self._busy = True
+                    if self._idle is not None:
+                        self._idle.hold(self)
                     try:
-                        response = await self._handle(frame)
+                        try:
+                            parts = await self._handle(frame)
+                        finally:
+                            self._active()
+                        if parts is not None:
+                            await self._send(parts)
                     finally:
                         self._busy = False
-                    if response is not None and not self._writer.is_closing():
-                        self._writer.write(response)  # a closed peer (shutdown, dropped) gets nothing
             except FrameError as exc:
                 raise CloseConnection(str(exc)) from None
             await self._writer.drain()
 
-    async def _handle(self, frame: bytes) -> bytes | None:
+    async def _send(self, parts: list[Any]) -> None:
+        """Write one response: encoded bytes as they are, record sets streamed from the segment files with
+        backpressure. Nothing else is written on this connection meanwhile, so answers stay in request order;
+        a closed peer (shutdown, dropped) gets nothing, and every record set is released either way."""
+        try:
+            for part in parts:
+                if self._writer.is_closing():
+                    return
+                if isinstance(part, RecordSlices):
+                    try:
+                        await part.write_to(self._writer, self._active)
+                    except RecordsShrankError as exc:  # the frame's size is promised: only closing is honest
+                        raise CloseConnection(f"fetch response cut short: {exc}") from None
+                else:
+                    self._writer.write(part)
+        finally:
+            for part in parts:
+                if isinstance(part, RecordSlices):
+                    part.close()
+
+    async def _handle(self, frame: bytes) -> list[Any] | None:
         try:
             request = api.decode_request(frame)
         except UnsupportedVersionError as exc:
             if exc.api_key == ApiKey.API_VERSIONS:
                 body = self._dispatcher.unsupported_api_versions()
-                return api.encode_response(ApiKey.API_VERSIONS, 0, exc.correlation_id, body)
+                return [api.encode_response(ApiKey.API_VERSIONS, 0, exc.correlation_id, body)]
             raise CloseConnection(f"unsupported api key {exc.api_key} version {exc.api_version}") from None
         except DecodeError as exc:
-            return self._malformed(frame, exc)
+            return [self._malformed(frame, exc)]
         route = self._dispatcher.route(request.api_key, request.api_version)
         if route is None:
             raise CloseConnection(f"api key {request.api_key} version {request.api_version} is not served")
@@ -117,7 +155,9 @@ class Connection:
         if body is None:
             return None
         try:
-            return api.encode_response(request.api_key, request.api_version, request.correlation_id, body)
+            if request.api_key == ApiKey.FETCH:  # the only response whose records may still be in segment files
+                return api.encode_response_parts(request.api_key, request.api_version, request.correlation_id, body)
+            return [api.encode_response(request.api_key, request.api_version, request.correlation_id, body)]
         except EncodeError as exc:
             log.exception("response.encode_failed", api_key=request.api_key, api_version=request.api_version)
             raise CloseConnection(f"cannot encode response: {exc}") from exc
@@ -146,7 +186,25 @@ class Connection:
         body: Any = spec.response.struct.cls(error_code=ErrorCode.INVALID_REQUEST)
         return api.encode_response(api_key, api_version, correlation_id, body)
 
+    def _active(self) -> None:
+        if self._idle is not None and not self.closed.is_set():
+            self._idle.touch(self)
+
+    def close_idle(self, idle_ms: int) -> None:
+        """`connections.max.idle.ms` passed with no byte read or written: close, with one line saying so."""
+        self._closed_as_idle = True
+        log.info(
+            "connection.idle_closed",
+            conn_id=self.session.conn_id,
+            peer=f"{self.session.peer_host}:{self.session.peer_port}",
+            idle_ms=idle_ms,
+            pending_bytes=self._frames.pending_bytes,
+        )
+        self.close()
+
     def close(self) -> None:
         if not self._writer.is_closing():
             self._writer.close()
+        if self._idle is not None:
+            self._idle.forget(self)
         self.closed.set()

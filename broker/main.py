@@ -17,6 +17,7 @@ import uvloop
 from broker.app import Broker
 from broker.config import ConfigError, load_config
 from broker.logging import configure_logging
+from broker.startup import StartupError
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -48,7 +49,11 @@ def main(argv: list[str]) -> int:
     except (ConfigError, OSError) as exc:
         print(f"group-broker: configuration error: {exc}", file=sys.stderr)
         return 2
-    uvloop.run(serve(Broker(config)))
+    try:
+        uvloop.run(serve(Broker(config)))
+    except StartupError as exc:
+        print(f"group-broker: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 

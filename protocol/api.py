@@ -112,6 +112,55 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, body: A
     return io.getvalue()
 
 
+class _SplicingWriter:
+    """A write-only stand-in for BytesIO: bytes accumulate; any other value the codec writes (a payload with a
+    known `len()` whose bytes are elsewhere, such as record bytes still in segment files) becomes its own part."""
+
+    def __init__(self) -> None:
+        self.parts: list[Any] = []
+        self._buffer = BytesIO()
+
+    def write(self, data: Any) -> int:
+        if isinstance(data, (bytes, bytearray, memoryview)):
+            return self._buffer.write(data)
+        self._close_buffer()
+        self.parts.append(data)
+        return len(data)
+
+    def _close_buffer(self) -> None:
+        if self._buffer.tell():
+            self.parts.append(self._buffer.getvalue())
+            self._buffer = BytesIO()
+
+    def finish(self) -> list[Any]:
+        self._close_buffer()
+        return self.parts
+
+
+def encode_response_parts(api_key: int, api_version: int, correlation_id: int, body: Any) -> list[Any]:
+    """A whole response frame as parts in wire order: `bytes`, and deferred payloads where the body holds them.
+
+    A bytes-typed field may hold any object with a `len()` (Fetch's record sets, streamed from the segment files);
+    it is left out of the encoded bytes, and the caller sends it between the parts around it. The size prefix at the
+    start of the first part counts every part.
+    """
+    spec = APIS[api_key]
+    io = _SplicingWriter()
+    io.write(b"\0\0\0\0")
+    _build(
+        io,  # type: ignore[arg-type]
+        RESPONSE_HEADER,
+        response_header_version(spec, api_version),
+        ResponseHeader(correlation_id=correlation_id),
+    )
+    _build(io, spec.response, api_version, body)  # type: ignore[arg-type]
+    parts = io.finish()
+    head = bytearray(parts[0])
+    _SIZE.pack_into(head, 0, sum(len(part) for part in parts) - 4)
+    parts[0] = bytes(head)
+    return parts
+
+
 def encode_request(header: RequestHeader, body: Any) -> bytes:
     """A whole request frame, size prefix included (the client side: tools, tests and benchmarks)."""
     spec = spec_for(header.request_api_key, header.request_api_version, header.correlation_id)

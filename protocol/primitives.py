@@ -193,13 +193,12 @@ def _rd_blob(io: BytesIO, compact: bool, nullable: bool, wide: bool, path: str) 
 
 
 def rd_string(io: BytesIO, compact: bool, nullable: bool, path: str) -> str | None:
+    """A string field, decoded as Kafka decodes it: Java's `new String(bytes, UTF_8)` replaces each malformed
+    sequence with U+FFFD instead of failing, so a client sending a Latin-1 group id is served, not disconnected."""
     data = _rd_blob(io, compact, nullable, False, path)
     if data is None:
         return None
-    try:
-        return data.decode()
-    except UnicodeDecodeError as exc:
-        raise _fail(io, path, f"invalid UTF-8: {exc.reason}") from None
+    return data.decode("utf-8", "replace")
 
 
 def rd_bytes(io: BytesIO, compact: bool, nullable: bool, path: str) -> bytes | None:

@@ -122,6 +122,18 @@ def _storage_errors(method: Callable[Concatenate[PartitionLog, _P], _R]) -> Call
 
 
 @dataclass(frozen=True, slots=True)
+class SegmentSlice:
+    """``length`` bytes at ``position`` of a segment file, through a descriptor of its own (closed by `close`)."""
+
+    fd: int
+    position: int
+    length: int
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+@dataclass(frozen=True, slots=True)
 class AppendResult:
     """What a Produce response needs for one partition."""
 
@@ -415,12 +427,37 @@ class PartitionLog:
         ``max_offset`` (exclusive) hides batches at or beyond it, e.g. a high watermark. The first batch may start
         before ``fetch_offset``; consumers skip the records below it, as with Kafka.
         """
+        ranges = self._ranges(fetch_offset, max_bytes, max_offset, min_one_batch)
+        return b"".join(segment.read(start, length) for segment, start, length in ranges)
+
+    @_locked
+    def read_slices(
+        self,
+        fetch_offset: int,
+        max_bytes: int,
+        *,
+        max_offset: int | None = None,
+        min_one_batch: bool = True,
+    ) -> list[SegmentSlice]:
+        """What `read` would return, as byte ranges of the segment files instead of bytes: for Fetch responses
+        streamed to the socket in chunks rather than held in memory whole.
+
+        Each slice holds its own duplicate of the segment's descriptor, taken under the log's lock, so the bytes
+        stay readable even if retention or the cleaner replaces or deletes the segment meanwhile (Kafka's readers
+        keep the old file open in the same way). The caller closes them (`SegmentSlice.close`).
+        """
+        ranges = self._ranges(fetch_offset, max_bytes, max_offset, min_one_batch)
+        return [SegmentSlice(segment.open_reader(), start, length) for segment, start, length in ranges]
+
+    def _ranges(
+        self, fetch_offset: int, max_bytes: int, max_offset: int | None, min_one_batch: bool
+    ) -> list[tuple[LogSegment, int, int]]:
         self._check_open()
         self._check_range(fetch_offset)
         limit = self.log_end_offset if max_offset is None else min(max_offset, self.log_end_offset)
         if fetch_offset >= limit:
-            return b""
-        parts: list[bytes] = []
+            return []
+        parts: list[tuple[LogSegment, int, int]] = []
         budget = max_bytes
         first = min_one_batch
         offset = fetch_offset
@@ -448,25 +485,25 @@ class PartitionLog:
                 if cut == start and first:
                     cut = start + header.size
                 if cut > start:
-                    data, _ = segment.read_verified(start, cut - start)
-                    if not data:
-                        continue  # the first batch was damaged: it is skipped from now on, read again
-                    parts.append(data)
+                    valid, _ = segment.proven_prefix(start, cut - start)
+                    if not valid:
+                        continue  # the first batch was damaged: it is skipped from now on, look again
+                    parts.append((segment, start, valid))
                 break
-            data, next_offset = segment.read_verified(start, end - start)
-            if not data:
+            valid, next_offset = segment.proven_prefix(start, end - start)
+            if not valid:
                 continue  # as above
-            parts.append(data)
-            budget -= len(data)
+            parts.append((segment, start, valid))
+            budget -= valid
             first = False
-            if len(data) < end - start or damage == end:
+            if valid < end - start or damage == end:
                 offset = next_offset  # damage follows: find() resumes at the next valid batch
                 continue
             if limited:
                 break
             offset = segment.next_offset
             i += 1
-        return b"".join(parts)
+        return parts
 
     def iter_batches_from(self, offset: int | None = None, *, end_offset: int | None = None) -> Iterator[RecordBatch]:
         """Decoded batches from the one holding ``offset`` (default: log start) to ``end_offset`` or the log end.

@@ -66,6 +66,8 @@ SWAP_SUFFIX = ".swap"
 
 #: Read size when walking headers: covers an index interval of small batches in one system call.
 _HEADER_CHUNK = 64 * 1024
+#: Read size when a reader checks batches that nothing proved valid yet (segments trusted at open).
+_VERIFY_CHUNK = 4 * 1024 * 1024
 #: Read size of the recovery scan, which needs whole batches to check CRCs.
 _RECOVERY_CHUNK = 8 * 1024 * 1024
 #: Read size when looking for the next valid batch after damaged bytes.
@@ -142,6 +144,9 @@ class LogSegment:
         self.file_bytes = 0
         #: Damaged byte ranges ``(start, end, reason)``, sorted, never overlapping; readers skip them.
         self.damaged: list[tuple[int, int, str]] = []
+        #: Byte ranges whose batches are known to be valid (CRC included): scanned at recovery, appended by this
+        #: broker, or checked by an earlier read. Sorted, disjoint, merged; readers check only what lies outside.
+        self._proven: list[tuple[int, int]] = []
         #: Where the active segment's unflushed tail starts (recovery found it; ``cut_tail`` removes it).
         self.torn_at: int | None = None
         self.on_damage: DamageHook | None = None
@@ -380,6 +385,7 @@ class LogSegment:
         self.dirty = True
         for meta in batches:
             self._track(start + meta.position, meta.size, meta.last_offset, meta.max_timestamp)
+        self._mark_proven(start, start + len(data))
 
     def _cut_back(self, fd: int, size: int) -> None:
         """Remove what a failed write left after ``size``; if that fails too, remember to do it before the next."""
@@ -420,6 +426,10 @@ class LogSegment:
         self.append(data, metas)
 
     # --- reading ----------------------------------------------------------------------------------------------
+
+    def open_reader(self) -> int:
+        """A descriptor of this segment's file that stays valid after the segment is closed, renamed or deleted."""
+        return os.dup(self._file())
 
     def read(self, position: int, length: int) -> bytes:
         """Copy ``length`` bytes from ``position`` (fewer only at the end of the file)."""
@@ -542,22 +552,57 @@ class LogSegment:
             return False
         return True
 
-    def read_verified(self, position: int, length: int) -> tuple[bytes, int]:
-        """Like :meth:`read` for whole batches, checking each CRC; stops before the first damaged batch.
+    def proven_prefix(self, position: int, length: int) -> tuple[int, int]:
+        """How many bytes of whole, valid batches (CRC included) start at ``position`` within ``length``, and the
+        offset after the last of them (-1 when there is none).
 
-        Returns the bytes and the offset after the last batch in them (-1 when there is none). The damaged batch
-        becomes a damaged range up to the next valid batch, so a retry skips it.
+        Bytes proven before (by recovery's scan, by our own appends, by an earlier read) are not checked again;
+        the rest is read and checked in chunks of whole batches, so memory stays bounded whatever ``length`` is.
+        The first damaged batch becomes a damaged range up to the next valid batch, so the next read skips it.
         """
-        data = self.read(position, length)
-        scan = iter_batch_headers(data, 0, verify_crc=True)
+        end = position + length
+        pos = position
         next_offset = -1
-        try:
-            for _, header in scan:
-                next_offset = header.next_offset
-        except DecodeError as exc:
-            self.damage_from(position + scan.valid_end, exc.reason, next_offset)
-            return data[: scan.valid_end], next_offset
-        return data, next_offset
+        while pos < end:
+            proven_end = min(self._proven_until(pos), end)
+            if proven_end > pos:
+                for _, header in self.iter_headers(pos, proven_end):
+                    next_offset = header.next_offset
+                pos = proven_end
+                continue
+            chunk_end = self.last_boundary_before(min(pos + _VERIFY_CHUNK, end), pos)
+            if chunk_end == pos:  # one batch larger than a chunk
+                first = next(self.iter_headers(pos, end), None)
+                chunk_end = pos + first[1].size if first is not None else end
+            data = self.read(pos, chunk_end - pos)
+            scan = iter_batch_headers(data, 0, verify_crc=True)
+            try:
+                for _, header in scan:
+                    next_offset = header.next_offset
+            except DecodeError as exc:
+                self._mark_proven(pos, pos + scan.valid_end)
+                self.damage_from(pos + scan.valid_end, exc.reason, next_offset)
+                return pos + scan.valid_end - position, next_offset
+            self._mark_proven(pos, chunk_end)
+            pos = chunk_end
+        return pos - position, next_offset
+
+    def _proven_until(self, pos: int) -> int:
+        """End of the proven range holding ``pos``, or ``pos`` itself when it is not proven."""
+        i = bisect.bisect_right(self._proven, (pos, INT32_MAX * 2)) - 1
+        if i >= 0 and self._proven[i][0] <= pos < self._proven[i][1]:
+            return self._proven[i][1]
+        return pos
+
+    def _mark_proven(self, start: int, end: int) -> None:
+        if end <= start:
+            return
+        merged = [(s, e) for s, e in self._proven if e < start or s > end]
+        overlapping = [(s, e) for s, e in self._proven if not (e < start or s > end)]
+        low = min([start, *(s for s, _ in overlapping)])
+        high = max([end, *(e for _, e in overlapping)])
+        bisect.insort(merged, (low, high))
+        self._proven = merged
 
     def damage_from(self, position: int, reason: str, min_offset: int) -> None:
         """Bytes at ``position`` are not a valid batch: note them as damaged up to the next valid batch whose offsets
@@ -627,6 +672,7 @@ class LogSegment:
         removed = self.size - position
         os.ftruncate(self._file(), position)
         self.damaged = [d for d in self.damaged if d[1] <= position]
+        self._proven = [(start, min(end, position)) for start, end in self._proven if start < position]
         self.dirty = True
         self.index.truncate_to_position(position)
         self.time_index.truncate_to_offset(header.base_offset)
@@ -724,6 +770,7 @@ class LogSegment:
                     break
                 self.damaged.append((stop.position, resume, stop.reason))
                 pos = resume
+        self._proven = [(0, self.size)]  # readers never enter the damaged ranges inside it
         self.index.rewrite()
         self.time_index.rewrite()
 

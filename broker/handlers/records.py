@@ -7,13 +7,14 @@ answered with the offset it was first written at.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import structlog
 
 from broker.connection import CloseConnection
 from broker.context import RequestContext
 from broker.producer_state import NO_PRODUCER_ID, PartitionProducers, ProducerIdAllocator
+from broker.record_slices import RecordSlices, close_record_slices
 from protocol.errors import DecodeError, ErrorCode
 from protocol.messages.fetch import (
     FetchableTopicResponse,
@@ -187,11 +188,20 @@ class RecordHandlers:
     # -- Fetch -------------------------------------------------------------------------------------------------
 
     async def fetch(self, ctx: RequestContext, request: FetchRequest) -> FetchResponse:
+        """Kafka's limits (KafkaApis.handleFetchRequest): the response budget is the request's max_bytes capped by
+        the broker's `fetch.max.bytes` (KIP-541), and min_bytes is capped by that budget in turn.
+
+        Record sets are `RecordSlices` (ranges of the segment files), streamed to the socket by the connection; a
+        read that only decided to wait for more data is closed before waiting.
+        """
         if request.session_id != 0 or request.session_epoch not in (-1, 0):
             return FetchResponse(error_code=ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
-        response, size = self._read(ctx.api_version, request)
-        if size >= request.min_bytes or request.max_wait_ms <= 0 or size < 0:
+        max_bytes = min(request.max_bytes, self.broker.config["fetch.max.bytes"])
+        min_bytes = min(request.min_bytes, max_bytes)
+        response, size = self._read(ctx.api_version, request, max_bytes)
+        if size >= min_bytes or request.max_wait_ms <= 0 or size < 0:
             return response
+        close_record_slices(response)
         assert self.broker.real_clock is not None
         deadline = self.broker.real_clock.monotonic_ms() + request.max_wait_ms
         names = self._topic_names()
@@ -203,15 +213,21 @@ class RecordHandlers:
         waiter = self.broker.fetches.park(watched, deadline)
         self.broker.rearm_timers()
         await waiter
-        return self._read(ctx.api_version, request)[0]
+        return self._read(ctx.api_version, request, max_bytes)[0]
 
     def _topic_names(self) -> dict[Any, str]:
         return {info.topic_id: info.name for info in self.broker.logs.topics()}
 
-    def _read(self, version: int, request: FetchRequest) -> tuple[FetchResponse, int]:
-        """The response as of now and its record bytes; -1 bytes when an error means waiting is pointless."""
+    def _read(self, version: int, request: FetchRequest, max_bytes: int) -> tuple[FetchResponse, int]:
+        """The response as of now and its record bytes; -1 bytes when an error means waiting is pointless.
+
+        As ReplicaManager.readFromLog: each partition reads at most min(partition_max_bytes, budget left), and
+        until some partition has returned data the read returns at least one whole batch even if it is larger
+        (KIP-74: only the first partition with data may exceed the limits, so a consumer never gets stuck).
+        """
         by_id = self._topic_names() if version >= 13 else {}
-        budget = request.max_bytes
+        budget = max(0, max_bytes)
+        min_one_batch = True
         total = 0
         errors = False
         responses = []
@@ -230,21 +246,24 @@ class RecordHandlers:
                     errors = True
                     continue
                 self._fill_offsets(data, partition_log)
-                if budget <= 0:
-                    continue
                 try:
-                    records = partition_log.read(
+                    slices = partition_log.read_slices(
                         wanted.fetch_offset,
-                        min(wanted.partition_max_bytes, budget),
-                        min_one_batch=total == 0,
+                        max(0, min(wanted.partition_max_bytes, budget)),
+                        min_one_batch=min_one_batch,
                     )
                 except StorageError as exc:
                     data.error_code = exc.error_code
                     errors = True
                     continue
-                data.records = records
+                if not slices:
+                    data.records = b""
+                    continue
+                records = RecordSlices(slices)
+                data.records = cast(bytes, records)  # the codec needs only len(); the connection streams the bytes
                 total += len(records)
-                budget -= len(records)
+                budget = max(0, budget - len(records))
+                min_one_batch = False
         return FetchResponse(responses=responses), (-1 if errors and total == 0 else total)
 
     @staticmethod

@@ -86,6 +86,28 @@ def test_crc_damage_in_a_trusted_segment_is_found_by_readers_once(tmp_path: Path
     assert (damage.segment, damage.start, damage.end) == (second.name, start, end)
 
 
+def test_streamed_fetch_slices_skip_damage_in_a_trusted_segment_as_read_does(tmp_path: Path) -> None:
+    """Fetch streams file ranges (`read_slices`) instead of bytes; they must leave out the same damaged batch."""
+    directory, _everything = build(tmp_path)
+    second = sorted(directory.glob("*.log"))[1]
+    start, end = batch_positions(second)[1]
+    flip(second, start + 80)
+    damaged_first = first_offset(second, 1)
+    log = reopen(directory, END)  # trusted at open: only a reader can find the bad CRC
+    expected = [o for o in range(END) if not damaged_first <= o < damaged_first + RECORDS]
+    for offset in (0, damaged_first, damaged_first + 1):
+        slices = log.read_slices(offset, 10**9)
+        streamed = b"".join(os.pread(piece.fd, piece.length, piece.position) for piece in slices)
+        for piece in slices:
+            piece.close()
+        assert streamed == log.read(offset, 10**9)
+        assert offsets_of(streamed)[0] == (offset if offset < damaged_first else damaged_first + RECORDS)
+    assert offsets_of(log.read(0, 10**9)) == expected
+    [damage] = log.damaged_ranges()
+    assert (damage.segment, damage.start, damage.end) == (second.name, start, end)
+    log.close()
+
+
 def test_broken_header_in_a_trusted_segment_resumes_at_the_next_valid_batch(tmp_path: Path) -> None:
     directory, _everything = build(tmp_path)
     second = sorted(directory.glob("*.log"))[1]

@@ -102,6 +102,15 @@ class BrokerProcess:
         return list(self.output)
 
 
+def run_server(*overrides: str, timeout_s: float = 30.0) -> subprocess.CompletedProcess[str]:
+    """Run `python server.py --override ...` expecting it to exit by itself (start-up refused): output and code."""
+    args = [sys.executable, str(ROOT / "server.py")]
+    for item in overrides:
+        args += ["--override", item]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KAFKA_")}
+    return subprocess.run(args, capture_output=True, text=True, timeout=timeout_s, cwd=ROOT, env=env, check=False)
+
+
 @contextmanager
 def running_broker(data_dir: Path, overrides: dict[str, str] | None = None) -> Iterator[BrokerProcess]:
     broker = BrokerProcess(data_dir, overrides)

@@ -1,0 +1,100 @@
+"""Security settings are never ignored: a listener whose security protocol is not implemented is a startup error
+naming the key, and a listener on a wildcard address warns once that it has no authentication.
+
+Before this, `listeners=SSL://...` (or a protocol map sending a listener to SASL) silently served plaintext with no
+authentication: the operator asked for security and got none, without a word.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from structlog.testing import capture_logs
+
+import broker.app
+from broker.app import Broker
+from broker.config import BrokerConfig, ConfigError
+from tests.broker.conftest import broker_config
+from tests.support.broker_process import run_server
+
+
+@pytest.mark.parametrize("protocol", ["SSL", "SASL_PLAINTEXT", "SASL_SSL"])
+def test_a_listener_named_after_an_unimplemented_protocol_is_refused(protocol: str) -> None:
+    with pytest.raises(ConfigError, match=rf"'listeners'.*{protocol}.*not implemented"):
+        BrokerConfig({"listeners": f"{protocol}://127.0.0.1:9093"})
+
+
+@pytest.mark.parametrize("protocol", ["SSL", "SASL_PLAINTEXT", "SASL_SSL"])
+def test_a_protocol_map_sending_a_listener_to_an_unimplemented_protocol_is_refused(protocol: str) -> None:
+    raw = {"listeners": "EXTERNAL://127.0.0.1:9093", "listener.security.protocol.map": f"EXTERNAL:{protocol}"}
+    expected = rf"'listeners'.*EXTERNAL.*'listener\.security\.protocol\.map': EXTERNAL:{protocol}"
+    with pytest.raises(ConfigError, match=expected):
+        BrokerConfig(raw)
+
+
+def test_advertised_listeners_are_checked_too() -> None:
+    with pytest.raises(ConfigError, match=r"'advertised\.listeners'.*SSL"):
+        BrokerConfig({"advertised.listeners": "SSL://broker.example:9093"})
+
+
+def test_a_custom_listener_name_mapped_to_plaintext_is_served() -> None:
+    raw = {"listeners": "CLIENTS://127.0.0.1:9093", "listener.security.protocol.map": "CLIENTS:PLAINTEXT"}
+    assert BrokerConfig(raw).listeners == [("CLIENTS", "127.0.0.1", 9093)]
+
+
+def test_a_listener_without_a_protocol_is_an_error_naming_the_map() -> None:
+    with pytest.raises(ConfigError, match=r"'listener\.security\.protocol\.map'.*no security protocol.*INTERNAL"):
+        BrokerConfig({"listeners": "INTERNAL://127.0.0.1:9093"})
+
+
+def test_an_unknown_protocol_in_the_map_is_an_error() -> None:
+    with pytest.raises(ConfigError, match=r"'listener\.security\.protocol\.map'.*TLS"):
+        BrokerConfig({"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,X:TLS"})
+    with pytest.raises(ConfigError, match=r"'listener\.security\.protocol\.map'"):
+        BrokerConfig({"listener.security.protocol.map": "PLAINTEXT"})
+
+
+def test_kafkas_default_map_is_the_default() -> None:
+    assert BrokerConfig().security_protocol_map == {
+        "SASL_SSL": "SASL_SSL",
+        "PLAINTEXT": "PLAINTEXT",
+        "SSL": "SSL",
+        "SASL_PLAINTEXT": "SASL_PLAINTEXT",
+    }
+
+
+def test_server_refuses_an_ssl_listener_with_one_line_and_exit_2(tmp_path: Path) -> None:
+    done = run_server("listeners=SSL://127.0.0.1:0", f"log.dirs={tmp_path / 'data'}")
+    assert done.returncode == 2
+    assert done.stdout == ""
+    [line] = done.stderr.splitlines()
+    assert "'listeners'" in line and "SSL" in line and "not implemented" in line
+    assert not (tmp_path / "data").exists()  # refused before anything was written
+
+
+async def test_a_wildcard_listener_warns_once_that_it_has_no_authentication(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_start_server = asyncio.start_server
+
+    async def loopback_only(*args: Any, **kwargs: Any) -> asyncio.Server:
+        """Tests never bind a wildcard address on a shared machine: the listener really binds 127.0.0.1."""
+        callback, _host, port = args
+        return await real_start_server(callback, "127.0.0.1", port, **kwargs)
+
+    monkeypatch.setattr(broker.app.asyncio, "start_server", loopback_only)
+    listeners = "PLAINTEXT://0.0.0.0:0,LOOP://127.0.0.1:0,ANY://:0"
+    protocol_map = {"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,LOOP:PLAINTEXT,ANY:PLAINTEXT"}
+    config = broker_config(tmp_path, listeners=listeners, **protocol_map)
+    instance = Broker(config)
+    with capture_logs() as logs:
+        await instance.start()
+    await instance.stop()
+    warnings = [entry for entry in logs if entry["event"] == "listener.no_authentication"]
+    assert [(w["log_level"], w["listener"]) for w in warnings] == [
+        ("warning", "PLAINTEXT://0.0.0.0:0"),
+        ("warning", "ANY://:0"),
+    ]
