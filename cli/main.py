@@ -14,9 +14,9 @@ import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from broker.describe_format import format_describe
-from broker.kafka_client import Connection, KafkaClient, KafkaClientError
 from broker.storage_status import format_storage_status
+from cli.describe_format import format_describe
+from cli.kafka_client import Connection, KafkaClient, KafkaClientError
 from protocol.consumer_protocol import decode_assignment
 from protocol.errors import DecodeError, ErrorCode
 from protocol.messages.describe_groups import DescribedGroup, DescribeGroupsRequest
@@ -219,7 +219,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "serve":
-        from broker.main import main as serve_main
+        from cli.serve import main as serve_main
 
         return serve_main(args.rest)
     if args.command == "dump-log":
