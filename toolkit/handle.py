@@ -6,7 +6,6 @@ pytest plugin that re-exports this stays a leaf.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -76,6 +75,8 @@ class GroupBrokerHandle:
         timeout_s: float = 15.0,
     ) -> dict[str, Any]:
         """Wait (without blocking the caller's event loop) until the group matches; returns its snapshot."""
+        import asyncio  # here, not at import time: the plugin module stays a leaf
+
         snapshot: dict[str, Any] = await asyncio.to_thread(
             self.wait_for_group_blocking,
             group_id,
