@@ -42,7 +42,7 @@ codegen: install-test
 lint: install-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy protocol coordinator broker storage pipeline server.py
+	$(BIN)/mypy protocol coordinator broker storage toolkit cli pipeline server.py
 	$(BIN)/lint-imports
 
 test: install-test lint

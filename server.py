@@ -1,13 +1,13 @@
 """Entry point: `python server.py [server.properties] [--override key=value ...]`, configured like Kafka.
 
-The process itself lives in `broker.main` so that the `group-broker serve` console script runs the same code.
+The process itself lives in `cli.serve` so that the `group-broker serve` console script runs the same code.
 """
 
 from __future__ import annotations
 
 import sys
 
-from broker.main import main
+from cli.serve import main
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -1,5 +1,12 @@
 """The broker process: listeners, connections, storage, the coordinator and the timer driver, and shutdown.
 
+Everything is built in the constructor (inside the event loop that will run it), so a `Broker` is whole before
+`start()`, which only binds the listeners and starts the background work. Each handler is given exactly what it
+uses. The server offers extension points and never imports what uses them (the test toolkit, the CLI): the
+dispatcher's middleware chain and request observers, `events.subscribe` for the coordinator's events, a wrapper
+around the coordinator's record log (`wrap_record_log`, the only one that must exist before the coordinator), and
+the clock (`advance_time`, `clock.freeze`).
+
 Shutdown follows uvicorn and mini-redis: stop accepting, let in-flight requests finish (bounded), flush storage,
 close. Connection handling is capped by `max.connections` with a semaphore.
 """
@@ -9,17 +16,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import structlog
 
 from broker.clock import BrokerClock
-from broker.cluster import ClusterView, Node
+from broker.cluster import ClusterView, SingleNodeCluster
 from broker.compaction import Compaction
-from broker.config import BrokerConfig, parse_control_listener
+from broker.config import BrokerConfig
 from broker.connection import Connection
-from broker.controls import BrokerControls
 from broker.dispatch import Dispatcher
+from broker.events import EventTap
 from broker.fetch_purgatory import FetchPurgatory
 from broker.handlers.cluster import ClusterHandlers
 from broker.handlers.groups import GroupHandlers
@@ -29,12 +36,12 @@ from broker.maintenance import Maintenance
 from broker.metrics import BrokerMetrics
 from broker.offsets_log import OFFSETS_TOPIC, OffsetsLog
 from broker.scheduler import TimerDriver
-from broker.slices import run_in_slices
 from broker.startup import StartupError, check_data_dir, is_wildcard_host, listen_error, os_cause
-from broker.timeline import EventTap, Timeline
+from broker.topics import TopicChanges
 from coordinator.config import KAFKA_PROPERTIES, CoordinatorConfig
 from coordinator.coordinator import GroupCoordinator
 from coordinator.events import Events
+from coordinator.persistence import RecordLog
 from protocol.consumer_protocol import decode_subscription
 from protocol.errors import ErrorCode
 from storage.cleaner import CleanerConfig
@@ -43,49 +50,89 @@ from storage.errors import LogDirError
 from storage.log_manager import LogManager
 from storage.topics import TopicInfo
 
-if TYPE_CHECKING:
-    from broker.control_api import ControlApi
-
 log = structlog.get_logger("broker.app")
 SHUTDOWN_GRACE_S = 5.0
+RecordLogWrapper = Callable[[RecordLog], RecordLog]
 
 
 class Broker:
     OFFSETS_TOPIC = OFFSETS_TOPIC
 
-    def __init__(self, config: BrokerConfig) -> None:
+    def __init__(self, config: BrokerConfig, *, wrap_record_log: RecordLogWrapper | None = None) -> None:
+        """Build the whole broker; call it inside the event loop that will run it. A data directory that cannot
+        be used is a `StartupError` (one line)."""
+        loop = asyncio.get_running_loop()
         self.config = config
-        self.dispatcher = Dispatcher(lambda: self.clock.wall_ms() if self.clock is not None else 0)
+        clock = self.clock = BrokerClock(loop)
+        self.real_clock = BrokerClock(loop)  # long-poll Fetch waits follow real time even when tests move `clock`
+        self.dispatcher = Dispatcher()
         self.fetches = FetchPurgatory()
-        self.controls = BrokerControls(self)
         self._servers: list[asyncio.Server] = []
         self._connections: set[Connection] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._slots = asyncio.Semaphore(config["max.connections"])
-        self.clock: BrokerClock | None = None
-        self.real_clock: BrokerClock | None = None
-        self.driver: TimerDriver | None = None
-        self.fetch_driver: TimerDriver | None = None
         self.on_stop: list[Callable[[], None]] = []
         self.stopped = asyncio.Event()
-        # Always on and cheap (bounded): the rebalance timeline and the metrics, fed by the dispatcher's observer
-        # hook and by the coordinator's events (EventTap, in `start`); served by the control API when configured.
-        self.timeline = Timeline(
-            lambda: self.clock.monotonic_ms() if self.clock is not None else 0,
-            max_groups=config["timeline.max.groups"],
-            events_per_group=config["timeline.events.per.group"],
-        )
-        self.metrics = BrokerMetrics(self)
-        self.dispatcher.observers = (self.timeline, self.metrics)
+        self.loaded = asyncio.Event()
         self.connections_accepted = 0
-        self.control_api: ControlApi | None = None
-        self.compaction: Compaction | None = None
-        #: Serialises topic creation, deletion and growth (Kafka's controller applies them one at a time).
-        self._topic_changes = asyncio.Lock()
-        self.idle = IdleConnections(
-            config["connections.max.idle.ms"], lambda: self.clock.monotonic_ms() if self.clock is not None else 0
-        )
+        self.idle = IdleConnections(config["connections.max.idle.ms"], clock.monotonic_ms)
         self.idle.on_first = self.rearm_timers
+
+        self.logs = self._open_logs()
+        self._ensure_offsets_topic()
+        self.offsets_log = OffsetsLog(self.logs, clock.wall_ms, loop.call_soon, self._deliver_durability)
+        self.offsets_log.on_written = self.fetches.on_append
+        #: What the coordinator writes to: the offsets log, or a wrapper around it (fault injection).
+        self.record_log: RecordLog = wrap_record_log(self.offsets_log) if wrap_record_log else self.offsets_log
+        self.events = EventTap(structlog.get_logger("group_coordinator"))
+        coordinator_props = {key: str(config[key]) for key in KAFKA_PROPERTIES}
+        self.coordinator = GroupCoordinator(
+            CoordinatorConfig.from_kafka_props(coordinator_props),
+            self.record_log,
+            decode_subscription=decode_subscription,
+            known_partition=lambda topic, partition: self.logs.get(topic, partition) is not None,
+            events=Events(self.events),
+        )
+        advertised = config.advertised_listeners[0]
+        self.cluster: ClusterView = SingleNodeCluster(
+            self.logs.cluster_id, config.node_id, advertised[1] or "127.0.0.1", lambda: advertised[2] or self.ports[0]
+        )
+        self.topics = TopicChanges(self.logs, config["num.partitions"])
+        self.metrics = BrokerMetrics(
+            self.coordinator,
+            self.logs,
+            [name for name, _, _ in config.listeners],
+            lambda: [c.session for c in self._connections],
+            lambda: self.connections_accepted,
+        )
+        self.dispatcher.observe(self.metrics)
+        self.events.subscribe(self.metrics.on_event)
+        ClusterHandlers(config, self.logs, self.cluster, self.topics).register(self.dispatcher)
+        RecordHandlers(config, self.logs, clock, self.real_clock, self.fetches, self.rearm_timers).register(
+            self.dispatcher
+        )
+        GroupHandlers(
+            self.coordinator, self.cluster, clock, self.rearm_timers, config["offsets.topic.num.partitions"]
+        ).register(self.dispatcher)
+        self.maintenance = Maintenance(
+            self.logs, clock, config["log.retention.check.interval.ms"], config["log.flush.interval.ms"]
+        )
+        self.driver = TimerDriver(loop, clock, [self.coordinator, self.maintenance, self.idle])
+        self.fetch_driver = TimerDriver(loop, self.real_clock, [self.fetches])
+        self.compaction: Compaction | None = None
+        if config["log.cleaner.enable"]:
+            cleaner_config = CleanerConfig.from_broker_properties(dict(config.items()))
+            self.compaction = Compaction(self.logs, cleaner_config, config["log.cleaner.backoff.ms"], clock.wall_ms)
+
+    def _open_logs(self) -> LogManager:
+        config = self.config
+        check_data_dir(config.log_dir)
+        log_config = LogConfig.from_broker_properties(dict(config.items()))
+        try:
+            return LogManager([config.log_dir], log_config, node_id=config.node_id, now_ms=self.clock.wall_ms())
+        except (OSError, LogDirError) as exc:
+            cause = os_cause(exc) if isinstance(exc, OSError) else str(exc)
+            raise StartupError(f"data directory {config.log_dir} ('log.dirs') is not usable: {cause}") from None
 
     @property
     def connections(self) -> set[Connection]:
@@ -100,64 +147,15 @@ class Broker:
         host = self.config.listeners[0][1] or "127.0.0.1"
         return f"{host}:{self.ports[0]}"
 
-    @property
-    def control_url(self) -> str | None:
-        """The control API's address (`control.listener` with its port resolved), or None when it is off."""
-        return self.control_api.url if self.control_api is not None else None
-
     async def start(self) -> None:
-        loop = asyncio.get_running_loop()
-        clock = self.clock = BrokerClock(loop)
-        self.timeline.now_ms = clock.monotonic_ms
-        self.real_clock = BrokerClock(loop)  # long-poll Fetch waits follow real time even when tests move `clock`
-        config = self.config
-        log_config = LogConfig.from_broker_properties(dict(config.items()))
-        check_data_dir(config.log_dir)
-        try:
-            self.logs = LogManager([config.log_dir], log_config, node_id=config.node_id, now_ms=clock.wall_ms())
-        except (OSError, LogDirError) as exc:
-            cause = os_cause(exc) if isinstance(exc, OSError) else str(exc)
-            raise StartupError(f"data directory {config.log_dir} ('log.dirs') is not usable: {cause}") from None
-        self._ensure_offsets_topic()
-        self.offsets_log = OffsetsLog(self.logs, clock.wall_ms, loop.call_soon, self._deliver_durability)
-        self.offsets_log.on_written = self.after_append
-        coordinator_props = {key: str(config[key]) for key in KAFKA_PROPERTIES}
-        self.coordinator = GroupCoordinator(
-            CoordinatorConfig.from_kafka_props(coordinator_props),
-            self.offsets_log,
-            decode_subscription=decode_subscription,
-            known_partition=lambda topic, partition: self.logs.get(topic, partition) is not None,
-            events=Events(
-                EventTap(structlog.get_logger("group_coordinator"), (self.timeline.on_event, self.metrics.on_event))
-            ),
-        )
-        await self._start_listeners()
-        advertised = config.advertised_listeners[0]
-        advertised_port = advertised[2] or self.ports[0]
-        local = Node(config.node_id, advertised[1] or "127.0.0.1", advertised_port)
-        self.cluster = ClusterView(self.logs.cluster_id, local)
-        self.fetch_driver = TimerDriver(loop, self.real_clock, [self.fetches])
-        ClusterHandlers(self).register()
-        RecordHandlers(self).register()
-        GroupHandlers(self).register()
-        for partition in range(config["offsets.topic.num.partitions"]):
+        """Bind the listeners, then load `__consumer_offsets` and run the timers and the cleaner."""
+        for partition in range(self.config["offsets.topic.num.partitions"]):
             self.coordinator.begin_loading(partition)
-        self.loaded = asyncio.Event()
+        await self._start_listeners()
         self._spawn(self._load_offsets_partitions())
-        self.maintenance = Maintenance(
-            self.logs, clock, config["log.retention.check.interval.ms"], config["log.flush.interval.ms"]
-        )
-        self.driver = TimerDriver(loop, clock, [self.coordinator, self.maintenance, self.idle])
         self.driver.rearm()
-        if config["log.cleaner.enable"]:
-            cleaner_config = CleanerConfig.from_broker_properties(dict(config.items()))
-            self.compaction = Compaction(self.logs, cleaner_config, config["log.cleaner.backoff.ms"], clock.wall_ms)
+        if self.compaction is not None:
             self._spawn(self.compaction.run_forever())
-        if config["control.listener"]:
-            from broker.control_api import ControlApi  # aiohttp costs ~0.2 s of import: only when asked for
-
-            self.control_api = ControlApi(self)
-            await self.control_api.start(*parse_control_listener(config["control.listener"]))
         log.info(
             "broker.started",
             listeners=[f"{n}://{h}:{p}" for (n, h, _), p in zip(self.config.listeners, self.ports, strict=True)],
@@ -210,7 +208,6 @@ class Broker:
         (NOT_COORDINATOR, the reason logged) and the next partition loads regardless.
         """
         clock = self.clock
-        assert clock is not None
         started = clock.monotonic_ms()
         records_loaded = 0
         for partition in range(self.config["offsets.topic.num.partitions"]):
@@ -223,7 +220,6 @@ class Broker:
     async def _load_offsets_partition(self, partition: int) -> int:
         """Load one partition; returns how many records it replayed (0 when it failed)."""
         clock = self.clock
-        assert clock is not None
         try:
             records = await asyncio.to_thread(self.offsets_log.read_all, partition)
         except Exception as exc:
@@ -245,7 +241,6 @@ class Broker:
 
     def _deliver_durability(self, outcomes: list[tuple[Callable[[ErrorCode], None], ErrorCode]]) -> None:
         """Tell the coordinator its records are durable, after bringing its clock to now (persistence.py)."""
-        assert self.clock is not None
         self.coordinator.tick(self.clock.monotonic_ms(), self.clock.wall_ms())
         for callback, error in outcomes:
             callback(error)
@@ -262,48 +257,15 @@ class Broker:
             log.error("broker.task_failed", error=repr(task.exception()))
 
     def create_topic(self, name: str, partitions: int, configs: dict[str, str]) -> TopicInfo:
-        """Auto-creation (Metadata): -1 partitions means `num.partitions`, as Kafka resolves it; done in one go."""
-        return self.logs.create_topic(name, self._partition_count(partitions), configs)
-
-    async def create_topic_in_slices(self, name: str, partitions: int, configs: dict[str, str]) -> TopicInfo:
-        """CreateTopics: like `create_topic`, but the loop keeps serving requests while the partitions are made.
-
-        Topic changes are applied one at a time, in arrival order, like Kafka's controller: a request naming a
-        topic another request is still creating waits for it and then gets TOPIC_ALREADY_EXISTS. The topic is
-        not visible (Metadata, Produce, Fetch) until all of its partitions exist. The name checks run at once.
-        """
-        steps = self.logs.create_topic_steps(name, self._partition_count(partitions), configs)
-        async with self._topic_changes:
-            return await run_in_slices(steps)
-
-    def _partition_count(self, partitions: int) -> int:
-        return self.config["num.partitions"] if partitions == -1 else partitions
-
-    def validate_new_topic(self, name: str, partitions: int, configs: dict[str, str]) -> TopicInfo:
-        """CreateTopics with validate_only: every check `create_topic` makes, nothing created."""
-        return self.logs.validate_new_topic(name, self._partition_count(partitions), configs)
-
-    async def delete_topic(self, name: str) -> TopicInfo:
-        """DeleteTopics, in slices (see `create_topic_in_slices`); storage.log_manager orders it for a full disk."""
-        async with self._topic_changes:
-            return await run_in_slices(self.logs.delete_topic_steps(name))
-
-    async def add_partitions(self, name: str, total: int) -> TopicInfo:
-        """CreatePartitions, in slices (see `create_topic_in_slices`)."""
-        async with self._topic_changes:
-            return await run_in_slices(self.logs.add_partitions_steps(name, total))
-
-    def after_append(self, topic: str, partition: int) -> None:
-        self.fetches.on_append(topic, partition)
+        """Create a topic at once (-1 partitions: `num.partitions`), as Metadata's auto-creation does."""
+        return self.topics.create_topic(name, partitions, configs)
 
     def rearm_timers(self) -> None:
-        for driver in (self.driver, self.fetch_driver):
-            if driver is not None:
-                driver.rearm()
+        self.driver.rearm()
+        self.fetch_driver.rearm()
 
     def advance_time(self, ms: int) -> None:
         """Virtual time: move the broker clock forward and fire every timer that became due, without sleeping."""
-        assert self.clock is not None and self.driver is not None
         self.clock.advance(ms)
         self.driver.fire_now()
 
@@ -320,8 +282,6 @@ class Broker:
                 self._connections.discard(connection)
 
     async def stop(self) -> None:
-        if self.control_api is not None:
-            await self.control_api.stop()
         for server in self._servers:
             server.close()
         # Let requests in flight finish (bounded: a parked JoinGroup may wait much longer), then close.
@@ -339,13 +299,11 @@ class Broker:
             await self.compaction.stop()
         for task in list(self._tasks):
             task.cancel()
-        for driver in (self.driver, self.fetch_driver):
-            if driver is not None:
-                driver.close()
+        self.driver.close()
+        self.fetch_driver.close()
         self.offsets_log.flush()
         self.fetches.cancel_all()
-        if self.clock is not None:
-            self.coordinator.shutdown(self.clock.monotonic_ms(), self.clock.wall_ms())
+        self.coordinator.shutdown(self.clock.monotonic_ms(), self.clock.wall_ms())
         for callback in self.on_stop:
             callback()
         # A storage error here (a full disk) is logged by the log manager and does not stop the shutdown; the exit

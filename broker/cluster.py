@@ -1,13 +1,16 @@
 """The cluster as clients see it: nodes, the controller, and which node leads what.
 
-A single process serves one node today, but nothing above this module assumes that: Metadata and FindCoordinator
-ask the cluster view who leads a partition, so several nodes in one process (and coordinator moves, answered with
-NOT_COORDINATOR) only change this module.
+`ClusterView` is the one interface routing goes through (Metadata's leaders, FindCoordinator's coordinator,
+DescribeConfigs' broker id). It assumes nothing about there being one node: several nodes in one process, and
+coordinator moves, are another implementation of it, not a change to the handlers. `SingleNodeCluster` is the
+implementation this broker runs today.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,17 +21,53 @@ class Node:
     rack: str | None = None
 
 
-class ClusterView:
-    def __init__(self, cluster_id: str, local: Node) -> None:
+class ClusterView(Protocol):
+    """What the handlers may ask about the cluster; every answer may differ per node and change over time."""
+
+    @property
+    def cluster_id(self) -> str: ...
+
+    @property
+    def controller_id(self) -> int: ...
+
+    @property
+    def local(self) -> Node:
+        """The node this server answers as."""
+        ...
+
+    def nodes(self) -> Sequence[Node]:
+        """Every live node, as Metadata lists them."""
+        ...
+
+    def leader_of(self, topic: str, partition: int) -> Node | None:
+        """The leader of a partition; None when it has no live leader."""
+        ...
+
+    def leader_of_offsets_partition(self, partition: int) -> Node | None:
+        """The leader of a `__consumer_offsets` partition (the coordinator of its groups); None when none is live."""
+        ...
+
+
+class SingleNodeCluster:
+    """One node leads everything. Its advertised port is read when asked, because port 0 is only resolved once
+    the listener is bound."""
+
+    def __init__(self, cluster_id: str, node_id: int, host: str, port: Callable[[], int]) -> None:
         self.cluster_id = cluster_id
-        self.local = local
-        self.nodes: dict[int, Node] = {local.node_id: local}
-        self.controller_id = local.node_id
-        # Partitions of __consumer_offsets led by another node (a coordinator move); empty on a single node.
-        self.offsets_partition_leaders: dict[int, int] = {}
+        self.controller_id = node_id
+        self._node_id = node_id
+        self._host = host
+        self._port = port
 
-    def leader_of_offsets_partition(self, partition: int) -> Node:
-        return self.nodes[self.offsets_partition_leaders.get(partition, self.local.node_id)]
+    @property
+    def local(self) -> Node:
+        return Node(self._node_id, self._host, self._port())
 
-    def leader_of(self, topic: str, partition: int) -> Node:
+    def nodes(self) -> Sequence[Node]:
+        return (self.local,)
+
+    def leader_of(self, topic: str, partition: int) -> Node | None:
+        return self.local
+
+    def leader_of_offsets_partition(self, partition: int) -> Node | None:
         return self.local

@@ -16,6 +16,7 @@ import structlog
 
 from broker.context import ConnectionSession, RequestContext
 from broker.record_slices import RecordSlices, RecordsShrankError
+from broker.responses import has_top_level_error_code, top_level_error_response
 from protocol import api
 from protocol.errors import DecodeError, EncodeError, ErrorCode, UnsupportedVersionError
 from protocol.frame import FrameBuffer, FrameError
@@ -172,9 +173,8 @@ class Connection:
             api_key, api_version, correlation_id = api.peek_header(frame)
         except DecodeError:
             raise CloseConnection(f"malformed request header: {exc}") from None
-        spec = APIS[api_key]
-        if not any(f.name == "error_code" and api_version in f.versions for f in spec.response.struct.fields):
-            raise CloseConnection(f"malformed {spec.key.name} v{api_version}: {exc}")
+        if not has_top_level_error_code(api_key, api_version):
+            raise CloseConnection(f"malformed {APIS[api_key].key.name} v{api_version}: {exc}")
         log.warning(
             "request.malformed",
             api_key=api_key,
@@ -183,7 +183,7 @@ class Connection:
             offset=exc.offset,
             reason=exc.reason,
         )
-        body: Any = spec.response.struct.cls(error_code=ErrorCode.INVALID_REQUEST)
+        body = top_level_error_response(api_key, ErrorCode.INVALID_REQUEST)
         return api.encode_response(api_key, api_version, correlation_id, body)
 
     def _active(self) -> None:

@@ -1,12 +1,18 @@
 """Route decoded requests to handlers, and build the ApiVersions answer from what is registered.
 
+Two extension points sit around every handler, for the metrics here and for the toolkit above the server (fault
+injection, the recorder, the rebalance timeline), which the server never imports:
+
+- a middleware chain (`use`): each middleware gets the request and the rest of the chain, and may answer itself
+  (an injected error), wait first (injected latency) or act before passing the request on;
+- request observers (`observe`): told when each request starts and how it ended; they never change the answer.
+
 Advertised versions are exactly the registered handlers' ranges (never more than the codec speaks), so a client
 can never negotiate a version we would fail to serve.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from time import perf_counter
@@ -15,8 +21,6 @@ from typing import Any, Protocol
 import structlog
 
 from broker.context import RequestContext
-from broker.faults import Faults, error_codes, error_response
-from broker.recorder import Exchange, Recorder
 from protocol.errors import ErrorCode
 from protocol.messages.api_versions import ApiVersion, ApiVersionsRequest, ApiVersionsResponse
 from protocol.registry import APIS, ApiKey
@@ -47,18 +51,29 @@ class RequestObserver(Protocol):
     ) -> None: ...
 
 
+class Middleware(Protocol):
+    """One link of the dispatch chain: answer `request` (for `route`), usually by awaiting `call_next`."""
+
+    async def __call__(self, ctx: RequestContext, route: Route, request: Any, call_next: Handler) -> Any: ...
+
+
 class Dispatcher:
-    def __init__(self, now_ms: Callable[[], int] = lambda: 0) -> None:
+    def __init__(self) -> None:
         self.routes: dict[int, Route] = {}
-        self.faults = Faults()
-        self.recorder = Recorder()
         self.observers: tuple[RequestObserver, ...] = ()
-        self._now_ms = now_ms
+        self.middlewares: tuple[Middleware, ...] = ()
         self.register(ApiKey.API_VERSIONS, self._api_versions)
 
+    def use(self, middleware: Middleware) -> None:
+        """Add a middleware; the first added is the outermost."""
+        self.middlewares = (*self.middlewares, middleware)
+
+    def observe(self, observer: RequestObserver) -> None:
+        self.observers = (*self.observers, observer)
+
     async def call(self, ctx: RequestContext, route: Route, request: Any) -> Any:
-        """Run the handler, with injected latency or errors when a test asked for them, record the exchange, and
-        tell the observers when it started and how it ended (one coroutine: no extra await on the hot path)."""
+        """Run the handler through the middlewares, and tell the observers when it started and how it ended
+        (one coroutine, and no chain at all without middlewares: no extra await on the hot path)."""
         observers = self.observers
         api_key = route.api_key
         started = 0.0
@@ -71,12 +86,8 @@ class Dispatcher:
             started = perf_counter()
         response = None
         try:
-            faults = self.faults
-            if faults.latencies and (delay_ms := faults.take_latency_ms(api_key)):
-                await asyncio.sleep(delay_ms / 1000)
-            error = faults.take_error(api_key, ctx.client_id, request) if faults.errors else None
-            if error is not None:
-                response = error_response(api_key, ctx.api_version, request, error)
+            if self.middlewares:
+                response = await self._through(0, ctx, route, request)
             else:
                 response = await route.handler(ctx, request)
         finally:
@@ -87,21 +98,16 @@ class Dispatcher:
                         observer.request_finished(ctx, api_key, request, response, elapsed_s)
                 except Exception:  # observability must never cost a client its answer
                     log.exception("dispatch.observer_failed", api_key=api_key)
-        if self.recorder.enabled:
-            self.recorder.record(
-                Exchange(
-                    self._now_ms(),
-                    ctx.session.conn_id,
-                    ctx.client_id,
-                    api_key,
-                    ctx.api_version,
-                    ctx.correlation_id,
-                    request,
-                    response,
-                    tuple(error_codes(response)) if response is not None else (),
-                )
-            )
         return response
+
+    async def _through(self, index: int, ctx: RequestContext, route: Route, request: Any) -> Any:
+        if index == len(self.middlewares):
+            return await route.handler(ctx, request)
+
+        async def call_next(next_ctx: RequestContext, next_request: Any) -> Any:
+            return await self._through(index + 1, next_ctx, route, next_request)
+
+        return await self.middlewares[index](ctx, route, request, call_next)
 
     def register(self, api_key: ApiKey, handler: Handler, versions: tuple[int, int] | None = None) -> None:
         spec = APIS[api_key]

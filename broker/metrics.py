@@ -33,22 +33,21 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Collection, Iterator, Sequence
+from typing import Any
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 
-from broker.context import RequestContext
-from broker.faults import error_codes
+from broker.context import ConnectionSession, RequestContext
+from broker.responses import error_codes
 from broker.storage_status import OFFSETS_PARTITION_STATES, offsets_partitions
+from coordinator.coordinator import GroupCoordinator
 from coordinator.state import GroupState
 from protocol.errors import ErrorCode
 from protocol.registry import ApiKey
-
-if TYPE_CHECKING:
-    from broker.app import Broker
+from storage.log_manager import LogManager
 
 # JoinGroup and long-poll Fetch are parked for seconds, hence the long tail
 REQUEST_BUCKETS: tuple[float, ...] = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25)
@@ -100,8 +99,21 @@ def _error_name(code: int) -> str:
 class BrokerMetrics:
     """A `RequestObserver`, a sink for coordinator events, and the collector of the broker's own registry."""
 
-    def __init__(self, broker: Broker) -> None:
-        self._broker = broker
+    def __init__(
+        self,
+        coordinator: GroupCoordinator,
+        logs: LogManager,
+        listeners: Sequence[str],
+        sessions: Callable[[], Collection[ConnectionSession]],
+        accepted: Callable[[], int],
+    ) -> None:
+        """`listeners` names every listener; `sessions` and `accepted` read the open connections and the count
+        of accepted ones when scraped."""
+        self._coordinator = coordinator
+        self._logs = logs
+        self._listeners = listeners
+        self._sessions = sessions
+        self._accepted = accepted
         # (api key, version, error code) -> latency histogram; its bucket counts sum to the requests answered
         self._requests: dict[tuple[int, int, int], list[float]] = {}
         self._rebalance = _new_histogram(REBALANCE_BUCKETS)
@@ -153,8 +165,7 @@ class BrokerMetrics:
         return generate_latest(self.registry)
 
     def collect(self) -> Iterator[Metric]:
-        coordinator = getattr(self._broker, "coordinator", None)
-        groups = coordinator.groups() if coordinator is not None else []
+        groups = self._coordinator.groups()
         by_state = GaugeMetricFamily("group_broker_groups", "Consumer groups by state.", labels=["state"])
         states = Counter(group.state.value for group in groups)
         for state in GroupState:
@@ -208,19 +219,19 @@ class BrokerMetrics:
             latency.add_metric([_api_name(api_key)], buckets, total)
         yield latency
         connections = GaugeMetricFamily("group_broker_connections", "Open client connections.", labels=["listener"])
-        open_by_listener = Counter(c.session.listener for c in self._broker.connections)
-        for name, _, _ in self._broker.config.listeners:
+        open_by_listener = Counter(session.listener for session in self._sessions())
+        for name in self._listeners:
             connections.add_metric([name], open_by_listener.get(name, 0))
         yield connections
         yield CounterMetricFamily(
             "group_broker_connections_accepted",
             "Client connections accepted since start.",
-            value=self._broker.connections_accepted,
+            value=self._accepted(),
         )
         yield from self._storage()
 
     def _storage(self) -> Iterator[Metric]:
-        partitions = offsets_partitions(self._broker)
+        partitions = offsets_partitions(self._coordinator, self._logs)
         states = GaugeMetricFamily(
             "group_broker_offsets_partitions", "__consumer_offsets partitions by load state.", labels=["state"]
         )
@@ -236,14 +247,14 @@ class BrokerMetrics:
             if p.skipped_ranges:
                 skipped.add_metric([str(p.partition)], p.skipped_ranges)
         yield skipped
-        logs = getattr(self._broker, "logs", None)
+        logs = self._logs
         yield CounterMetricFamily(
             "group_broker_log_damaged_ranges",
             "Damaged byte ranges found in any partition log, each counted once.",
-            value=len(logs.damaged_ranges()) if logs is not None else 0,
+            value=len(logs.damaged_ranges()),
         )
         yield CounterMetricFamily(
             "group_broker_quarantined_files",
             "Files (and partition directories) recovery moved aside instead of deleting.",
-            value=len(logs.quarantined_files()) if logs is not None else 0,
+            value=len(logs.quarantined_files()),
         )

@@ -8,12 +8,11 @@ failed, the logs know their damaged ranges and quarantined files (each reported 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from broker.offsets_log import OFFSETS_TOPIC
-
-if TYPE_CHECKING:
-    from broker.app import Broker
+from coordinator.coordinator import GroupCoordinator
+from storage.log_manager import LogManager
 
 #: Offsets partition states, Kafka's CoordinatorState names for the ones this coordinator has.
 OFFSETS_PARTITION_STATES = ("loading", "active", "failed")
@@ -29,11 +28,7 @@ class OffsetsPartitionStatus:
     error: str | None
 
 
-def offsets_partitions(broker: Broker) -> list[OffsetsPartitionStatus]:
-    coordinator = getattr(broker, "coordinator", None)
-    logs = getattr(broker, "logs", None)
-    if coordinator is None or logs is None:
-        return []
+def offsets_partitions(coordinator: GroupCoordinator, logs: LogManager) -> list[OffsetsPartitionStatus]:
     failures = coordinator.load_failures()
     skipped: dict[int, int] = {}
     for damage in logs.damaged_ranges():
@@ -45,16 +40,15 @@ def offsets_partitions(broker: Broker) -> list[OffsetsPartitionStatus]:
     ]
 
 
-def storage_status(broker: Broker) -> dict[str, Any]:
+def storage_status(coordinator: GroupCoordinator, logs: LogManager) -> dict[str, Any]:
     """``offsets_partitions`` (every owned partition), ``damaged_ranges`` and ``quarantined_files``."""
-    logs = getattr(broker, "logs", None)
     return {
         "offsets_partitions": [
             {"partition": p.partition, "state": p.state, "skipped_ranges": p.skipped_ranges, "error": p.error}
-            for p in offsets_partitions(broker)
+            for p in offsets_partitions(coordinator, logs)
         ],
-        "damaged_ranges": [d.as_dict() for d in logs.damaged_ranges()] if logs is not None else [],
-        "quarantined_files": [q.as_dict() for q in logs.quarantined_files()] if logs is not None else [],
+        "damaged_ranges": [d.as_dict() for d in logs.damaged_ranges()],
+        "quarantined_files": [q.as_dict() for q in logs.quarantined_files()],
     }
 
 

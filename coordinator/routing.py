@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from coordinator.hashing import partition_for
 from protocol.errors import ErrorCode
@@ -42,19 +43,32 @@ class Node:
 NO_NODE = Node(-1, "", -1)
 
 
+class Endpoint(Protocol):
+    """Any node type with an id and an address (the broker's cluster view has its own `Node`)."""
+
+    @property
+    def node_id(self) -> int: ...
+
+    @property
+    def host(self) -> str: ...
+
+    @property
+    def port(self) -> int: ...
+
+
 def find_coordinator(
     request: FindCoordinatorRequest,
     api_version: int,
     *,
     num_partitions: int,
     offsets_topic_exists: bool,
-    leader_of: Callable[[int], Node | None],
+    leader_of: Callable[[int], Endpoint | None],
     create_offsets_topic: Callable[[], None] | None = None,
 ) -> FindCoordinatorResponse:
     """Answer a FindCoordinator request; calls `create_offsets_topic` when the topic is missing (Kafka's
     auto-creation of `__consumer_offsets` on first lookup)."""
     keys = list(request.coordinator_keys) if api_version >= BATCHED_VERSION else [request.key]
-    answers: list[tuple[str, ErrorCode, Node]] = []
+    answers: list[tuple[str, ErrorCode, Endpoint]] = []
     asked_to_create = False
     for key in keys:
         if request.key_type != GROUP_KEY_TYPE:

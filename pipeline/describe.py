@@ -12,7 +12,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from broker.describe_format import DESCRIBE_COLUMNS, format_describe
+from cli.describe_format import DESCRIBE_COLUMNS, format_describe
 from pipeline.asof import with_leo
 
 __all__ = ["DESCRIBE_COLUMNS", "describe", "format_describe"]

@@ -11,11 +11,16 @@ import asyncio
 import uuid
 from collections import Counter
 from collections.abc import Coroutine, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import structlog
 
+from broker.cluster import ClusterView
+from broker.config import BrokerConfig
 from broker.context import RequestContext
+from broker.dispatch import Dispatcher
+from broker.offsets_log import OFFSETS_TOPIC
+from broker.topics import TopicChanges
 from protocol.errors import ErrorCode
 from protocol.messages.create_partitions import (
     CreatePartitionsRequest,
@@ -45,10 +50,8 @@ from protocol.messages.metadata import (
 from protocol.registry import ApiKey
 from storage.config import validate_topic_configs
 from storage.errors import StorageError
+from storage.log_manager import LogManager
 from storage.topics import TopicInfo, validate_topic_name
-
-if TYPE_CHECKING:
-    from broker.app import Broker
 
 log = structlog.get_logger("broker.admin")
 
@@ -64,13 +67,15 @@ _T = TypeVar("_T")
 
 
 class ClusterHandlers:
-    def __init__(self, broker: Broker) -> None:
-        self.broker = broker
+    def __init__(self, config: BrokerConfig, logs: LogManager, cluster: ClusterView, topics: TopicChanges) -> None:
+        self._config = config
+        self._logs = logs
+        self._cluster = cluster
+        self._topics = topics
         #: Topic changes in progress; kept referenced so one whose request timed out still runs to its end.
         self._changes: set[asyncio.Task[Any]] = set()
 
-    def register(self) -> None:
-        d = self.broker.dispatcher
+    def register(self, d: Dispatcher) -> None:
         d.register(ApiKey.METADATA, self.metadata)
         d.register(ApiKey.CREATE_TOPICS, self.create_topics)
         d.register(ApiKey.DELETE_TOPICS, self.delete_topics)
@@ -80,10 +85,11 @@ class ClusterHandlers:
     # -- Metadata ----------------------------------------------------------------------------------------------
 
     def _topic_metadata(self, info: TopicInfo) -> MetadataResponseTopic:
-        cluster = self.broker.cluster
+        cluster = self._cluster
         partitions = []
         for index in range(info.partitions):
-            leader = cluster.leader_of(info.name, index).node_id
+            node = cluster.leader_of(info.name, index)
+            leader = node.node_id if node is not None else -1
             partitions.append(
                 MetadataResponsePartition(
                     partition_index=index,
@@ -96,19 +102,19 @@ class ClusterHandlers:
         return MetadataResponseTopic(
             name=info.name,
             topic_id=info.topic_id,
-            is_internal=info.name == self.broker.OFFSETS_TOPIC,
+            is_internal=info.name == OFFSETS_TOPIC,
             partitions=partitions,
         )
 
     async def metadata(self, ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
-        logs = self.broker.logs
+        logs = self._logs
         all_topics = request.topics is None or (ctx.api_version == 0 and not request.topics)
         topics: list[MetadataResponseTopic] = []
         if all_topics:
             topics = [self._topic_metadata(info) for info in logs.topics()]
         else:
             by_id = {info.topic_id: info for info in logs.topics()}
-            may_create = self.broker.config["auto.create.topics.enable"] and (
+            may_create = self._config["auto.create.topics.enable"] and (
                 ctx.api_version < 4 or request.allow_auto_topic_creation
             )
             for wanted in request.topics or []:
@@ -124,11 +130,11 @@ class ClusterHandlers:
                         topics.append(self._topic_metadata(info))
                     continue
                 topics.append(self._lookup_or_create(wanted.name, may_create))
-        cluster = self.broker.cluster
+        cluster = self._cluster
         return MetadataResponse(
             brokers=[
                 MetadataResponseBroker(node_id=n.node_id, host=n.host, port=n.port, rack=n.rack)
-                for n in cluster.nodes.values()
+                for n in cluster.nodes()
             ],
             cluster_id=cluster.cluster_id,
             controller_id=cluster.controller_id,
@@ -136,10 +142,10 @@ class ClusterHandlers:
         )
 
     def _lookup_or_create(self, name: str, may_create: bool) -> MetadataResponseTopic:
-        info = self.broker.logs.topic(name)
+        info = self._logs.topic(name)
         if info is None and may_create:
             try:
-                info = self.broker.create_topic(name, -1, {})
+                info = self._topics.create_topic(name, -1, {})
             except StorageError as exc:
                 return MetadataResponseTopic(error_code=exc.error_code, name=name)
         if info is None:
@@ -192,9 +198,9 @@ class ClusterHandlers:
             configs = {c.name: c.value for c in topic.configs if c.value is not None}
             try:
                 if request.validate_only:
-                    created: TopicInfo | None = self.broker.validate_new_topic(topic.name, partitions, configs)
+                    created: TopicInfo | None = self._topics.validate_new_topic(topic.name, partitions, configs)
                 else:
-                    creation = self.broker.create_topic_in_slices(topic.name, partitions, configs)
+                    creation = self._topics.create_topic_in_slices(topic.name, partitions, configs)
                     created = await self._finish_within(creation, request.timeout_ms)
             except StorageError as exc:
                 result.error_code, result.error_message = exc.error_code, str(exc)
@@ -218,7 +224,7 @@ class ClusterHandlers:
     def _check_replication(
         self, num_partitions: int, replication_factor: int, assignments: Sequence[object]
     ) -> tuple[int, str | None]:
-        available = len(self.broker.cluster.nodes)
+        available = len(self._cluster.nodes())
         if assignments and (replication_factor != -1 or num_partitions != -1):
             message = (
                 "Both numPartitions or replicationFactor and replicasAssignments were set. "
@@ -240,9 +246,7 @@ class ClusterHandlers:
         storage acts on: an override of e.g. `min.insync.replicas` must still show the value that was set.
         """
         overrides = validate_topic_configs(info.configs)
-        return dict(
-            sorted({**self.broker.logs.defaults.with_overrides(overrides).topic_properties(), **overrides}.items())
-        )
+        return dict(sorted({**self._logs.defaults.with_overrides(overrides).topic_properties(), **overrides}.items()))
 
     def _created_configs(self, info: TopicInfo) -> list[CreatableTopicConfigs]:
         effective = self._effective_configs(info)
@@ -258,7 +262,7 @@ class ClusterHandlers:
     async def delete_topics(self, ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTopicsResponse:
         wanted: list[tuple[str | None, uuid.UUID | None]] = [(name, None) for name in request.topic_names]
         wanted += [(t.name, t.topic_id) for t in request.topics]
-        by_id = {info.topic_id: info.name for info in self.broker.logs.topics()}
+        by_id = {info.topic_id: info.name for info in self._logs.topics()}
         responses = []
         for name, topic_id in wanted:
             result = DeletableTopicResult(name=name)
@@ -271,14 +275,14 @@ class ClusterHandlers:
                 result.error_code = ErrorCode.UNKNOWN_TOPIC_ID
                 continue
             result.name = resolved  # v6 by id: Kafka answers with the name the id resolved to
-            if not self.broker.config["delete.topic.enable"]:
+            if not self._config["delete.topic.enable"]:
                 result.error_code = ErrorCode.TOPIC_DELETION_DISABLED
                 continue
-            if resolved == self.broker.OFFSETS_TOPIC:
+            if resolved == OFFSETS_TOPIC:
                 result.error_code, result.error_message = ErrorCode.INVALID_TOPIC_EXCEPTION, "internal topic"
                 continue
             try:
-                deleted = await self._finish_within(self.broker.delete_topic(resolved), request.timeout_ms)
+                deleted = await self._finish_within(self._topics.delete_topic(resolved), request.timeout_ms)
             except StorageError as exc:
                 result.error_code = exc.error_code
                 continue
@@ -296,7 +300,7 @@ class ClusterHandlers:
         for topic in request.topics:
             result = CreatePartitionsTopicResult(name=topic.name)
             results.append(result)
-            info = self.broker.logs.topic(topic.name)
+            info = self._logs.topic(topic.name)
             if info is None:
                 result.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 continue
@@ -308,7 +312,7 @@ class ClusterHandlers:
                 continue
             try:
                 grown = await self._finish_within(
-                    self.broker.add_partitions(topic.name, topic.count), request.timeout_ms
+                    self._topics.add_partitions(topic.name, topic.count), request.timeout_ms
                 )
             except StorageError as exc:
                 result.error_code, result.error_message = exc.error_code, str(exc)
@@ -346,7 +350,7 @@ class ClusterHandlers:
         self, resource_type: int, name: str, result: DescribeConfigsResult
     ) -> list[tuple[str, str | None, int, bool]] | None:
         if resource_type == RESOURCE_TOPIC:
-            info = self.broker.logs.topic(name)
+            info = self._logs.topic(name)
             if info is None:
                 result.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 result.error_message = f"Topic {name} does not exist"
@@ -356,11 +360,11 @@ class ClusterHandlers:
                 for key, value in self._effective_configs(info).items()
             ]
         if resource_type == RESOURCE_BROKER:
-            if name not in ("", str(self.broker.cluster.local.node_id)):
+            if name not in ("", str(self._cluster.local.node_id)):
                 result.error_code = ErrorCode.INVALID_REQUEST
-                result.error_message = f"Unexpected broker id, expected {self.broker.cluster.local.node_id}"
+                result.error_message = f"Unexpected broker id, expected {self._cluster.local.node_id}"
                 return None
-            config = self.broker.config
+            config = self._config
             return [
                 (
                     key,

@@ -1,4 +1,5 @@
-"""The group APIs: FindCoordinator here, everything else a thin bridge to the sans-IO coordinator.
+"""The group APIs: FindCoordinator answered by `coordinator.routing` over the cluster view, everything else a thin
+bridge to the sans-IO coordinator.
 
 The coordinator returns either a response or a `Reply` that it completes later (a parked JoinGroup, a SyncGroup
 waiting for the leader, a commit waiting to be durable). The bridge turns a pending `Reply` into an awaited future
@@ -9,22 +10,21 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from broker.clock import BrokerClock
+from broker.cluster import ClusterView
 from broker.context import RequestContext
+from broker.dispatch import Dispatcher
 from coordinator.context import RequestContext as CoordinatorContext
-from coordinator.hashing import partition_for
+from coordinator.coordinator import GroupCoordinator
 from coordinator.reply import Reply
+from coordinator.routing import find_coordinator
 from protocol.errors import ErrorCode
 from protocol.messages.describe_groups import DescribeGroupsRequest, DescribeGroupsResponse
-from protocol.messages.find_coordinator import Coordinator, FindCoordinatorRequest, FindCoordinatorResponse
+from protocol.messages.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
 from protocol.registry import ApiKey
 
-if TYPE_CHECKING:
-    from broker.app import Broker
-
-KEY_TYPE_GROUP = 0
-KEY_TYPE_TRANSACTION = 1
 # What Kafka reports for a group when asked (DescribeGroups v3+) and no authorizer is configured: every operation
 # a group supports (AclEntry.supportedOperations(GROUP) = READ, DELETE, DESCRIBE), as a bit field of AclOperation
 # codes (READ 3, DELETE 6, DESCRIBE 8).
@@ -32,13 +32,23 @@ GROUP_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
 
 
 class GroupHandlers:
-    def __init__(self, broker: Broker) -> None:
-        self.broker = broker
+    def __init__(
+        self,
+        coordinator: GroupCoordinator,
+        cluster: ClusterView,
+        clock: BrokerClock,
+        rearm: Callable[[], None],
+        offsets_partitions: int,
+    ) -> None:
+        self._coordinator = coordinator
+        self._cluster = cluster
+        self._clock = clock
+        self._rearm = rearm
+        self._offsets_partitions = offsets_partitions
 
-    def register(self) -> None:
-        d = self.broker.dispatcher
+    def register(self, d: Dispatcher) -> None:
         d.register(ApiKey.FIND_COORDINATOR, self.find_coordinator)
-        coordinator = self.broker.coordinator
+        coordinator = self._coordinator
         for api_key, method in (
             (ApiKey.JOIN_GROUP, coordinator.join_group),
             (ApiKey.SYNC_GROUP, coordinator.sync_group),
@@ -54,11 +64,9 @@ class GroupHandlers:
         d.register(ApiKey.DESCRIBE_GROUPS, self._with_authorized_operations(self._bridge(coordinator.describe_groups)))
 
     def _bridge(self, method: Callable[[CoordinatorContext, Any, int], Any]) -> Callable[[RequestContext, Any], Any]:
-        broker = self.broker
+        clock, rearm = self._clock, self._rearm
 
         async def handle(ctx: RequestContext, request: Any) -> Any:
-            clock = broker.clock
-            assert clock is not None
             coordinator_ctx = CoordinatorContext(
                 api_version=ctx.api_version,
                 client_id=ctx.client_id or "",
@@ -66,7 +74,7 @@ class GroupHandlers:
                 wall_ms=clock.wall_ms(),
             )
             result = method(coordinator_ctx, request, clock.monotonic_ms())
-            broker.rearm_timers()
+            rearm()
             if not isinstance(result, Reply):
                 return result
             if result.done:
@@ -95,35 +103,15 @@ class GroupHandlers:
         return handle
 
     async def find_coordinator(self, ctx: RequestContext, request: FindCoordinatorRequest) -> FindCoordinatorResponse:
-        if ctx.api_version < 4:
-            found = self._coordinator_for(request.key, request.key_type)
-            return FindCoordinatorResponse(
-                error_code=found.error_code,
-                error_message=found.error_message if ctx.api_version >= 1 else None,
-                node_id=found.node_id,
-                host=found.host,
-                port=found.port,
-            )
-        return FindCoordinatorResponse(
-            coordinators=[self._coordinator_for(key, request.key_type) for key in request.coordinator_keys]
+        """The offsets topic always exists here (the broker creates it at startup), so only the cluster view's
+        leaders decide the answer."""
+        return find_coordinator(
+            request,
+            ctx.api_version,
+            num_partitions=self._offsets_partitions,
+            offsets_topic_exists=True,
+            leader_of=self._cluster.leader_of_offsets_partition,
         )
-
-    def _coordinator_for(self, key: str, key_type: int) -> Coordinator:
-        if key_type == KEY_TYPE_TRANSACTION:
-            return Coordinator(
-                key=key,
-                node_id=-1,
-                host="",
-                port=-1,
-                error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE,
-                error_message="transactions are not supported by group-broker",
-            )
-        if key_type != KEY_TYPE_GROUP:
-            return Coordinator(key=key, node_id=-1, host="", port=-1, error_code=ErrorCode.INVALID_REQUEST)
-        self.broker.controls.on_find_coordinator(key)
-        partition = partition_for(key, self.broker.config["offsets.topic.num.partitions"])
-        node = self.broker.cluster.leader_of_offsets_partition(partition)
-        return Coordinator(key=key, node_id=node.node_id, host=node.host, port=node.port, error_message=None)
 
 
 def _resolve(future: asyncio.Future[Any], value: Any) -> None:

@@ -7,12 +7,18 @@ answered with the offset it was first written at.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 import structlog
 
+from broker.clock import BrokerClock
+from broker.config import BrokerConfig
 from broker.connection import CloseConnection
 from broker.context import RequestContext
+from broker.dispatch import Dispatcher
+from broker.fetch_purgatory import FetchPurgatory
+from broker.offsets_log import OFFSETS_TOPIC
 from broker.producer_state import NO_PRODUCER_ID, PartitionProducers, ProducerIdAllocator
 from broker.record_slices import RecordSlices, close_record_slices
 from protocol.errors import DecodeError, ErrorCode
@@ -39,9 +45,9 @@ from protocol.messages.produce import (
 from protocol.records import peek_batch_header
 from protocol.registry import ApiKey
 from storage.errors import InvalidRecordError, StorageError
+from storage.log_manager import LogManager
 
 if TYPE_CHECKING:
-    from broker.app import Broker
     from storage.partition_log import PartitionLog
 
 log = structlog.get_logger("broker.records")
@@ -54,13 +60,26 @@ INT32_MAX = 2**31 - 1
 
 
 class RecordHandlers:
-    def __init__(self, broker: Broker) -> None:
-        self.broker = broker
+    def __init__(
+        self,
+        config: BrokerConfig,
+        logs: LogManager,
+        clock: BrokerClock,
+        real_clock: BrokerClock,
+        fetches: FetchPurgatory,
+        rearm: Callable[[], None],
+    ) -> None:
+        """`real_clock` times long-poll Fetch waits, which follow real time even when a test moves `clock`."""
+        self._config = config
+        self._logs = logs
+        self._clock = clock
+        self._real_clock = real_clock
+        self._fetches = fetches
+        self._rearm = rearm
         self.producers: dict[tuple[str, int], tuple[PartitionLog, PartitionProducers]] = {}
-        self.producer_ids = ProducerIdAllocator(broker.config.log_dir / "producer-id-block")
+        self.producer_ids = ProducerIdAllocator(config.log_dir / "producer-id-block")
 
-    def register(self) -> None:
-        d = self.broker.dispatcher
+    def register(self, d: Dispatcher) -> None:
         d.register(ApiKey.PRODUCE, self.produce)
         d.register(ApiKey.FETCH, self.fetch)
         d.register(ApiKey.LIST_OFFSETS, self.list_offsets)
@@ -102,10 +121,10 @@ class RecordHandlers:
         self, ctx: RequestContext, topic: str, partition: int, records: bytes | None
     ) -> PartitionProduceResponse:
         result = PartitionProduceResponse(index=partition)
-        if topic == self.broker.OFFSETS_TOPIC:
+        if topic == OFFSETS_TOPIC:
             result.error_code = ErrorCode.INVALID_TOPIC_EXCEPTION
             return result
-        partition_log = self.broker.logs.get(topic, partition)
+        partition_log = self._logs.get(topic, partition)
         if partition_log is None:
             result.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             return result
@@ -164,7 +183,7 @@ class RecordHandlers:
         result.base_offset = appended.base_offset
         result.log_append_time_ms = appended.log_append_time_ms
         result.log_start_offset = appended.log_start_offset
-        self.broker.after_append(topic, partition)
+        self._fetches.on_append(topic, partition)
         return result
 
     def _producers_of(self, topic: str, partition: int, partition_log: PartitionLog) -> PartitionProducers:
@@ -182,8 +201,7 @@ class RecordHandlers:
         return producers
 
     def _wall_ms(self) -> int:
-        assert self.broker.clock is not None
-        return self.broker.clock.wall_ms()
+        return self._clock.wall_ms()
 
     # -- Fetch -------------------------------------------------------------------------------------------------
 
@@ -196,27 +214,26 @@ class RecordHandlers:
         """
         if request.session_id != 0 or request.session_epoch not in (-1, 0):
             return FetchResponse(error_code=ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
-        max_bytes = min(request.max_bytes, self.broker.config["fetch.max.bytes"])
+        max_bytes = min(request.max_bytes, self._config["fetch.max.bytes"])
         min_bytes = min(request.min_bytes, max_bytes)
         response, size = self._read(ctx.api_version, request, max_bytes)
         if size >= min_bytes or request.max_wait_ms <= 0 or size < 0:
             return response
         close_record_slices(response)
-        assert self.broker.real_clock is not None
-        deadline = self.broker.real_clock.monotonic_ms() + request.max_wait_ms
+        deadline = self._real_clock.monotonic_ms() + request.max_wait_ms
         names = self._topic_names()
         watched = [
             (names.get(t.topic_id, t.topic) if ctx.api_version >= 13 else t.topic, p.partition)
             for t in request.topics
             for p in t.partitions
         ]
-        waiter = self.broker.fetches.park(watched, deadline)
-        self.broker.rearm_timers()
+        waiter = self._fetches.park(watched, deadline)
+        self._rearm()
         await waiter
         return self._read(ctx.api_version, request, max_bytes)[0]
 
     def _topic_names(self) -> dict[Any, str]:
-        return {info.topic_id: info.name for info in self.broker.logs.topics()}
+        return {info.topic_id: info.name for info in self._logs.topics()}
 
     def _read(self, version: int, request: FetchRequest, max_bytes: int) -> tuple[FetchResponse, int]:
         """The response as of now and its record bytes; -1 bytes when an error means waiting is pointless.
@@ -238,7 +255,7 @@ class RecordHandlers:
             for wanted in topic.partitions:
                 data = PartitionData(partition_index=wanted.partition)
                 out.partitions.append(data)
-                partition_log = self.broker.logs.get(name, wanted.partition) if name is not None else None
+                partition_log = self._logs.get(name, wanted.partition) if name is not None else None
                 if partition_log is None:
                     data.error_code = (
                         ErrorCode.UNKNOWN_TOPIC_ID if name is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
@@ -282,7 +299,7 @@ class RecordHandlers:
             for wanted in topic.partitions:
                 result = ListOffsetsPartitionResponse(partition_index=wanted.partition_index)
                 out.partitions.append(result)
-                partition_log = self.broker.logs.get(topic.name, wanted.partition_index)
+                partition_log = self._logs.get(topic.name, wanted.partition_index)
                 if partition_log is None:
                     result.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                     continue

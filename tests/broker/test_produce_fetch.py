@@ -328,7 +328,7 @@ async def test_producer_state_does_not_outlive_a_deleted_topic(broker: Broker) -
     pid = (await init_producer_id(client)).producer_id
     sent = batch(b"a", producer_id=pid, epoch=0, sequence=0)
     assert (await produce(client, "again", sent)).base_offset == 0
-    await broker.delete_topic("again")
+    await broker.topics.delete_topic("again")
     broker.create_topic("again", 1, {})
     result = await produce(client, "again", sent)
     assert (result.error_code, result.base_offset) == (ErrorCode.NONE, 0)

@@ -16,8 +16,8 @@ import struct
 import urllib.request
 from pathlib import Path
 
-from broker.cli import main as cli_main
 from broker.offsets_log import decode_record
+from cli.main import main as cli_main
 from coordinator.hashing import partition_for
 from protocol.messages.offset_commit_key import OffsetCommitKey
 from protocol.records import iter_batches

@@ -12,10 +12,10 @@ from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
 from kafka.structs import OffsetAndMetadata
 
-from broker.cli import main
-from broker.pytest_plugin import GroupBrokerHandle
+from cli.main import main
 from coordinator.hashing import partition_for
 from tests.support.broker_process import FAST_GROUPS, running_broker
+from toolkit.pytest_plugin import GroupBrokerHandle
 
 TOPIC = "cli-topic"
 GROUP = "cli-group"

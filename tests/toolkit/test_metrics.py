@@ -13,7 +13,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
-from broker.embedded import EmbeddedBroker
+from toolkit.embedded import EmbeddedBroker
 
 CONTROL = {"control.listener": "http://127.0.0.1:0"}
 GROUP = "metrics-group"
@@ -32,7 +32,7 @@ def brokers() -> Iterator[tuple[EmbeddedBroker, EmbeddedBroker]]:
 
 
 async def scrape(broker: EmbeddedBroker) -> list[Sample]:
-    async with aiohttp.ClientSession() as session, session.get(f"{broker.broker.control_url}/metrics") as answer:
+    async with aiohttp.ClientSession() as session, session.get(f"{broker.control_url}/metrics") as answer:
         assert answer.status == 200
         assert answer.headers["Content-Type"].startswith("text/plain; version=")
         text = await answer.text()

@@ -10,12 +10,12 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-from broker.pytest_plugin import GroupBrokerHandle
 from protocol.errors import ErrorCode
 from protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
 from protocol.messages.sync_group import SyncGroupRequest
 from protocol.registry import ApiKey
 from tests.broker.wire import WireClient
+from toolkit.pytest_plugin import GroupBrokerHandle
 
 TOPIC = "toolkit"
 # ConsumerProtocolSubscription v0: topics ["toolkit"], null user data

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, cast
+from typing import Any
 
 from broker.metrics import BrokerMetrics
 from broker.offsets_log import OFFSETS_TOPIC
@@ -30,7 +30,8 @@ def fake_broker(tmp_path: Path) -> Any:
 
 
 def test_status_shows_each_partition_state_and_what_was_quarantined(tmp_path: Path) -> None:
-    status = storage_status(fake_broker(tmp_path))
+    broker = fake_broker(tmp_path)
+    status = storage_status(broker.coordinator, broker.logs)
     assert status["offsets_partitions"] == [
         {"partition": 0, "state": "active", "skipped_ranges": 0, "error": None},
         {"partition": 1, "state": "loading", "skipped_ranges": 0, "error": None},
@@ -45,7 +46,8 @@ def test_status_shows_each_partition_state_and_what_was_quarantined(tmp_path: Pa
 
 
 def test_metrics_count_partition_states_and_quarantined_files(tmp_path: Path) -> None:
-    metrics = BrokerMetrics(cast(Any, fake_broker(tmp_path)))
+    broker = fake_broker(tmp_path)
+    metrics = BrokerMetrics(broker.coordinator, broker.logs, [], list, lambda: 0)
     families = {family.name: family for family in metrics._storage()}
     states = {s.labels["state"]: s.value for s in families["group_broker_offsets_partitions"].samples}
     assert states == {"loading": 1, "active": 1, "failed": 1}

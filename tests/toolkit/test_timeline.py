@@ -21,7 +21,6 @@ from typing import Any
 import aiohttp
 import pytest
 
-from broker.embedded import EmbeddedBroker
 from protocol.errors import ErrorCode
 from protocol.messages.heartbeat import HeartbeatRequest
 from protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol, JoinGroupResponse
@@ -29,6 +28,7 @@ from protocol.messages.leave_group import LeaveGroupRequest, MemberIdentity
 from protocol.messages.sync_group import SyncGroupRequest
 from protocol.registry import ApiKey
 from tests.broker.wire import WireClient
+from toolkit.embedded import EmbeddedBroker
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -139,7 +139,7 @@ async def _sync(client: WireClient, joined: JoinGroupResponse) -> None:
 async def test_timeline_shows_who_a_rebalance_waits_for_in_json_text_and_chromium(
     broker: EmbeddedBroker, http: aiohttp.ClientSession, tmp_path: Path
 ) -> None:
-    control = broker.broker.control_url
+    control = broker.control_url
     assert control is not None
     port = int(broker.bootstrap_servers.rsplit(":", 1)[1])
     page = f"{control}/groups/{GROUP}/timeline"
@@ -261,7 +261,7 @@ async def test_timeline_is_404_for_an_unknown_group_and_bounded(http: aiohttp.Cl
         {"control.listener": "http://127.0.0.1:0", "timeline.max.groups": "2", "timeline.events.per.group": "3"}
     ).start()
     try:
-        control = embedded.broker.control_url
+        control = embedded.control_url
         async with http.get(f"{control}/groups/nobody/timeline") as answer:
             assert answer.status == 404
             assert "nobody" in (await answer.json())["error"]
@@ -272,7 +272,7 @@ async def test_timeline_is_404_for_an_unknown_group_and_bounded(http: aiohttp.Cl
                 beat = HeartbeatRequest(group_id=group, generation_id=generation, member_id="ghost")
                 assert (await client.call(ApiKey.HEARTBEAT, 4, beat)).error_code == ErrorCode.UNKNOWN_MEMBER_ID
         await client.close()
-        timeline = embedded.broker.timeline
+        timeline = embedded.kit.timeline
         assert embedded.call(timeline.group_ids) == ["g2", "g3"]  # g1, the least recently active, was dropped
         view = await _get_json(http, f"{control}/groups/g3/timeline?format=json")
         assert view["live"] is None  # heartbeats to a group that does not exist are still on its timeline

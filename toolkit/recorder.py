@@ -1,15 +1,18 @@
 """A recorder of every request and response, per client: what a test asserts protocol behaviour on.
 
 Off by default (it keeps every decoded request and response); the test toolkit and the control API turn it on.
+It is one of the dispatcher's request observers, and stamps each exchange with the broker clock's wall time.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from broker.context import RequestContext
+from broker.responses import error_codes
 from protocol.registry import ApiKey
 
 
@@ -43,9 +46,32 @@ class Exchange:
 
 
 class Recorder:
-    def __init__(self, capacity: int = 100_000) -> None:
+    def __init__(self, now_ms: Callable[[], int], capacity: int = 100_000) -> None:
         self.enabled = False
+        self._now_ms = now_ms
         self._exchanges: deque[Exchange] = deque(maxlen=capacity)
+
+    def request_started(self, ctx: RequestContext, api_key: int, request: Any) -> None:
+        return
+
+    def request_finished(
+        self, ctx: RequestContext, api_key: int, request: Any, response: Any, elapsed_s: float
+    ) -> None:
+        if not self.enabled:
+            return
+        self.record(
+            Exchange(
+                self._now_ms(),
+                ctx.session.conn_id,
+                ctx.client_id,
+                api_key,
+                ctx.api_version,
+                ctx.correlation_id,
+                request,
+                response,
+                tuple(error_codes(response)) if response is not None else (),
+            )
+        )
 
     def record(self, exchange: Exchange) -> None:
         self._exchanges.append(exchange)

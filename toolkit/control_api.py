@@ -45,16 +45,17 @@ import structlog
 from aiohttp import web
 
 from broker.config import is_loopback_host
-from broker.controls import api_key_of, error_of
 from broker.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from broker.storage_status import storage_status
-from broker.timeline import render_html, render_text
 from protocol.errors import ErrorCode
+from toolkit.controls import api_key_of, error_of
+from toolkit.timeline.html import render_html
+from toolkit.timeline.text import render_text
 
 if TYPE_CHECKING:
-    from broker.app import Broker
+    from toolkit.kit import Toolkit
 
-log = structlog.get_logger("broker.control_api")
+log = structlog.get_logger("toolkit.control_api")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 MAX_BODY_BYTES = 1 << 20
 
@@ -143,9 +144,10 @@ def _name_or_code(body: dict[str, Any], name: str, default: str | None = None) -
 
 
 class ControlApi:
-    def __init__(self, broker: Broker) -> None:
-        self.broker = broker
-        self.controls = broker.controls
+    def __init__(self, kit: Toolkit) -> None:
+        self.kit = kit
+        self.broker = kit.broker
+        self.controls = kit.controls
         self.app = web.Application(middlewares=[_guard], client_max_size=MAX_BODY_BYTES)
         self._runner: web.AppRunner | None = None
         self.url = ""
@@ -192,7 +194,6 @@ class ControlApi:
 
     def _clock(self) -> dict[str, Any]:
         clock = self.broker.clock
-        assert clock is not None
         return {"now_ms": clock.monotonic_ms(), "wall_ms": clock.wall_ms(), "frozen": clock.frozen}
 
     def _require_group(self, group_id: str) -> None:
@@ -241,7 +242,7 @@ class ControlApi:
         return _json({"api": api_key_of(api).name, "delay_ms": delay_ms, "count": count})
 
     async def faults(self, request: web.Request) -> web.Response:
-        faults = self.broker.dispatcher.faults
+        faults = self.kit.faults
         return _json(
             {
                 "errors": [
@@ -326,9 +327,8 @@ class ControlApi:
         if fmt not in ("html", "json", "text"):
             raise ApiError(400, "format must be html, json or text")
         clock = self.broker.clock
-        assert clock is not None
         now = clock.monotonic_ms()
-        view = self.broker.timeline.view(
+        view = self.kit.timeline.view(
             group_id,
             self.broker.coordinator,
             now,
@@ -347,7 +347,7 @@ class ControlApi:
 
     async def requests(self, request: web.Request) -> web.Response:
         q = request.query
-        recorder = self.broker.dispatcher.recorder
+        recorder = self.kit.recorder
         api = q.get("api")
         exchanges = recorder.exchanges(
             api=None if not api else api_key_of(int(api) if api.isdigit() else api),
@@ -368,15 +368,15 @@ class ControlApi:
         enabled = (await _body(request)).get("enabled", True)
         if not isinstance(enabled, bool):
             raise ApiError(400, "'enabled' must be true or false")
-        self.broker.dispatcher.recorder.enabled = enabled
+        self.kit.recorder.enabled = enabled
         return _json({"recording": enabled})
 
     async def clear_requests(self, request: web.Request) -> web.Response:
-        self.broker.dispatcher.recorder.clear()
+        self.kit.recorder.clear()
         return _json({"cleared": True})
 
     async def storage(self, request: web.Request) -> web.Response:
-        return _json(storage_status(self.broker))
+        return _json(storage_status(self.broker.coordinator, self.broker.logs))
 
     async def metrics(self, request: web.Request) -> web.Response:
         response = web.Response(body=self.broker.metrics.render())

@@ -1,4 +1,8 @@
-"""Fault injection: answer the next requests of an API with an error, or slow an API down.
+"""Fault injection: answer the next requests of an API with an error, slow an API down, fail offsets appends.
+
+It reaches the server only through its extension points: `FaultMiddleware` sits in the dispatcher's middleware
+chain, `FailingRecordLog` wraps the coordinator's record log, and injected latency waits on the broker clock
+(`advance` moves it; a frozen clock makes it wait for `advance`).
 
 Tests of consumer-group code need the failures Kafka produces in production (a NOT_COORDINATOR in the middle of a
 commit, a REBALANCE_IN_PROGRESS heartbeat, a slow JoinGroup) on demand. An injected error is answered in the shape
@@ -8,9 +12,17 @@ per group for DescribeGroups and DeleteGroups, per key for batched FindCoordinat
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from broker.clock import BrokerClock
+from broker.context import RequestContext
+from broker.dispatch import Handler, Route
+from broker.responses import has_top_level_error_code, top_level_error_response
+from coordinator.persistence import AppendCallback, RecordLog
+from coordinator.records import CoordinatorRecord
 from protocol.errors import ErrorCode
 from protocol.messages.delete_groups import DeletableGroupResult, DeleteGroupsResponse
 from protocol.messages.describe_groups import DescribedGroup, DescribeGroupsResponse
@@ -49,8 +61,11 @@ class LatencyRule:
 
 @dataclass(slots=True)
 class Faults:
+    """The rules in force: injected errors and latencies, and errors for the next offsets appends."""
+
     errors: list[ErrorRule] = field(default_factory=list)
     latencies: list[LatencyRule] = field(default_factory=list)
+    offsets_append_errors: list[ErrorCode] = field(default_factory=list)
 
     def inject_error(
         self,
@@ -71,6 +86,7 @@ class Faults:
     def clear(self) -> None:
         self.errors.clear()
         self.latencies.clear()
+        self.offsets_append_errors.clear()
 
     def take_error(self, api_key: int, client_id: str | None, request: Any) -> ErrorCode | None:
         """The error to answer this request with, consuming one use of the first matching rule."""
@@ -137,26 +153,67 @@ def error_response(api_key: int, api_version: int, request: Any, error: ErrorCod
                 Coordinator(key=k, node_id=-1, host="", port=-1, error_code=error) for k in request.coordinator_keys
             ]
         )
-    spec = APIS[api_key]
-    if not any(f.name == "error_code" and api_version in f.versions for f in spec.response.struct.fields):
-        raise ValueError(f"{spec.key.name} v{api_version} has no top-level error code to inject")
-    response = spec.response.struct.cls(error_code=error)
+    if not has_top_level_error_code(api_key, api_version):
+        raise ValueError(f"{APIS[api_key].key.name} v{api_version} has no top-level error code to inject")
+    response = top_level_error_response(api_key, error)
     if api_key == ApiKey.FIND_COORDINATOR:
         response.node_id, response.host, response.port = -1, "", -1
     return response
 
 
-def error_codes(response: Any) -> list[int]:
-    """Every error code in a response, top level first: what the recorder keeps for assertions."""
-    found: list[int] = []
-    stack = [response]
-    while stack:
-        item = stack.pop(0)
-        code = getattr(item, "error_code", None)
-        if isinstance(code, int):
-            found.append(code)
-        for name in getattr(item, "__slots__", ()):
-            value = getattr(item, name, None)
-            if isinstance(value, list):
-                stack.extend(v for v in value if hasattr(v, "__slots__"))
-    return found
+class Sleeper:
+    """Waits on the broker clock: a Ticking target of the broker's timer driver, so `advance` wakes it too."""
+
+    def __init__(self, clock: BrokerClock, rearm: Any) -> None:
+        self._clock = clock
+        self._rearm = rearm
+        self._waiting: list[tuple[int, asyncio.Future[None]]] = []
+
+    async def sleep_ms(self, delay_ms: int) -> None:
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting.append((self._clock.monotonic_ms() + delay_ms, future))
+        self._rearm()
+        await future
+
+    def next_deadline_ms(self) -> int | None:
+        return min((deadline for deadline, _ in self._waiting), default=None)
+
+    def tick(self, now_ms: int) -> None:
+        due = [(d, f) for d, f in self._waiting if d <= now_ms]
+        self._waiting = [(d, f) for d, f in self._waiting if d > now_ms]
+        for _, future in due:
+            if not future.done():
+                future.set_result(None)
+
+
+class FaultMiddleware:
+    """The dispatch middleware: wait out an injected latency, then answer an injected error or pass on."""
+
+    def __init__(self, faults: Faults, sleeper: Sleeper) -> None:
+        self._faults = faults
+        self._sleeper = sleeper
+
+    async def __call__(self, ctx: RequestContext, route: Route, request: Any, call_next: Handler) -> Any:
+        faults = self._faults
+        api_key = route.api_key
+        if faults.latencies and (delay_ms := faults.take_latency_ms(api_key)):
+            await self._sleeper.sleep_ms(delay_ms)
+        error = faults.take_error(api_key, ctx.client_id, request) if faults.errors else None
+        if error is not None:
+            return error_response(api_key, ctx.api_version, request, error)
+        return await call_next(ctx, request)
+
+
+class FailingRecordLog:
+    """Wraps the coordinator's record log: the next appends fail with the queued errors, as a failed write to
+    `__consumer_offsets` would, and the coordinator remaps them as Kafka does."""
+
+    def __init__(self, inner: RecordLog, faults: Faults) -> None:
+        self._inner = inner
+        self._faults = faults
+
+    def append(self, partition: int, records: Sequence[CoordinatorRecord], on_durable: AppendCallback) -> None:
+        if self._faults.offsets_append_errors:
+            on_durable(self._faults.offsets_append_errors.pop(0))
+            return
+        self._inner.append(partition, records, on_durable)

@@ -10,13 +10,15 @@ import argparse
 import dataclasses
 import json
 import sys
+import urllib.error
 import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from broker.describe_format import format_describe
-from broker.kafka_client import Connection, KafkaClient, KafkaClientError
 from broker.storage_status import format_storage_status
+from cli.describe_format import format_describe
+from cli.kafka_client import Connection, KafkaClient, KafkaClientError
 from protocol.consumer_protocol import decode_assignment
 from protocol.errors import DecodeError, ErrorCode
 from protocol.messages.describe_groups import DescribedGroup, DescribeGroupsRequest
@@ -219,7 +221,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "serve":
-        from broker.main import main as serve_main
+        from cli.serve import main as serve_main
 
         return serve_main(args.rest)
     if args.command == "dump-log":
@@ -230,24 +232,58 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "groups" and args.groups_command == "timeline":
             fmt = "json" if args.json else "text"
             url = f"{args.control.rstrip('/')}/groups/{args.group}/timeline?format={fmt}"
-            with urllib.request.urlopen(url, timeout=10) as response:  # noqa: S310 - an operator-given URL
+            with _control_get(args.control, url) as response:
                 print(response.read().decode())
             return 0
         if args.command == "storage":
             return _storage_command(args.control, as_json=args.json)
+    except CliError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
+    try:
         client = KafkaClient(args.bootstrap_server)
         try:
             return _run_wire_command(client, args)
         finally:
             client.close()
-    except (KafkaClientError, OSError) as exc:
+    except KafkaClientError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        print(
+            f"Error: cannot reach the broker at {args.bootstrap_server} (--bootstrap-server): {reason}.",
+            file=sys.stderr,
+        )
+        return 1
+
+
+class CliError(Exception):
+    """A failure the operator can act on, already phrased as a sentence."""
+
+
+def _control_get(control: str, url: str) -> Any:
+    """GET from the control API; every failure becomes a sentence saying what to do."""
+    try:
+        return urllib.request.urlopen(url, timeout=10)  # noqa: S310 - an operator-given URL
+    except urllib.error.HTTPError as exc:
+        try:
+            message = json.loads(exc.read()).get("error") or exc.reason
+        except ValueError:
+            message = exc.reason
+        raise CliError(f"the control API at {control} answered {exc.code}: {message}") from None
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise CliError(
+            f"cannot reach group-broker's control API at {control} ({reason}). The broker serves it only when "
+            "`control.listener` is set, for example `--override control.listener=http://127.0.0.1:9644`; "
+            "pass its address with --control."
+        ) from None
 
 
 def _storage_command(control: str, *, as_json: bool) -> int:
     """Print `GET /storage`; exit 1 when a partition failed to load, so scripts notice."""
-    with urllib.request.urlopen(f"{control.rstrip('/')}/storage", timeout=10) as response:  # noqa: S310
+    with _control_get(control, f"{control.rstrip('/')}/storage") as response:
         status = json.loads(response.read())
     print(json.dumps(status, indent=2) if as_json else format_storage_status(status), end="\n" if as_json else "")
     return 1 if any(p["state"] == "failed" for p in status["offsets_partitions"]) else 0

@@ -19,6 +19,7 @@ import uvloop
 
 from broker.app import Broker
 from broker.config import BrokerConfig
+from toolkit.kit import Toolkit
 
 T = TypeVar("T")
 
@@ -39,14 +40,29 @@ class EmbeddedBroker:
             data_dir = Path(self._temp.name)
         self.data_dir = data_dir
         self.config = BrokerConfig({**TEST_DEFAULTS, "log.dirs": str(data_dir), **(overrides or {})})
-        self.broker = Broker(self.config)
+        self._kit: Toolkit | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._stopped = threading.Event()
 
     @property
+    def kit(self) -> Toolkit:
+        """The broker with its toolkit; built on the broker's own loop by `start`."""
+        if self._kit is None:
+            raise RuntimeError("the embedded broker is not started")
+        return self._kit
+
+    @property
+    def broker(self) -> Broker:
+        return self.kit.broker
+
+    @property
     def bootstrap_servers(self) -> str:
         return self.broker.bootstrap_servers
+
+    @property
+    def control_url(self) -> str | None:
+        return self.kit.control_url
 
     def start(self, timeout_s: float = 10.0) -> EmbeddedBroker:
         ready: Future[None] = Future()
@@ -56,15 +72,16 @@ class EmbeddedBroker:
             self._loop = loop
             asyncio.set_event_loop(loop)
             try:
-                loop.run_until_complete(self.broker.start())
-                loop.run_until_complete(self.broker.loaded.wait())
+                kit = self._kit = loop.run_until_complete(self._build())
+                loop.run_until_complete(kit.start())
+                loop.run_until_complete(kit.broker.loaded.wait())
             except BaseException as exc:
                 ready.set_exception(exc)
                 loop.close()
                 return
             ready.set_result(None)
             loop.run_forever()
-            loop.run_until_complete(self.broker.stop())
+            loop.run_until_complete(kit.stop())
             loop.close()
             self._stopped.set()
 
@@ -72,6 +89,9 @@ class EmbeddedBroker:
         self._thread.start()
         ready.result(timeout_s)
         return self
+
+    async def _build(self) -> Toolkit:
+        return Toolkit.build(self.config)
 
     def call(self, fn: Callable[[], T], timeout_s: float = 10.0) -> T:
         """Run `fn` on the broker's loop and return its result (exceptions propagate)."""

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import uvloop
 
-from broker.app import Broker
-from broker.config import ConfigError, load_config
+from broker.config import BrokerConfig, ConfigError, load_config
 from broker.logging import configure_logging
 from broker.startup import StartupError
+from toolkit.kit import Toolkit
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -28,17 +28,19 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-async def serve(broker: Broker) -> None:
+async def serve(config: BrokerConfig) -> None:
+    """Run the broker (with the toolkit: the timeline, and the control API when `control.listener` is set)."""
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    await broker.start()
-    print(f"BOOTSTRAP={broker.bootstrap_servers}", flush=True)
-    if broker.control_url is not None:
-        print(f"CONTROL={broker.control_url}", flush=True)
+    kit = Toolkit.build(config)
+    await kit.start()
+    print(f"BOOTSTRAP={kit.broker.bootstrap_servers}", flush=True)
+    if kit.control_url is not None:
+        print(f"CONTROL={kit.control_url}", flush=True)
     await stop.wait()
-    await broker.stop()
+    await kit.stop()
 
 
 def main(argv: list[str]) -> int:
@@ -50,7 +52,7 @@ def main(argv: list[str]) -> int:
         print(f"group-broker: configuration error: {exc}", file=sys.stderr)
         return 2
     try:
-        uvloop.run(serve(Broker(config)))
+        uvloop.run(serve(config))
     except StartupError as exc:
         print(f"group-broker: {exc}", file=sys.stderr)
         return 2

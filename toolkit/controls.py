@@ -8,19 +8,21 @@ unload, an append error), so clients react exactly as they would in production, 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import structlog
 
+from broker.app import Broker
+from broker.context import RequestContext
+from broker.dispatch import Handler, Route
 from coordinator.controls import MemberView
 from coordinator.hashing import partition_for
 from protocol.errors import ErrorCode
 from protocol.registry import ApiKey
+from toolkit.faults import Faults
 
-if TYPE_CHECKING:
-    from broker.app import Broker
-
-log = structlog.get_logger("broker.controls")
+log = structlog.get_logger("toolkit.controls")
+GROUP_KEY_TYPE = 0
 
 
 def api_key_of(api: str | int) -> ApiKey:
@@ -39,12 +41,12 @@ def error_of(error: str | int) -> ErrorCode:
 
 
 class BrokerControls:
-    def __init__(self, broker: Broker) -> None:
+    def __init__(self, broker: Broker, faults: Faults) -> None:
         self.broker = broker
+        self.faults = faults
         self.moved_partitions: set[int] = set()
 
     def _now(self) -> int:
-        assert self.broker.clock is not None
         return self.broker.clock.monotonic_ms()
 
     def _partition(self, group_id: str) -> int:
@@ -56,7 +58,6 @@ class BrokerControls:
         self.broker.advance_time(ms)
 
     def freeze_time(self) -> None:
-        assert self.broker.clock is not None
         self.broker.clock.freeze()
         self.broker.rearm_timers()
 
@@ -71,15 +72,13 @@ class BrokerControls:
         group_id: str | None = None,
         client_id: str | None = None,
     ) -> None:
-        self.broker.dispatcher.faults.inject_error(
-            api_key_of(api), error_of(error), count, group_id=group_id, client_id=client_id
-        )
+        self.faults.inject_error(api_key_of(api), error_of(error), count, group_id=group_id, client_id=client_id)
 
     def add_latency(self, api: str | int, delay_ms: int, count: int | None = None) -> None:
-        self.broker.dispatcher.faults.add_latency(api_key_of(api), delay_ms, count)
+        self.faults.add_latency(api_key_of(api), delay_ms, count)
 
     def clear_faults(self) -> None:
-        self.broker.dispatcher.faults.clear()
+        self.faults.clear()
 
     def drop_connections(self, client_id: str | None = None) -> int:
         """Close client connections (all, or those of one client id) as a network failure would."""
@@ -93,7 +92,7 @@ class BrokerControls:
 
     def fail_next_offsets_append(self, error: str | int = ErrorCode.NOT_LEADER_OR_FOLLOWER, count: int = 1) -> None:
         """The next appends to `__consumer_offsets` fail; the coordinator remaps the error as Kafka does."""
-        self.broker.offsets_log.fail_next.extend([error_of(error)] * count)
+        self.faults.offsets_append_errors.extend([error_of(error)] * count)
 
     # -- groups --------------------------------------------------------------------------------------------------
 
@@ -111,11 +110,17 @@ class BrokerControls:
         """The group's coordinator moves away: its requests get NOT_COORDINATOR until a client looks the
         coordinator up again (FindCoordinator), which finds it loaded afresh from `__consumer_offsets`."""
         partition = self._partition(group_id)
-        assert self.broker.clock is not None
         self.broker.coordinator.unload_partition(partition, self._now(), self.broker.clock.wall_ms())
         self.moved_partitions.add(partition)
         self.broker.rearm_timers()
         return partition
+
+    async def coordinator_moves(self, ctx: RequestContext, route: Route, request: Any, call_next: Handler) -> Any:
+        """A dispatch middleware: a FindCoordinator for a group whose coordinator moved finds it loaded afresh."""
+        if route.api_key == ApiKey.FIND_COORDINATOR and self.moved_partitions and request.key_type == GROUP_KEY_TYPE:
+            for key in request.coordinator_keys if ctx.api_version >= 4 else [request.key]:
+                self.on_find_coordinator(key)
+        return await call_next(ctx, request)
 
     def on_find_coordinator(self, group_id: str) -> None:
         partition = self._partition(group_id)
@@ -126,14 +131,12 @@ class BrokerControls:
     def load_partition_for(self, group_id: str, duration_ms: int) -> int:
         """Put the group's `__consumer_offsets` partition into loading: COORDINATOR_LOAD_IN_PROGRESS for a while."""
         partition = self._partition(group_id)
-        assert self.broker.clock is not None
         self.broker.coordinator.unload_partition(partition, self._now(), self.broker.clock.wall_ms())
         self.broker.coordinator.begin_loading(partition)
         asyncio.get_running_loop().call_later(duration_ms / 1000, self._finish_loading, partition)
         return partition
 
     def _finish_loading(self, partition: int) -> None:
-        assert self.broker.clock is not None
         records = self.broker.offsets_log.read_all(partition)
         self.broker.coordinator.load_partition(partition, records, self._now(), self.broker.clock.wall_ms())
         self.broker.rearm_timers()

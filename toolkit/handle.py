@@ -1,27 +1,17 @@
-"""pytest plugin (entry point `pytest11`): a real group-broker for your tests, with time and faults under control.
+"""What a test holds of an embedded broker: its address, virtual time, faults, groups and the recorder.
 
-    def test_my_consumer_survives_a_dead_peer(group_broker):
-        ...  # point your Kafka client at group_broker.bootstrap_servers
-        group_broker.advance(10_000)           # session timeouts pass, without sleeping
-        group_broker.wait_for_group_blocking("my-group", state="Stable", members=1)
-
-The broker runs in this process, on its own thread and event loop, so blocking clients (kafka-python,
-confluent-kafka) and asyncio clients (aiokafka) both work. Override settings per test or module with the
-`group_broker_config` fixture (Kafka config names).
+Every call is marshalled onto the broker's own loop. Imports of the server stay out of module import time, so the
+pytest plugin that re-exports this stays a leaf.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pytest
-
-from broker.embedded import EmbeddedBroker
-from broker.recorder import Exchange
-from protocol.registry import ApiKey
+if TYPE_CHECKING:
+    from toolkit.embedded import EmbeddedBroker
+    from toolkit.recorder import Exchange
 
 
 class GroupNotReadyError(AssertionError):
@@ -33,7 +23,7 @@ class GroupBrokerHandle:
 
     def __init__(self, embedded: EmbeddedBroker) -> None:
         self._embedded = embedded
-        self._controls = embedded.broker.controls
+        self._controls = embedded.kit.controls
 
     @property
     def bootstrap_servers(self) -> str:
@@ -85,6 +75,8 @@ class GroupBrokerHandle:
         timeout_s: float = 15.0,
     ) -> dict[str, Any]:
         """Wait (without blocking the caller's event loop) until the group matches; returns its snapshot."""
+        import asyncio  # here, not at import time: the plugin module stays a leaf
+
         snapshot: dict[str, Any] = await asyncio.to_thread(
             self.wait_for_group_blocking,
             group_id,
@@ -160,26 +152,9 @@ class GroupBrokerHandle:
         self, *, api: str | int | None = None, client_id: str | None = None, group_id: str | None = None
     ) -> list[Exchange]:
         """Every request/response recorded so far (API, version, error codes, decoded bodies)."""
-        from broker.controls import api_key_of
+        from toolkit.controls import api_key_of
 
-        key: ApiKey | None = None if api is None else api_key_of(api)
-        recorder = self._embedded.broker.dispatcher.recorder
+        key = None if api is None else api_key_of(api)
+        recorder = self._embedded.kit.recorder
         exchanges: list[Exchange] = self._call(recorder.exchanges, api=key, client_id=client_id, group_id=group_id)
         return exchanges
-
-
-@pytest.fixture
-def group_broker_config() -> dict[str, str]:
-    """Kafka settings for the `group_broker` fixture; override this fixture to change them."""
-    return {}
-
-
-@pytest.fixture
-def group_broker(group_broker_config: dict[str, str]) -> Iterator[GroupBrokerHandle]:
-    """A fresh broker on an ephemeral 127.0.0.1 port, recording every request, stopped after the test."""
-    embedded = EmbeddedBroker(group_broker_config).start()
-    embedded.call(lambda: setattr(embedded.broker.dispatcher.recorder, "enabled", True))
-    try:
-        yield GroupBrokerHandle(embedded)
-    finally:
-        embedded.stop()

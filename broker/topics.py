@@ -1,0 +1,53 @@
+"""Topic changes (creation, deletion, growth), applied one at a time as Kafka's controller applies them.
+
+Metadata's auto-creation, CreateTopics, DeleteTopics and CreatePartitions all go through here, so the order of
+changes and the `num.partitions` default are decided in one place.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from broker.slices import run_in_slices
+from storage.log_manager import LogManager
+from storage.topics import TopicInfo
+
+
+class TopicChanges:
+    def __init__(self, logs: LogManager, default_partitions: int) -> None:
+        self._logs = logs
+        self._default_partitions = default_partitions
+        #: Serialises topic creation, deletion and growth (Kafka's controller applies them one at a time).
+        self._lock = asyncio.Lock()
+
+    def _partition_count(self, partitions: int) -> int:
+        return self._default_partitions if partitions == -1 else partitions
+
+    def create_topic(self, name: str, partitions: int, configs: dict[str, str]) -> TopicInfo:
+        """Auto-creation (Metadata): -1 partitions means `num.partitions`, as Kafka resolves it; done in one go."""
+        return self._logs.create_topic(name, self._partition_count(partitions), configs)
+
+    async def create_topic_in_slices(self, name: str, partitions: int, configs: dict[str, str]) -> TopicInfo:
+        """CreateTopics: like `create_topic`, but the loop keeps serving requests while the partitions are made.
+
+        Topic changes are applied one at a time, in arrival order, like Kafka's controller: a request naming a
+        topic another request is still creating waits for it and then gets TOPIC_ALREADY_EXISTS. The topic is
+        not visible (Metadata, Produce, Fetch) until all of its partitions exist. The name checks run at once.
+        """
+        steps = self._logs.create_topic_steps(name, self._partition_count(partitions), configs)
+        async with self._lock:
+            return await run_in_slices(steps)
+
+    def validate_new_topic(self, name: str, partitions: int, configs: dict[str, str]) -> TopicInfo:
+        """CreateTopics with validate_only: every check `create_topic` makes, nothing created."""
+        return self._logs.validate_new_topic(name, self._partition_count(partitions), configs)
+
+    async def delete_topic(self, name: str) -> TopicInfo:
+        """DeleteTopics, in slices (see `create_topic_in_slices`); storage.log_manager orders it for a full disk."""
+        async with self._lock:
+            return await run_in_slices(self._logs.delete_topic_steps(name))
+
+    async def add_partitions(self, name: str, total: int) -> TopicInfo:
+        """CreatePartitions, in slices (see `create_topic_in_slices`)."""
+        async with self._lock:
+            return await run_in_slices(self._logs.add_partitions_steps(name, total))

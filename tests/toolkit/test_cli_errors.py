@@ -1,0 +1,44 @@
+"""CLI errors are sentences that say what to do, never raw exceptions (issue #11)."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from cli.main import main
+
+
+def _closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.parametrize("command", [["groups", "timeline", "g"], ["storage"]])
+def test_a_broker_without_a_control_listener_is_explained(
+    command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    control = f"http://127.0.0.1:{_closed_port()}"
+    assert main([*command, "--control", control]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"Error: cannot reach group-broker's control API at {control}")
+    assert "control.listener" in err
+    assert "urlopen error" not in err
+
+
+@pytest.mark.parametrize("command", [["groups", "list"], ["groups", "describe", "g"]])
+def test_an_unreachable_bootstrap_server_is_a_sentence(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    server = f"127.0.0.1:{_closed_port()}"
+    assert main([*command, "--bootstrap-server", server]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"Error: cannot reach the broker at {server} (--bootstrap-server): ")
+    assert "Errno" not in err
+
+
+def test_bad_arguments_are_a_usage_message(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["offsets", "reset", "g"])  # no --to-earliest / --to-latest / --to-offset
+    assert exit_.value.code == 2
+    assert "one of the arguments --to-earliest --to-latest --to-offset is required" in capsys.readouterr().err

@@ -1,0 +1,72 @@
+"""The toolkit attached to a broker: faults, the recorder, the rebalance timeline, the controls, the control API.
+
+`Toolkit.build(config)` makes a broker with the toolkit's record-log wrapper and attaches the rest through the
+server's extension points (middlewares, observers, coordinator event sinks, a timer target on the broker clock).
+The broker itself never imports any of this. Build it inside the event loop that will run it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from broker.app import Broker
+from broker.config import BrokerConfig, parse_control_listener
+from coordinator.persistence import RecordLog
+from toolkit.controls import BrokerControls
+from toolkit.faults import FailingRecordLog, FaultMiddleware, Faults, Sleeper
+from toolkit.recorder import Recorder
+from toolkit.timeline.model import Timeline
+
+if TYPE_CHECKING:
+    from toolkit.control_api import ControlApi
+
+
+class Toolkit:
+    def __init__(self, broker: Broker, faults: Faults) -> None:
+        self.broker = broker
+        self.faults = faults
+        self.recorder = Recorder(broker.clock.wall_ms)
+        # Always on and cheap (bounded), served by the control API when it is configured.
+        self.timeline = Timeline(
+            broker.clock.monotonic_ms,
+            max_groups=broker.config["timeline.max.groups"],
+            events_per_group=broker.config["timeline.events.per.group"],
+        )
+        self.controls = BrokerControls(broker, faults)
+        sleeper = Sleeper(broker.clock, broker.rearm_timers)
+        broker.driver.add(sleeper)
+        broker.dispatcher.use(FaultMiddleware(faults, sleeper))
+        broker.dispatcher.use(self.controls.coordinator_moves)
+        broker.dispatcher.observe(self.timeline)
+        broker.dispatcher.observe(self.recorder)
+        broker.events.subscribe(self.timeline.on_event)
+        self.control_api: ControlApi | None = None
+
+    @classmethod
+    def build(cls, config: BrokerConfig) -> Toolkit:
+        faults = Faults()
+
+        def wrap(record_log: RecordLog) -> RecordLog:
+            return FailingRecordLog(record_log, faults)
+
+        return cls(Broker(config, wrap_record_log=wrap), faults)
+
+    @property
+    def control_url(self) -> str | None:
+        """The control API's address (`control.listener` with its port resolved), or None when it is off."""
+        return self.control_api.url if self.control_api is not None else None
+
+    async def start(self) -> None:
+        """Start the broker, then the control API when `control.listener` is set."""
+        await self.broker.start()
+        listener = self.broker.config["control.listener"]
+        if listener:
+            from toolkit.control_api import ControlApi  # aiohttp costs ~0.2 s of import: only when asked for
+
+            self.control_api = ControlApi(self)
+            await self.control_api.start(*parse_control_listener(listener))
+
+    async def stop(self) -> None:
+        if self.control_api is not None:
+            await self.control_api.stop()
+        await self.broker.stop()

@@ -1,0 +1,43 @@
+"""pytest plugin (entry point `pytest11`): a real group-broker for your tests, with time and faults under control.
+
+    def test_my_consumer_survives_a_dead_peer(group_broker):
+        ...  # point your Kafka client at group_broker.bootstrap_servers
+        group_broker.advance(10_000)           # session timeouts pass, without sleeping
+        group_broker.wait_for_group_blocking("my-group", state="Stable", members=1)
+
+The broker runs in this process, on its own thread and event loop, so blocking clients (kafka-python,
+confluent-kafka) and asyncio clients (aiokafka) both work. Override settings per test or module with the
+`group_broker_config` fixture (Kafka config names).
+
+This module is a leaf, loaded by every pytest run where group-broker is installed: it imports pytest and the
+light handle only; the broker itself is imported when a test first uses the `group_broker` fixture.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from toolkit.handle import GroupBrokerHandle, GroupNotReadyError
+
+__all__ = ["GroupBrokerHandle", "GroupNotReadyError", "group_broker", "group_broker_config"]
+
+
+@pytest.fixture
+def group_broker_config() -> dict[str, str]:
+    """Kafka settings for the `group_broker` fixture; override this fixture to change them."""
+    return {}
+
+
+@pytest.fixture
+def group_broker(group_broker_config: dict[str, str]) -> Iterator[GroupBrokerHandle]:
+    """A fresh broker on an ephemeral 127.0.0.1 port, recording every request, stopped after the test."""
+    from toolkit.embedded import EmbeddedBroker  # the whole server: only once a test asks for a broker
+
+    embedded = EmbeddedBroker(group_broker_config).start()
+    embedded.call(lambda: setattr(embedded.kit.recorder, "enabled", True))
+    try:
+        yield GroupBrokerHandle(embedded)
+    finally:
+        embedded.stop()

@@ -1,0 +1,306 @@
+"""The HTML rendering of a timeline view: one SVG swim lane per member, shaded rebalances, a waiting panel."""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING, Any
+
+from toolkit.timeline.labels import REBALANCING_STATES, describe, rel, secs, severity, wall
+from toolkit.timeline.live import new_member_lane
+
+if TYPE_CHECKING:
+    pass
+
+
+# Marks per event kind: (css class, shape, legend text)
+_MARKS: dict[str, tuple[str, str, str]] = {
+    "JoinGroup": ("join", "circle", "JoinGroup (bar: parked)"),
+    "SyncGroup": ("sync", "square", "SyncGroup (bar: parked)"),
+    "Heartbeat": ("heartbeat", "tick", "Heartbeat"),
+    "LeaveGroup": ("leave", "triangle", "LeaveGroup"),
+    "member.joined": ("joined", "dot", "member added"),
+    "member.left": ("left", "dot", "member removed"),
+    "member.expired": ("expired", "cross", "session expired"),
+    "member.fenced": ("fenced", "cross", "static member fenced"),
+    "member.id_required": ("id-required", "dot", "member id handed out"),
+}
+_STATE_COLORS = {
+    "Empty": "#d0d7de",
+    "PreparingRebalance": "#fb8c00",
+    "CompletingRebalance": "#fdd835",
+    "Stable": "#43a047",
+    "Dead": "#424242",
+}
+LANE_H = 34
+LABEL_W = 280
+RIGHT_W = 200
+WIDTH = 1160
+AXIS_H = 28
+MIN_SPAN_MS = 100
+
+_CSS = """
+body { font: 14px system-ui, sans-serif; margin: 16px; color: #222; }
+h1 { font-size: 20px; margin: 0 0 4px; } h2 { font-size: 16px; margin: 0 0 6px; }
+.sub { color: #555; margin-bottom: 12px; } section { margin: 12px 0; }
+table { border-collapse: collapse; } td, th { padding: 2px 8px; text-align: left; }
+#waiting { border: 1px solid #e0a040; background: #fff8ec; padding: 8px 12px; border-radius: 6px; }
+#waiting p { margin: 4px 0; }
+#swimlanes { width: 100%; height: auto; max-width: 1160px; display: block; }
+#events td { font-family: ui-monospace, monospace; font-size: 12px; border-top: 1px solid #eee; }
+tr.error td { color: #b00020; } tr.signal td { color: #a15c00; }
+.legend { font-size: 13px; } .legend-item { margin-right: 14px; white-space: nowrap; }
+.legend svg { vertical-align: middle; margin-right: 3px; }
+svg text { font: 12px ui-monospace, monospace; }
+.lane-bg { fill: #fafafa; } .lane-bg.odd { fill: #f2f2f2; }
+.rebalance { fill: #ffb347; opacity: .25; } .rebalance.open { fill: #ff7f50; opacity: .3; }
+.axis line { stroke: #bbb; } .now { stroke: #333; stroke-dasharray: 4 3; }
+.bar { stroke-width: 6; stroke-linecap: round; opacity: .45; } .bar.join { stroke: #1f6feb; }
+.bar.sync { stroke: #2da44e; } .bar.pending { stroke: #d97706; stroke-dasharray: 6 3; opacity: .8; }
+.mark.join { fill: #1f6feb; } .mark.sync { fill: #2da44e; } .mark.heartbeat { stroke: #777; stroke-width: 1.5; }
+.mark.leave { fill: #8250df; } .mark.joined, .mark.left, .mark.id-required { fill: #999; }
+.mark.expired { stroke: #cf222e; stroke-width: 3; } .mark.fenced { stroke: #d97706; stroke-width: 3; }
+.mark.error { stroke: #cf222e; stroke-width: 2.5; } .mark.signal { stroke: #d97706; stroke-width: 2.5; }
+.state-label { fill: #111; } .deadline { stroke: #cf222e; stroke-dasharray: 2 2; stroke-width: 2; }
+.deadline-label { fill: #cf222e; }
+"""
+
+
+def _shape(kind: str, cls: str, x: float, y: float) -> str:
+    if kind == "circle":
+        return f'<circle class="{cls}" cx="{x:.1f}" cy="{y}" r="6"/>'
+    if kind == "square":
+        return f'<rect class="{cls}" x="{x - 5:.1f}" y="{y - 5}" width="10" height="10"/>'
+    if kind == "triangle":
+        return f'<path class="{cls}" d="M{x - 6:.1f},{y + 6} L{x + 6:.1f},{y + 6} L{x:.1f},{y - 7} Z"/>'
+    if kind == "cross":
+        d = f"M{x - 6:.1f},{y - 6} L{x + 6:.1f},{y + 6} M{x - 6:.1f},{y + 6} L{x + 6:.1f},{y - 6}"
+        return f'<path class="{cls}" d="{d}"/>'
+    if kind == "tick":
+        return f'<line class="{cls}" x1="{x:.1f}" y1="{y - 8}" x2="{x:.1f}" y2="{y + 8}"/>'
+    return f'<circle class="{cls}" cx="{x:.1f}" cy="{y}" r="3"/>'
+
+
+def _tick_step(span_ms: int) -> int:
+    for step in (10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 20_000, 30_000, 60_000, 120_000, 300_000):
+        if span_ms / step <= 10:
+            return step
+    return 600_000 * (1 + span_ms // 6_000_000)
+
+
+def _short(member: str, limit: int = 34) -> str:
+    """Member ids are `<client id>-<uuid>`: keep both ends, where they differ."""
+    return member if len(member) <= limit else member[: limit - 13] + "…" + member[-12:]
+
+
+def _svg(view: dict[str, Any]) -> str:
+    e = html.escape
+    events = view["events"]
+    live = view["live"]
+    start: int = view["origin_ms"]
+    end: int = max([view["now_ms"], *(ev["at_ms"] for ev in events)])
+    end = max(end, start + MIN_SPAN_MS)
+    plot_w = WIDTH - LABEL_W - RIGHT_W
+
+    def x(at_ms: int) -> float:
+        return LABEL_W + (min(max(at_ms, start), end) - start) * plot_w / (end - start)
+
+    lanes = [lane["member"] for lane in view["lanes"]]
+    clients = {lane["member"]: lane["client_id"] for lane in view["lanes"]}
+    row = {member: i + 1 for i, member in enumerate(lanes)}  # row 0: the group itself
+    height = AXIS_H + LANE_H * (len(lanes) + 1) + 8
+
+    def y(index: int) -> int:
+        return AXIS_H + LANE_H * index + LANE_H // 2
+
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" id="swimlanes" width="{WIDTH}" height="{height}" '
+        f'viewBox="0 0 {WIDTH} {height}" role="img" aria-label="rebalance timeline of {e(view["group_id"])}">'
+    ]
+    for i in range(len(lanes) + 1):
+        odd = " odd" if i % 2 else ""
+        out.append(f'<rect class="lane-bg{odd}" x="0" y="{AXIS_H + LANE_H * i}" width="{WIDTH}" height="{LANE_H}"/>')
+    # the group lane: one band per state, labelled where it is wide enough
+    changes = [ev for ev in events if ev["kind"] == "group.state" and ev["detail"]]
+    if changes or live is not None:
+        bands: list[tuple[int, str]] = [(start, changes[0]["detail"].get("old_state", "?"))] if changes else []
+        bands += [(ev["at_ms"], ev["detail"].get("new_state", "?")) for ev in changes]
+        if not bands and live is not None:
+            bands = [(start, live["state"])]
+        for i, (band_start, state) in enumerate(bands):
+            band_end = bands[i + 1][0] if i + 1 < len(bands) else view["now_ms"]
+            x1, x2 = x(band_start), x(band_end)
+            title = f"{state} from {rel(view, band_start)} to {rel(view, band_end)}"
+            out.append(
+                f'<g class="state-band" data-state="{e(state)}"><rect x="{x1:.1f}" y="{y(0) - 9}" '
+                f'width="{max(x2 - x1, 1.5):.1f}" height="18" fill="{_STATE_COLORS.get(state, "#999")}" opacity=".75"/>'
+                f"<title>{e(title)}</title>"
+            )
+            if x2 - x1 > 7.5 * len(state) + 6:
+                out.append(f'<text class="state-label" x="{x1 + 4:.1f}" y="{y(0) + 4}">{e(state)}</text>')
+            out.append("</g>")
+    for r in view["rebalances"]:
+        x1, x2 = x(r["start_ms"]), x(r["end_ms"] if r["end_ms"] is not None else view["now_ms"])
+        state = "open" if r["end_ms"] is None else "closed"
+        title = "rebalance " + (
+            "in progress" if r["end_ms"] is None else f"{r['outcome']}, generation {r['generation']}"
+        )
+        if r["reasons"]:
+            title += ": " + "; ".join(r["reasons"])
+        out.append(
+            f'<rect class="rebalance {state}" x="{x1:.1f}" y="{AXIS_H + LANE_H}" width="{max(x2 - x1, 2):.1f}" '
+            f'height="{LANE_H * len(lanes)}"><title>{e(title)}</title></rect>'
+        )
+    step = _tick_step(end - start)
+    out.append('<g class="axis">')
+    for tick in range(0, end - start + 1, step):
+        tx = x(start + tick)
+        out.append(f'<line x1="{tx:.1f}" y1="{AXIS_H - 6}" x2="{tx:.1f}" y2="{height - 8}" opacity=".35"/>')
+        out.append(f'<text x="{tx:.1f}" y="{AXIS_H - 10}" text-anchor="middle">+{tick / 1000:g}s</text>')
+    out.append("</g>")
+    out.append(f'<text class="lane-label" x="8" y="{y(0) + 4}">group {e(_short(view["group_id"]))}</text>')
+    out.extend(
+        f'<g class="lane" data-member="{e(member)}"><text class="lane-label" x="8" y="{y(row[member]) - 2}">'
+        f"{e(_short(member))}<title>{e(member)}</title></text>"
+        f'<text x="8" y="{y(row[member]) + 12}" fill="#666">client {e(str(clients.get(member)))}</text></g>'
+        for member in lanes
+    )
+    for ev in events:
+        if ev["kind"] == "rebalance.completed":
+            px = x(ev["at_ms"])
+            title = f"{rel(view, ev['at_ms'])} rebalance completed: generation {ev['generation']}"
+            out.append(
+                f'<path class="mark rebalance-completed" d="M{px:.1f},{y(0) - 8} L{px + 7:.1f},{y(0)} '
+                f'L{px:.1f},{y(0) + 8} L{px - 7:.1f},{y(0)} Z" fill="#1b5e20" stroke="#fff">'
+                f"<title>{e(title)}</title></path>"
+            )
+    for ev in events:
+        member = ev["member"]
+        mark = _MARKS.get(ev["kind"])
+        if mark is None or member not in row:
+            continue
+        cls, shape, _ = mark
+        ly = y(row[member])
+        title = e(f"{rel(view, ev['at_ms'])} {ev['kind']} {member} {describe(ev)}")
+        if ev["parked_ms"]:
+            out.append(
+                f'<line class="bar {cls}" x1="{x(ev["at_ms"] - ev["parked_ms"]):.1f}" y1="{ly}" '
+                f'x2="{x(ev["at_ms"]):.1f}" y2="{ly}"><title>{title}</title></line>'
+            )
+        level = severity(ev["error"])
+        out.append(
+            f'<g class="event" data-kind="{e(ev["kind"])}">'
+            f"{_shape(shape, f'mark {cls} {level}'.rstrip(), x(ev['at_ms']), ly)}<title>{title}</title></g>"
+        )
+    for p in view["pending"]:
+        lane = p["member"] or new_member_lane(p["client_id"])
+        if lane not in row:
+            continue
+        ly = y(row[lane])
+        title = e(f"{p['api']} parked since {rel(view, p['started_ms'])} ({secs(p['waiting_ms'])})")
+        out.append(
+            f'<line class="bar pending" x1="{x(p["started_ms"]):.1f}" y1="{ly}" x2="{x(view["now_ms"]):.1f}" '
+            f'y2="{ly}"><title>{title}</title></line>'
+        )
+    for m in (live or {}).get("waiting_for", []):  # the session timers a rebalance is waiting on
+        deadline = m["session_deadline_ms"]
+        if deadline is None or m["member_id"] not in row:
+            continue
+        ly = y(row[m["member_id"]])
+        text = f"session fires in {secs(m['session_fires_in_ms'])}"
+        if deadline <= end:
+            out.append(
+                f'<line class="deadline" x1="{x(deadline):.1f}" y1="{ly - 12}" x2="{x(deadline):.1f}" y2="{ly + 12}">'
+                f"<title>{e(text)}</title></line>"
+            )
+        out.append(f'<text class="deadline-label" x="{LABEL_W + plot_w + 8}" y="{ly + 4}">{e(text)}</text>')
+    now_x = x(view["now_ms"])
+    out.append(
+        f'<line class="now" x1="{now_x:.1f}" y1="{AXIS_H}" x2="{now_x:.1f}" y2="{height - 8}"><title>now</title></line>'
+    )
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def _waiting_panel(view: dict[str, Any]) -> str:
+    e = html.escape
+    live = view["live"]
+    if live is None:
+        return (
+            '<section id="waiting"><b>Not known to the coordinator now</b> (deleted, unloaded or never created).'
+            "</section>"
+        )
+    rows = []
+    if live["state"] not in REBALANCING_STATES:
+        rows.append(f"<p>No rebalance in progress (state <b>{e(live['state'])}</b>).</p>")
+    else:
+        if live["rebalance_deadline_ms"] is not None:
+            rows.append(
+                f'<p class="group-timer">Rebalance timeout fires at {rel(view, live["rebalance_deadline_ms"])} '
+                f"(in {secs(live['rebalance_fires_in_ms'])}).</p>"
+            )
+        if live["sync_deadline_ms"] is not None:
+            rows.append(
+                f'<p class="group-timer">Sync timeout fires at {rel(view, live["sync_deadline_ms"])} '
+                f"(in {secs(live['sync_fires_in_ms'])}).</p>"
+            )
+        step = "JoinGroup" if live["state"] == "PreparingRebalance" else "SyncGroup"
+        rows.append(f"<p>Waiting for {len(live['waiting_for'])} member(s) to send {step}:</p>")
+        rows.append("<table><tr><th>member</th><th>client</th><th>session timer fires</th><th>in</th></tr>")
+        rows.extend(
+            f'<tr class="waiting-member" data-member="{e(m["member_id"])}"><td>{e(m["member_id"])}</td>'
+            f"<td>{e(str(m['client_id']))}</td><td>{rel(view, m['session_deadline_ms'])}</td>"
+            f"<td>{secs(m['session_fires_in_ms'])}</td></tr>"
+            for m in live["waiting_for"]
+        )
+        rows.append("</table>")
+    if view["pending"]:
+        rows.append("<p>Parked requests:</p><ul>")
+        rows.extend(
+            f'<li class="pending">{e(p["api"])} from {e(p["member"] or "(new member)")} '
+            f"(client {e(str(p['client_id']))}) for {secs(p['waiting_ms'])}</li>"
+            for p in view["pending"]
+        )
+        rows.append("</ul>")
+    return '<section id="waiting"><h2>Waiting for</h2>' + "".join(rows) + "</section>"
+
+
+def render_html(view: dict[str, Any], refresh_s: int | None = None) -> str:
+    e = html.escape
+    live = view["live"]
+    summary = (
+        f"state <b id='state'>{e(live['state'])}</b>, generation <b>{live['generation']}</b>, "
+        f"{len(live['members'])} member(s), protocol {e(str(live['protocol_type']))}/{e(str(live['protocol']))}, "
+        f"leader {e(str(live['leader']))}"
+        if live is not None
+        else "not known to the coordinator now"
+    )
+    legend = "".join(
+        f'<span class="legend-item"><svg width="16" height="16">{_shape(shape, f"mark {cls}", 8, 8)}</svg>'
+        f"{e(text)}</span>"
+        for cls, shape, text in _MARKS.values()
+    )
+    legend += "".join(
+        f'<span class="legend-item"><svg width="16" height="12"><rect width="16" height="12" fill="{color}"/></svg>'
+        f"{state}</span>"
+        for state, color in _STATE_COLORS.items()
+    )
+    event_rows = "".join(
+        f'<tr class="{severity(ev["error"])}" data-kind="{e(ev["kind"])}">'
+        f"<td>{rel(view, ev['at_ms'])}</td><td>{e(ev['kind'])}</td><td>{e(ev['member'] or '')}</td>"
+        f"<td>{e(describe(ev))}</td></tr>"
+        for ev in view["events"]
+    )
+    refresh = f'<meta http-equiv="refresh" content="{refresh_s}">' if refresh_s else ""
+    dropped = f" ({view['dropped_events']} older events dropped)" if view["dropped_events"] else ""
+    return (
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">{refresh}'
+        f"<title>Timeline: group {e(view['group_id'])}</title><style>{_CSS}</style></head><body>"
+        f"<h1>Rebalance timeline: group <span id='group-id'>{e(view['group_id'])}</span></h1>"
+        f"<div class='sub'>{summary}. Time +0 = {wall(view, view['origin_ms'])}, now = "
+        f"{rel(view, view['now_ms'])}{dropped}. Also as <a href='?format=json'>JSON</a> and "
+        f"<a href='?format=text'>text</a>.</div>"
+        f"{_waiting_panel(view)}<section id='lanes'>{_svg(view)}<div class='legend'>{legend}"
+        f"<span class='legend-item'>shaded: rebalance in progress</span></div></section>"
+        f"<section><h2>Events</h2><table id='events'><tr><th>time</th><th>event</th><th>member</th>"
+        f"<th>details</th></tr>{event_rows}</table></section></body></html>"
+    )

@@ -1,0 +1,47 @@
+"""The text rendering of a timeline view (`?format=text`, what `group-broker groups timeline` prints)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from toolkit.timeline.labels import REBALANCING_STATES, describe, rel, secs, wall
+
+if TYPE_CHECKING:
+    pass
+
+
+def render_text(view: dict[str, Any]) -> str:
+    lines = [f"group {view['group_id']}"]
+    live = view["live"]
+    if live is None:
+        lines.append("  (not known to the coordinator now: deleted, unloaded or never created)")
+    else:
+        lines.append(
+            f"  state={live['state']} generation={live['generation']} protocol={live['protocol_type']}/"
+            f"{live['protocol']} leader={live['leader']} members={len(live['members'])}"
+        )
+        if live["state"] in REBALANCING_STATES:
+            timer = (
+                f"rebalance timeout fires in {secs(live['rebalance_fires_in_ms'])}"
+                if live["rebalance_deadline_ms"] is not None
+                else f"sync timeout fires in {secs(live['sync_fires_in_ms'])}"
+                if live["sync_deadline_ms"] is not None
+                else "no group timer armed"
+            )
+            lines.append(f"  waiting for {len(live['waiting_for'])} member(s); {timer}")
+            lines.extend(
+                f"    {m['member_id']} client={m['client_id']} session timer fires at "
+                f"{rel(view, m['session_deadline_ms'])} (in {secs(m['session_fires_in_ms'])})"
+                for m in live["waiting_for"]
+            )
+    for p in view["pending"]:
+        who = p["member"] or "(new member)"
+        lines.append(f"  pending {p['api']} from {who} client={p['client_id']} for {secs(p['waiting_ms'])}")
+    if view["dropped_events"]:
+        lines.append(f"  ({view['dropped_events']} older events dropped)")
+    lines.append(f"  events (+0 = {wall(view, view['origin_ms'])}):")
+    lines.extend(
+        f"  {rel(view, e['at_ms']):>11}  {e['kind']:<24} {e['member'] or '-':<40} {describe(e)}".rstrip()
+        for e in view["events"]
+    )
+    return "\n".join(lines) + "\n"
