@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from coordinator.context import RequestContext
 from coordinator.core import CoordinatorCore, PartitionStatus, heartbeat_key, join_key, sync_key
-from coordinator.errors import admin_append_error
+from coordinator.errors import append_error_to_response
 from coordinator.group import ClassicGroup
 from coordinator.records import CoordinatorRecord, group_metadata_tombstone, offset_commit_tombstone
 from coordinator.reply import Reply
@@ -139,7 +139,7 @@ class AdminMixin(CoordinatorCore):
                 for group, result in items:
                     self._forget_group(group, "DeleteGroups")
                     if error != ErrorCode.NONE:
-                        result.error_code = admin_append_error(error)
+                        result.error_code = append_error_to_response(error)
                 partition_done()
 
             self._write_or_finish(partition, records, "delete groups", done)
@@ -218,7 +218,7 @@ class AdminMixin(CoordinatorCore):
 
         def done(error: ErrorCode) -> None:
             if error != ErrorCode.NONE:
-                response.error_code = admin_append_error(error)
+                response.error_code = append_error_to_response(error)
             reply.complete(response)
 
         records = [offset_commit_tombstone(group.group_id, t, p) for t, p in deleted]

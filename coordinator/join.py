@@ -13,7 +13,7 @@ from functools import partial
 
 from coordinator.context import RequestContext
 from coordinator.core import heartbeat_key
-from coordinator.errors import GroupError, sync_append_error
+from coordinator.errors import GroupError, append_error_to_response
 from coordinator.group import ClassicGroup
 from coordinator.member import ClassicMember, Protocols
 from coordinator.rebalance import RebalanceMixin
@@ -333,7 +333,7 @@ class JoinMixin(RebalanceMixin):
         self._reschedule_heartbeat(old)
         reply.complete(
             JoinGroupResponse(
-                error_code=sync_append_error(error),
+                error_code=append_error_to_response(error),
                 member_id="",
                 generation_id=group.generation_id,
                 protocol_type=group.protocol_type,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from coordinator.context import RequestContext
-from coordinator.errors import GroupError, commit_append_error
+from coordinator.errors import GroupError, append_error_to_response
 from coordinator.group import ClassicGroup
 from coordinator.offsets import NO_EXPIRE, OffsetAndMetadata
 from coordinator.rebalance import RebalanceMixin
@@ -130,7 +130,7 @@ class OffsetCommitMixin(RebalanceMixin):
 
         def durable(error: ErrorCode) -> None:
             alive = self._groups.get(group.group_id) is group and not group.is_in(GroupState.DEAD)
-            code = ErrorCode.NONE if error == ErrorCode.NONE else commit_append_error(error)
+            code = ErrorCode.NONE if error == ErrorCode.NONE else append_error_to_response(error)
             for write, marker in zip(writes, markers, strict=True):
                 applied = write.value if code == ErrorCode.NONE and alive else None
                 offsets.finish_pending(write.topic, write.partition, marker, applied)

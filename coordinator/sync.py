@@ -10,7 +10,7 @@ mapped error and a new rebalance starts.
 from __future__ import annotations
 
 from coordinator.context import RequestContext
-from coordinator.errors import GroupError, sync_append_error
+from coordinator.errors import GroupError, append_error_to_response
 from coordinator.group import ClassicGroup
 from coordinator.member import ClassicMember
 from coordinator.rebalance import RebalanceMixin
@@ -115,7 +115,7 @@ class SyncMixin(RebalanceMixin):
                 )
                 self._propagate_assignment(group, ErrorCode.NONE)
             else:
-                mapped = sync_append_error(error)
+                mapped = append_error_to_response(error)
                 self._reset_and_propagate_assignment_error(group, mapped)
                 self._maybe_prepare_rebalance_or_complete_join(
                     group, f"error {mapped.name} when storing the group assignment"
