@@ -1,0 +1,49 @@
+"""The offset manager's collaborators (Kafka's `OffsetMetadataManager` is built with the `GroupMetadataManager`).
+
+Committed offsets are kept per group (`ClassicGroup.offsets`, with Kafka's pending-write bookkeeping) and reached
+through the group manager's public methods: the offset manager validates a commit against the group, creates the
+simple (offsets-only) group a generation-less commit needs, and hands the group manager a committing member's
+liveness (#27). Pending transactional offsets (KIP-447's `require_stable` on transactions) belong here next.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from coordinator.config import CoordinatorConfig
+from coordinator.events import Events
+from coordinator.group_base import Gate, Write
+from coordinator.group_manager import GroupMetadataManager
+from coordinator.time_register import TimeRegister
+from coordinator.timer import Timer
+from protocol.errors import ErrorCode
+
+KnownPartition = Callable[[str, int], bool]
+"""The broker's metadata view: does this topic-partition exist? (OffsetCommit's per-partition pre-check, #34)."""
+
+
+class OffsetManagerBase:
+    """What every part of the offset manager uses; it owns no group state."""
+
+    def __init__(
+        self,
+        config: CoordinatorConfig,
+        events: Events,
+        timer: Timer,
+        time: TimeRegister,
+        gate: Gate,
+        write: Write,
+        group_manager: GroupMetadataManager,
+        known_partition: KnownPartition | None,
+    ) -> None:
+        self._config = config
+        self._events = events
+        self._timer = timer
+        self._time = time
+        self._gate_check = gate
+        self._write = write
+        self._group_manager = group_manager
+        self._known_partition = known_partition
+
+    def _gate(self, group_id: str | None, *, allow_empty_id: bool) -> ErrorCode | None:
+        return self._gate_check(group_id, allow_empty_id)
