@@ -35,6 +35,7 @@ from coordinator.context import RequestContext
 from coordinator.controls import MemberView
 from coordinator.events import Events
 from coordinator.group import ClassicGroup
+from coordinator.group_base import ManagerParts
 from coordinator.group_manager import GroupMetadataManager
 from coordinator.hashing import partition_for
 from coordinator.offset_base import KnownPartition
@@ -80,9 +81,9 @@ class GroupCoordinator:
             store, self._timer, self._time, config.offsets_commit_timeout_ms, self._events
         )
         write = self._runtime.write
-        shared = (config, self._events, self._timer, self._time, self._table.gate, write)
-        self._groups = GroupMetadataManager(*shared, decode_subscription)
-        self._offsets = OffsetMetadataManager(*shared, self._groups, known_partition)
+        parts = ManagerParts(config, self._events, self._timer, self._time, self._table.gate, write)
+        self._groups = GroupMetadataManager(parts, decode_subscription)
+        self._offsets = OffsetMetadataManager(parts, self._groups, known_partition)
         self._partitions = PartitionManager(
             config, self._events, self._table, self._groups, self._offsets, self._runtime
         )

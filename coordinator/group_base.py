@@ -10,6 +10,7 @@ and the other managers, as Kafka's shard hands one `CoordinatorTimer` and one `T
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from coordinator.config import CoordinatorConfig
@@ -31,27 +32,40 @@ Write = Callable[[CoordinatorResult[Any]], Reply[Any]]
 """The runtime's `write`: the only way records reach the log."""
 
 
-class GroupManagerBase:
+@dataclass(frozen=True, slots=True)
+class ManagerParts:
+    """What every manager is built with (Kafka's shard builder hands the same parts to each manager)."""
+
+    config: CoordinatorConfig
+    events: Events
+    timer: Timer
+    time: TimeRegister
+    gate: Gate
+    write: Write
+
+
+class ManagerBase:
+    """Unpacks the shared parts for a manager."""
+
+    def __init__(self, parts: ManagerParts) -> None:
+        self._config = parts.config
+        self._events = parts.events
+        self._timer = parts.timer
+        self._time = parts.time
+        self._gate_check = parts.gate
+        self._write = parts.write
+
+    def _gate(self, group_id: str | None, *, allow_empty_id: bool) -> ErrorCode | None:
+        return self._gate_check(group_id, allow_empty_id)
+
+
+class GroupManagerBase(ManagerBase):
     """State of the group manager."""
 
-    def __init__(
-        self,
-        config: CoordinatorConfig,
-        events: Events,
-        timer: Timer,
-        time: TimeRegister,
-        gate: Gate,
-        write: Write,
-        decode_subscription: SubscriptionDecoder | None,
-    ) -> None:
-        self._config = config
-        self._events = events
-        self._timer = timer
-        self._time = time
-        self._gate_check = gate
-        self._write = write
+    def __init__(self, parts: ManagerParts, decode_subscription: SubscriptionDecoder | None) -> None:
+        super().__init__(parts)
         self._decode_subscription = decode_subscription
-        self._ids = MemberIdGenerator(config.member_id_seed)
+        self._ids = MemberIdGenerator(parts.config.member_id_seed)
         self._groups: dict[str, ClassicGroup] = {}
 
     @property
@@ -61,9 +75,6 @@ class GroupManagerBase:
     @property
     def _wall_ms(self) -> int:
         return self._time.wall_ms
-
-    def _gate(self, group_id: str | None, *, allow_empty_id: bool) -> ErrorCode | None:
-        return self._gate_check(group_id, allow_empty_id)
 
     # -- the groups (public to the other managers) -----------------------------------------------------------
 

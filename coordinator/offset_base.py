@@ -10,40 +10,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from coordinator.config import CoordinatorConfig
-from coordinator.events import Events
-from coordinator.group_base import Gate, Write
+from coordinator.group_base import ManagerBase, ManagerParts
 from coordinator.group_manager import GroupMetadataManager
-from coordinator.time_register import TimeRegister
-from coordinator.timer import Timer
-from protocol.errors import ErrorCode
 
 KnownPartition = Callable[[str, int], bool]
 """The broker's metadata view: does this topic-partition exist? (OffsetCommit's per-partition pre-check, #34)."""
 
 
-class OffsetManagerBase:
+class OffsetManagerBase(ManagerBase):
     """What every part of the offset manager uses; it owns no group state."""
 
     def __init__(
-        self,
-        config: CoordinatorConfig,
-        events: Events,
-        timer: Timer,
-        time: TimeRegister,
-        gate: Gate,
-        write: Write,
-        group_manager: GroupMetadataManager,
-        known_partition: KnownPartition | None,
+        self, parts: ManagerParts, group_manager: GroupMetadataManager, known_partition: KnownPartition | None
     ) -> None:
-        self._config = config
-        self._events = events
-        self._timer = timer
-        self._time = time
-        self._gate_check = gate
-        self._write = write
+        super().__init__(parts)
         self._group_manager = group_manager
         self._known_partition = known_partition
-
-    def _gate(self, group_id: str | None, *, allow_empty_id: bool) -> ErrorCode | None:
-        return self._gate_check(group_id, allow_empty_id)
