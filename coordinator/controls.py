@@ -30,9 +30,8 @@ class MemberView:
 class ControlsMixin(RebalanceMixin):
     """Public controls; each returns False when the group or member does not exist (nothing happens)."""
 
-    def expire_member_now(self, group_id: str, member_id: str, now_ms: int) -> bool:
+    def expire_member_now(self, group_id: str, member_id: str) -> bool:
         """Treat the member as if its session timed out this instant (it is removed, as Kafka removes it)."""
-        self._advance(now_ms, None)
         group = self._groups.get(group_id)
         if group is None or group.is_in(GroupState.DEAD):
             return False
@@ -43,9 +42,8 @@ class ControlsMixin(RebalanceMixin):
         self._remove_member_and_update_group(group, member, f"removing member {member_id}: expired by operator")
         return True
 
-    def force_rebalance(self, group_id: str, now_ms: int, reason: str = "forced by operator") -> bool:
+    def force_rebalance(self, group_id: str, reason: str = "forced by operator") -> bool:
         """Start a rebalance of a Stable or CompletingRebalance group; members learn it on their next heartbeat."""
-        self._advance(now_ms, None)
         group = self._groups.get(group_id)
         if group is None or not group.members:
             return False

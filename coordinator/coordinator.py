@@ -13,36 +13,231 @@ How to drive it (the broker's job, sketched in architecture.md 4.4):
 
 No method does I/O, reads a clock, sleeps, or creates an asyncio object; the same instance runs under the test
 harness's manual clock and under the broker's event loop.
+
+This file is the coordinator's whole public API. It is a façade over the parts it builds, as Kafka's
+`GroupCoordinatorShard.Builder.build()` composes its managers (architecture.md Decision 7):
+
+* `GroupMetadataManager` (group_manager.py): groups and the classic protocol;
+* `OffsetMetadataManager` (offset_manager.py): commits, fetches, deletes, retention;
+* `PartitionTable` / `PartitionManager` (partitions.py): ownership, the request gate, loading;
+* `CoordinatorRuntime` (runtime.py): the only writer; it appends each operation's `CoordinatorResult`, waits,
+  applies offsets.commit.timeout.ms and maps a failed write to the request's error.
+
+Each method records the caller's clock readings, then delegates in a line or two.
 """
 
 from __future__ import annotations
 
-from coordinator.controls import ControlsMixin
-from coordinator.join import JoinMixin
-from coordinator.membership import MembershipMixin
-from coordinator.offset_commit import OffsetCommitMixin
-from coordinator.offset_fetch import OffsetFetchMixin
-from coordinator.partitions import PartitionsMixin
-from coordinator.sync import SyncMixin
+from collections.abc import Iterable
+
+from coordinator.config import CoordinatorConfig
+from coordinator.context import RequestContext
+from coordinator.controls import MemberView
+from coordinator.events import Events
+from coordinator.group import ClassicGroup
+from coordinator.group_base import ManagerParts
+from coordinator.group_manager import GroupMetadataManager
+from coordinator.hashing import partition_for
+from coordinator.offset_base import KnownPartition
+from coordinator.offset_manager import OffsetMetadataManager
+from coordinator.partitions import PartitionManager, PartitionTable
+from coordinator.persistence import RecordLog
+from coordinator.records import CoordinatorRecord
+from coordinator.reply import Reply
+from coordinator.runtime import CoordinatorRuntime
+from coordinator.subscriptions import SubscriptionDecoder
+from coordinator.time_register import TimeRegister
+from coordinator.timer import Timer
+from protocol.messages.delete_groups import DeleteGroupsRequest, DeleteGroupsResponse
+from protocol.messages.describe_groups import DescribeGroupsRequest, DescribeGroupsResponse
+from protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
+from protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse
+from protocol.messages.leave_group import LeaveGroupRequest, LeaveGroupResponse
+from protocol.messages.list_groups import ListGroupsRequest, ListGroupsResponse
+from protocol.messages.offset_commit import OffsetCommitRequest, OffsetCommitResponse
+from protocol.messages.offset_delete import OffsetDeleteRequest, OffsetDeleteResponse
+from protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchResponse
+from protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
 
 
-class GroupCoordinator(
-    JoinMixin,
-    SyncMixin,
-    MembershipMixin,
-    OffsetCommitMixin,
-    OffsetFetchMixin,
-    PartitionsMixin,
-    ControlsMixin,
-):
-    """The classic group coordinator of one broker node (the partitions of `__consumer_offsets` it leads)."""
+class GroupCoordinator:
+    """The group coordinator of one broker node (the partitions of `__consumer_offsets` it leads)."""
+
+    def __init__(
+        self,
+        config: CoordinatorConfig,
+        store: RecordLog,
+        *,
+        events: Events | None = None,
+        decode_subscription: SubscriptionDecoder | None = None,
+        known_partition: KnownPartition | None = None,
+    ) -> None:
+        self._config = config
+        self._events = events if events is not None else Events()
+        self._timer = Timer()
+        self._time = TimeRegister()
+        self._table = PartitionTable(config)
+        self._runtime = CoordinatorRuntime(
+            store, self._timer, self._time, config.offsets_commit_timeout_ms, self._events
+        )
+        write = self._runtime.write
+        parts = ManagerParts(config, self._events, self._timer, self._time, self._table.gate, write)
+        self._groups = GroupMetadataManager(parts, decode_subscription)
+        self._offsets = OffsetMetadataManager(parts, self._groups, known_partition)
+        self._partitions = PartitionManager(
+            config, self._events, self._table, self._groups, self._offsets, self._runtime
+        )
+
+    # -- group APIs ------------------------------------------------------------------------------------------
+
+    def join_group(self, ctx: RequestContext, request: JoinGroupRequest, now_ms: int) -> Reply[JoinGroupResponse]:
+        """JoinGroup (#6-#19): the reply is completed now or when the join phase completes."""
+        self._time.advance(now_ms, ctx.wall_ms)
+        return self._runtime.write(self._groups.join_group(ctx, request))
+
+    def sync_group(self, ctx: RequestContext, request: SyncGroupRequest, now_ms: int) -> Reply[SyncGroupResponse]:
+        """SyncGroup (#20-#25): completed now, or once the leader's assignment is durable."""
+        self._time.advance(now_ms, ctx.wall_ms)
+        return self._runtime.write(self._groups.sync_group(ctx, request))
+
+    def heartbeat(self, ctx: RequestContext, request: HeartbeatRequest, now_ms: int) -> HeartbeatResponse:
+        """Heartbeat (#26-#27), the hot path: no records, answered at once."""
+        self._time.advance(now_ms, ctx.wall_ms)
+        return self._groups.heartbeat(ctx, request, now_ms)
+
+    def leave_group(self, ctx: RequestContext, request: LeaveGroupRequest, now_ms: int) -> LeaveGroupResponse:
+        """LeaveGroup (#28-#31)."""
+        self._time.advance(now_ms, ctx.wall_ms)
+        return self._groups.leave_group(ctx, request, now_ms)
+
+    def describe_groups(
+        self, ctx: RequestContext, request: DescribeGroupsRequest, now_ms: int
+    ) -> DescribeGroupsResponse:
+        """DescribeGroups (#40)."""
+        self._time.advance(now_ms, ctx.wall_ms)
+        return self._groups.describe_groups(request)
+
+    def list_groups(self, ctx: RequestContext, request: ListGroupsRequest, now_ms: int) -> ListGroupsResponse:
+        """ListGroups (#41)."""
+        self._time.advance(now_ms, ctx.wall_ms)
+        return self._groups.list_groups(request, self._table.listing_error())
+
+    def delete_groups(
+        self, ctx: RequestContext, request: DeleteGroupsRequest, now_ms: int
+    ) -> Reply[DeleteGroupsResponse]:
+        """DeleteGroups (#42): answered once every partition's tombstones are durable."""
+        self._time.advance(now_ms, ctx.wall_ms)
+        return self._runtime.write_all(*self._groups.delete_groups(request))
+
+    # -- offset APIs -----------------------------------------------------------------------------------------
+
+    def offset_commit(
+        self, ctx: RequestContext, request: OffsetCommitRequest, now_ms: int
+    ) -> Reply[OffsetCommitResponse]:
+        """OffsetCommit (#32-#35): answered when the commits are durable (or at once on errors)."""
+        self._time.advance(now_ms, ctx.wall_ms)
+        return self._runtime.write(self._offsets.offset_commit(ctx, request))
+
+    def offset_fetch(self, ctx: RequestContext, request: OffsetFetchRequest, now_ms: int) -> OffsetFetchResponse:
+        """OffsetFetch (#37-#39)."""
+        self._time.advance(now_ms, ctx.wall_ms)
+        return self._offsets.offset_fetch(ctx, request)
+
+    def offset_delete(
+        self, ctx: RequestContext, request: OffsetDeleteRequest, now_ms: int
+    ) -> Reply[OffsetDeleteResponse]:
+        """OffsetDelete (#43): answered once the tombstones are durable."""
+        self._time.advance(now_ms, ctx.wall_ms)
+        return self._runtime.write(self._offsets.offset_delete(request))
+
+    # -- time ------------------------------------------------------------------------------------------------
 
     def tick(self, now_ms: int, wall_ms: int | None = None) -> int:
         """Fire every timer due at `now_ms`; returns how many fired. `wall_ms` defaults to an extrapolation
         from the last wall-clock reading the coordinator was given."""
-        self._advance(now_ms, wall_ms)
+        self._time.advance(now_ms, wall_ms)
         return self._timer.poll(now_ms)
 
     def next_deadline_ms(self) -> int | None:
         """When `tick` next has work to do, or None if nothing is scheduled."""
         return self._timer.next_deadline_ms()
+
+    # -- partition ownership ---------------------------------------------------------------------------------
+
+    def begin_loading(self, partition: int) -> None:
+        """Became leader of `partition`: its groups answer COORDINATOR_LOAD_IN_PROGRESS until it is loaded."""
+        self._partitions.begin_loading(partition)
+
+    def load_partition(
+        self, partition: int, records: Iterable[CoordinatorRecord], now_ms: int, wall_ms: int | None = None
+    ) -> bool:
+        """Replay `partition`'s records and serve its groups; False (and FAILED) when that cannot finish."""
+        self._time.advance(now_ms, wall_ms)
+        return self._partitions.load_partition(partition, records)
+
+    def fail_loading(self, partition: int, reason: str, now_ms: int, wall_ms: int | None = None) -> None:
+        """The load of `partition` cannot finish: NOT_COORDINATOR for its groups from now on."""
+        self._time.advance(now_ms, wall_ms)
+        self._partitions.fail_loading(partition, reason)
+
+    def unload_partition(self, partition: int, now_ms: int, wall_ms: int | None = None) -> None:
+        """Lost `partition`: its groups go Dead, parked replies and in-flight writes get NOT_COORDINATOR."""
+        self._time.advance(now_ms, wall_ms)
+        self._partitions.unload_partition(partition)
+
+    def shutdown(self, now_ms: int, wall_ms: int | None = None) -> None:
+        """Unload everything and answer COORDINATOR_NOT_AVAILABLE from now on."""
+        self._time.advance(now_ms, wall_ms)
+        self._partitions.shutdown()
+
+    # -- controls (operators and tests) ----------------------------------------------------------------------
+
+    def expire_member_now(self, group_id: str, member_id: str, now_ms: int) -> bool:
+        """Treat the member as if its session timed out this instant; False if there is no such member."""
+        self._time.advance(now_ms, None)
+        return self._groups.expire_member_now(group_id, member_id)
+
+    def force_rebalance(self, group_id: str, now_ms: int, reason: str = "forced by operator") -> bool:
+        """Start a rebalance of a Stable or CompletingRebalance group; False if it has none to start."""
+        self._time.advance(now_ms, None)
+        return self._groups.force_rebalance(group_id, reason)
+
+    def member_views(self, group_id: str) -> list[MemberView]:
+        return self._groups.member_views(group_id)
+
+    def waiting_for(self, group_id: str) -> list[str]:
+        """Members the current rebalance still waits for."""
+        return self._groups.waiting_for(group_id)
+
+    # -- read-only views -------------------------------------------------------------------------------------
+
+    @property
+    def config(self) -> CoordinatorConfig:
+        return self._config
+
+    @property
+    def timer(self) -> Timer:
+        """The purgatory, for inspection (tests assert deadlines by key); only the coordinator schedules."""
+        return self._timer
+
+    @property
+    def now_ms(self) -> int:
+        return self._time.now_ms
+
+    def group(self, group_id: str) -> ClassicGroup | None:
+        """The group's live metadata, for inspection only (tests, the simulator's invariants)."""
+        return self._groups.group(group_id)
+
+    def groups(self) -> list[ClassicGroup]:
+        return self._groups.groups()
+
+    def partition_for(self, group_id: str) -> int:
+        """Rule #1: the `__consumer_offsets` partition (and so the coordinator) of `group_id`."""
+        return partition_for(group_id, self._config.offsets_topic_num_partitions)
+
+    def owned_partitions(self) -> dict[int, str]:
+        return self._table.owned()
+
+    def load_failures(self) -> dict[int, str]:
+        """Why each FAILED partition could not be loaded."""
+        return self._table.failures()

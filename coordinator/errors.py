@@ -29,34 +29,25 @@ _MOVED = frozenset({ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.KAFKA_STORAGE_ER
 _TOO_LARGE = frozenset({ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.INVALID_FETCH_SIZE})
 
 
-def _append_error(error: ErrorCode, *, timed_out: ErrorCode, too_large: ErrorCode) -> ErrorCode:
-    """Kafka's shared remapping of `__consumer_offsets` append failures; APIs differ only for timeouts and sizes."""
-    if error in _UNAVAILABLE:
+def append_error_to_response(error: ErrorCode) -> ErrorCode:
+    """What a request answers when its `__consumer_offsets` write failed or timed out: the one mapping for every
+    coordinator write (SyncGroup, a static member's replacement, OffsetCommit, DeleteGroups, OffsetDelete), as
+    Kafka 4 has it (`CoordinatorOperationExceptionHelper.handleOperationException`, and SyncGroup's own
+    `appendGroupMetadataErrorToResponseError` that agrees with it).
+
+    A timed-out write (offsets.commit.timeout.ms) is COORDINATOR_NOT_AVAILABLE; storage errors and a lost
+    partition are NOT_COORDINATOR; a write too large for the log is UNKNOWN_SERVER_ERROR. The Scala coordinator
+    answered differently: SyncGroup's timeout was REBALANCE_IN_PROGRESS (`storeGroup`), and OffsetCommit's
+    too-large write INVALID_COMMIT_OFFSET_SIZE, its timeout passed through as REQUEST_TIMED_OUT
+    (`maybeConvertOffsetCommitError`).
+    """
+    if error in _UNAVAILABLE or error == ErrorCode.REQUEST_TIMED_OUT:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE
     if error in _MOVED:
         return ErrorCode.NOT_COORDINATOR
-    if error == ErrorCode.REQUEST_TIMED_OUT:
-        return timed_out
     if error in _TOO_LARGE:
-        return too_large
+        return ErrorCode.UNKNOWN_SERVER_ERROR
     return error
-
-
-def sync_append_error(error: ErrorCode) -> ErrorCode:
-    """What SyncGroup answers when persisting the group's assignment failed (Kafka `storeGroup`, rule #22)."""
-    return _append_error(error, timed_out=ErrorCode.REBALANCE_IN_PROGRESS, too_large=ErrorCode.UNKNOWN_SERVER_ERROR)
-
-
-def admin_append_error(error: ErrorCode) -> ErrorCode:
-    """What OffsetCommit, DeleteGroups and OffsetDelete answer when their records failed to write: Kafka 4's
-    `CoordinatorOperationExceptionHelper.handleOperationException`. A write too large for the log is an
-    UNKNOWN_SERVER_ERROR there (the old coordinator's INVALID_COMMIT_OFFSET_SIZE for OffsetCommit, rule #34, is
-    gone with it), so a commit the log refused as too large gets the same code as one that cannot be serialized."""
-    return _append_error(error, timed_out=ErrorCode.COORDINATOR_NOT_AVAILABLE, too_large=ErrorCode.UNKNOWN_SERVER_ERROR)
-
-
-commit_append_error = admin_append_error
-"""OffsetCommit's per-partition code for a failed write (rule #34 as Kafka 4 answers it)."""
 
 
 def offset_fetch_error(error: ErrorCode) -> ErrorCode:

@@ -12,13 +12,14 @@ from __future__ import annotations
 from functools import partial
 
 from coordinator.context import RequestContext
-from coordinator.core import heartbeat_key
-from coordinator.errors import GroupError, sync_append_error
+from coordinator.errors import GroupError
 from coordinator.group import ClassicGroup
+from coordinator.keys import heartbeat_key
 from coordinator.member import ClassicMember, Protocols
 from coordinator.rebalance import RebalanceMixin
 from coordinator.records import group_metadata_record
 from coordinator.reply import Reply
+from coordinator.result import CoordinatorResult
 from coordinator.state import GroupState
 from protocol.errors import ErrorCode
 from protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse
@@ -36,27 +37,28 @@ def _error(code: ErrorCode, member_id: str) -> JoinGroupResponse:
 class JoinMixin(RebalanceMixin):
     """JoinGroup."""
 
-    def join_group(self, ctx: RequestContext, request: JoinGroupRequest, now_ms: int) -> Reply[JoinGroupResponse]:
-        """Handle a JoinGroup; the returned reply is completed now or when the join phase completes."""
-        self._advance(now_ms, ctx.wall_ms)
+    def join_group(self, ctx: RequestContext, request: JoinGroupRequest) -> CoordinatorResult[JoinGroupResponse]:
+        """Handle a JoinGroup: a parked reply, completed now or when the join phase completes (with the record
+        of a static member's new id when one replaces its old id in a Stable group)."""
         reply: Reply[JoinGroupResponse] = Reply()
+        result: CoordinatorResult[JoinGroupResponse] = CoordinatorResult.of(reply)
         group_id = request.group_id
         member_id = request.member_id
         error = self._gate(group_id, allow_empty_id=False)
         if error is not None:
             reply.complete(_error(error, member_id))
-            return reply
+            return result
         config = self._config
         if not config.group_min_session_timeout_ms <= request.session_timeout_ms <= config.group_max_session_timeout_ms:
             reply.complete(_error(ErrorCode.INVALID_SESSION_TIMEOUT, member_id))
-            return reply
+            return result
         is_unknown_member = member_id == ""
         group = self._groups.get(group_id)
         if group is None:
             if not is_unknown_member:
                 reply.complete(_error(ErrorCode.UNKNOWN_MEMBER_ID, member_id))
-                return reply
-            group = self._create_group(group_id, "JoinGroup")
+                return result
+            group = self.create_group(group_id, "JoinGroup")
         protocols: Protocols = tuple((p.name, p.metadata) for p in request.protocols)
         rebalance_timeout_ms = request.session_timeout_ms if ctx.api_version == 0 else request.rebalance_timeout_ms
 
@@ -70,10 +72,12 @@ class JoinMixin(RebalanceMixin):
             reply.complete(_error(ErrorCode.GROUP_MAX_SIZE_REACHED, ""))
             self._maybe_complete_join_phase(group)
         elif is_unknown_member:
-            self._join_new_member(ctx, request, group, protocols, rebalance_timeout_ms, reply)
+            written = self._join_new_member(ctx, request, group, protocols, rebalance_timeout_ms, reply)
+            if written is not None:
+                return written
         else:
             self._join_existing_member(ctx, request, group, protocols, rebalance_timeout_ms, reply)
-        return reply
+        return result
 
     def _accept_joining_member(self, group: ClassicGroup, member_id: str) -> bool:
         """KIP-389 (#11): awaiting-join count in PreparingRebalance, group size in CompletingRebalance/Stable."""
@@ -94,19 +98,20 @@ class JoinMixin(RebalanceMixin):
         protocols: Protocols,
         rebalance_timeout_ms: int,
         reply: Reply[JoinGroupResponse],
-    ) -> None:
+    ) -> CoordinatorResult[JoinGroupResponse] | None:
+        """A new member id; returns the result when the join writes a record (a static member's new id)."""
         if group.is_in(GroupState.DEAD):
             reply.complete(_error(ErrorCode.COORDINATOR_NOT_AVAILABLE, ""))
-            return
+            return None
         if not group.supports_protocols(request.protocol_type, protocols):
             reply.complete(_error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, ""))
-            return
+            return None
         instance_id = request.group_instance_id
         new_member_id = self._ids.new_id(instance_id if instance_id is not None else ctx.client_id)
         if instance_id is not None:
             existing = group.static_member_id(instance_id)
             if existing is not None:
-                self._replace_static_member(
+                return self._replace_static_member(
                     ctx, request, group, existing, new_member_id, protocols, rebalance_timeout_ms, reply
                 )
             else:
@@ -126,6 +131,7 @@ class JoinMixin(RebalanceMixin):
             reply.complete(_error(ErrorCode.MEMBER_ID_REQUIRED, new_member_id))
         else:
             self._add_member_and_rebalance(ctx, request, group, new_member_id, protocols, rebalance_timeout_ms, reply)
+        return None
 
     def _join_existing_member(
         self,
@@ -250,7 +256,7 @@ class JoinMixin(RebalanceMixin):
         protocols: Protocols,
         rebalance_timeout_ms: int,
         reply: Reply[JoinGroupResponse],
-    ) -> None:
+    ) -> CoordinatorResult[JoinGroupResponse] | None:
         """KIP-345 (#17): a known static member rejoins with an empty member id; its old id is fenced."""
         instance_id = request.group_instance_id
         assert instance_id is not None
@@ -270,7 +276,7 @@ class JoinMixin(RebalanceMixin):
         if group.is_in(GroupState.STABLE):
             if group.protocol_name != group.select_protocol():
                 self._maybe_prepare_rebalance_or_complete_join(group, reason + " and a change of protocol")
-                return
+                return None
             # Same protocol: no rebalance. Persist the group with the new member id, then answer.
             generation = group.generation_id
             assignment = {m.member_id: m.assignment for m in group.members.values()}
@@ -305,12 +311,14 @@ class JoinMixin(RebalanceMixin):
                     response.generation_id = generation
                     group.complete_join(new, response)
 
-            self._append(group.partition, [group_metadata_record(group, assignment)], "static member id", persisted)
+            record = group_metadata_record(group, assignment)
+            return CoordinatorResult([record], reply, group.partition, "static member id", persisted)
         elif group.is_in(GroupState.COMPLETING_REBALANCE):
             # The leader may already be assigning for the old id: always rebalance (KAFKA-9801).
             self._prepare_rebalance(group, reason + " during CompletingRebalance")
         else:
             self._maybe_complete_join_phase(group)
+        return None
 
     def _revert_static_member(
         self,
@@ -325,7 +333,8 @@ class JoinMixin(RebalanceMixin):
         old_leader: str | None,
         error: ErrorCode,
     ) -> None:
-        """Persisting the replacement failed: restore the old member id and report the (mapped) error."""
+        """Persisting the replacement failed: restore the old member id and report the error (mapped by the
+        runtime)."""
         group.update_member(new, old_protocols, old_rebalance_ms, old_session_ms, None)
         self._timer.cancel(new.heartbeat_key)
         old = group.replace_static_member(instance_id, new.member_id, old_member_id)
@@ -333,7 +342,7 @@ class JoinMixin(RebalanceMixin):
         self._reschedule_heartbeat(old)
         reply.complete(
             JoinGroupResponse(
-                error_code=sync_append_error(error),
+                error_code=error,
                 member_id="",
                 generation_id=group.generation_id,
                 protocol_type=group.protocol_type,

@@ -31,7 +31,6 @@ class MembershipMixin(RebalanceMixin):
 
     def heartbeat(self, ctx: RequestContext, request: HeartbeatRequest, now_ms: int) -> HeartbeatResponse:
         """Handle a Heartbeat: validate, push the member's session deadline, report whether to rejoin."""
-        self._advance(now_ms, ctx.wall_ms)
         group_id = request.group_id
         group = self._groups.get(group_id) if group_id else None
         if group is None:
@@ -63,7 +62,6 @@ class MembershipMixin(RebalanceMixin):
 
     def leave_group(self, ctx: RequestContext, request: LeaveGroupRequest, now_ms: int) -> LeaveGroupResponse:
         """Handle a LeaveGroup; v0-2 report the member's error at top level, v3+ per member."""
-        self._advance(now_ms, ctx.wall_ms)
         legacy = ctx.api_version < MULTI_MEMBER_LEAVE_VERSION
         identities = [MemberIdentity(member_id=request.member_id)] if legacy else list(request.members)
         error = self._gate(request.group_id, allow_empty_id=False)

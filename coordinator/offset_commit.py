@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from coordinator.context import RequestContext
-from coordinator.errors import GroupError, commit_append_error
+from coordinator.errors import GroupError
 from coordinator.group import ClassicGroup
+from coordinator.offset_base import OffsetManagerBase
 from coordinator.offsets import NO_EXPIRE, OffsetAndMetadata
-from coordinator.rebalance import RebalanceMixin
 from coordinator.records import CoordinatorRecord, offset_commit_record
-from coordinator.reply import Reply
+from coordinator.result import CoordinatorResult
 from coordinator.state import GroupState
 from protocol.errors import ErrorCode
 from protocol.messages.offset_commit import (
@@ -49,14 +49,13 @@ class _Write:
     response: OffsetCommitResponsePartition
 
 
-class OffsetCommitMixin(RebalanceMixin):
+class OffsetCommitMixin(OffsetManagerBase):
     """OffsetCommit."""
 
     def offset_commit(
-        self, ctx: RequestContext, request: OffsetCommitRequest, now_ms: int
-    ) -> Reply[OffsetCommitResponse]:
-        """Handle an OffsetCommit; the reply completes when the commits are durable (or at once on errors)."""
-        self._advance(now_ms, ctx.wall_ms)
+        self, ctx: RequestContext, request: OffsetCommitRequest
+    ) -> CoordinatorResult[OffsetCommitResponse]:
+        """Handle an OffsetCommit: the commit records, and the response to send once they are durable."""
         response = OffsetCommitResponse()
         slots: list[tuple[str, OffsetCommitResponsePartition, int, int, str | None, int, int]] = []
         known = self._known_partition
@@ -91,15 +90,15 @@ class OffsetCommitMixin(RebalanceMixin):
         if error is not None or group is None:
             for slot in slots:
                 slot[1].error_code = error if error is not None else ErrorCode.UNKNOWN_SERVER_ERROR
-            return Reply.completed(response)
+            return CoordinatorResult.of(response)
 
         if group.state in (GroupState.STABLE, GroupState.PREPARING_REBALANCE):
             member = group.members.get(request.member_id)
             if member is not None:
                 # In the classic protocol a commit also proves liveness (#27).
-                self._reschedule_heartbeat(member)
+                self._group_manager.record_liveness(member)
 
-        wall_ms = self._wall_ms
+        wall_ms = self._time.wall_ms
         expire_ms = NO_EXPIRE
         if ctx.api_version in RETENTION_VERSIONS and request.retention_time_ms != -1:
             expire_ms = wall_ms + request.retention_time_ms
@@ -120,35 +119,32 @@ class OffsetCommitMixin(RebalanceMixin):
             writes.append(_Write(topic_name, index, value, partition_response))
             records.append(offset_commit_record(group.group_id, topic_name, index, value))
         if not records:
-            return Reply.completed(response)
+            return CoordinatorResult.of(response)
 
-        reply: Reply[OffsetCommitResponse] = Reply()
         offsets = group.offsets
         markers = [offsets.add_pending(write.topic, write.partition) for write in writes]
         member_id = request.member_id
         generation = request.generation_id_or_member_epoch
 
         def durable(error: ErrorCode) -> None:
-            alive = self._groups.get(group.group_id) is group and not group.is_in(GroupState.DEAD)
-            code = ErrorCode.NONE if error == ErrorCode.NONE else commit_append_error(error)
+            alive = self._group_manager.group(group.group_id) is group and not group.is_in(GroupState.DEAD)
+            code = error  # already mapped by the runtime
             for write, marker in zip(writes, markers, strict=True):
                 applied = write.value if code == ErrorCode.NONE and alive else None
                 offsets.finish_pending(write.topic, write.partition, marker, applied)
                 write.response.error_code = code
             if code == ErrorCode.NONE:
                 self._events.offsets_committed(group.group_id, member_id, generation, len(writes))
-            reply.complete(response)
 
-        self._append(group.partition, records, "offset commit", durable)
-        return reply
+        return CoordinatorResult(records, response, group.partition, "offset commit", durable)
 
     def _validate_offset_commit(self, ctx: RequestContext, request: OffsetCommitRequest) -> ClassicGroup:
         """#32/#33 (Kafka `validateOffsetCommit`); creates a simple group for a generation-less commit."""
         generation = request.generation_id_or_member_epoch
-        group = self._groups.get(request.group_id)
+        group = self._group_manager.group(request.group_id)
         if group is None:
             if generation < 0:
-                return self._create_group(request.group_id, "OffsetCommit from a simple consumer")
+                return self._group_manager.create_group(request.group_id, "OffsetCommit from a simple consumer")
             if ctx.api_version >= GROUP_ID_NOT_FOUND_VERSION:
                 raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND)
             raise GroupError(ErrorCode.ILLEGAL_GENERATION)

@@ -10,8 +10,8 @@ partitions (v0-1), the top level (v2-7) or the group (v8+).
 from __future__ import annotations
 
 from coordinator.context import RequestContext
-from coordinator.core import CoordinatorCore
 from coordinator.errors import offset_fetch_error
+from coordinator.offset_base import OffsetManagerBase
 from coordinator.state import GroupState
 from protocol.errors import ErrorCode
 from protocol.messages.offset_fetch import (
@@ -33,11 +33,10 @@ _PartitionResult = tuple[int, int, int, str, ErrorCode]
 _TopicResult = tuple[str, list[_PartitionResult]]
 
 
-class OffsetFetchMixin(CoordinatorCore):
+class OffsetFetchMixin(OffsetManagerBase):
     """OffsetFetch."""
 
-    def offset_fetch(self, ctx: RequestContext, request: OffsetFetchRequest, now_ms: int) -> OffsetFetchResponse:
-        self._advance(now_ms, ctx.wall_ms)
+    def offset_fetch(self, ctx: RequestContext, request: OffsetFetchRequest) -> OffsetFetchResponse:
         if ctx.api_version >= MULTI_GROUP_VERSION:
             groups: list[OffsetFetchResponseGroup] = []
             for requested in request.groups:
@@ -96,7 +95,7 @@ class OffsetFetchMixin(CoordinatorCore):
         if error is not None:
             return offset_fetch_error(error), []
         assert group_id is not None
-        group = self._groups.get(group_id)
+        group = self._group_manager.group(group_id)
         if group is None or group.is_in(GroupState.DEAD):
             return ErrorCode.NONE, [
                 (name, [(p, INVALID_OFFSET, -1, "", ErrorCode.NONE) for p in parts]) for name, parts in wanted or []

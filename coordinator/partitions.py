@@ -18,119 +18,165 @@ partitions are not affected. `begin_loading` may try again.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterable
 
-from coordinator.core import RETENTION_KEY, PartitionStatus, heartbeat_key, join_key, sync_key
-from coordinator.loader import LoadedPartition, replay
-from coordinator.rebalance import RebalanceMixin
+from coordinator.config import CoordinatorConfig
+from coordinator.events import Events
+from coordinator.group_manager import GroupMetadataManager
+from coordinator.hashing import partition_for
+from coordinator.loader import replay
+from coordinator.offset_manager import OffsetMetadataManager
 from coordinator.records import CoordinatorRecord
-from coordinator.retention import RetentionMixin
-from coordinator.state import GroupState
+from coordinator.runtime import CoordinatorRuntime
 from protocol.errors import ErrorCode
-from protocol.messages.join_group import JoinGroupResponse
-from protocol.messages.sync_group import SyncGroupResponse
 
 
-class PartitionsMixin(RetentionMixin, RebalanceMixin):
-    """Partition ownership."""
+class PartitionStatus(enum.Enum):
+    LOADING = "loading"
+    ACTIVE = "active"
+    #: The load could not finish (Kafka's CoordinatorState.FAILED): not active, so NOT_COORDINATOR.
+    FAILED = "failed"
+
+
+class PartitionTable:
+    """Which partitions this coordinator owns and in which state; the request gate (rule #2)."""
+
+    __slots__ = ("_active", "_config", "_failures", "_statuses")
+
+    def __init__(self, config: CoordinatorConfig) -> None:
+        self._config = config
+        self._statuses: dict[int, PartitionStatus] = {}
+        self._failures: dict[int, str] = {}
+        self._active = True
+
+    def gate(self, group_id: str | None, allow_empty_id: bool) -> ErrorCode | None:
+        """Kafka's `validateGroupStatus`: invalid id, inactive coordinator, partition loading, not the owner."""
+        if group_id is None or (not group_id and not allow_empty_id):
+            return ErrorCode.INVALID_GROUP_ID
+        if not self._active:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        status = self._statuses.get(partition_for(group_id, self._config.offsets_topic_num_partitions))
+        if status is None or status is PartitionStatus.FAILED:
+            return ErrorCode.NOT_COORDINATOR
+        if status is PartitionStatus.LOADING:
+            return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+        return None
+
+    def listing_error(self) -> ErrorCode:
+        """ListGroups' error (#41): not available once shut down, LOAD_IN_PROGRESS while any partition loads."""
+        if not self._active:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        if any(s is PartitionStatus.LOADING for s in self._statuses.values()):
+            return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+        return ErrorCode.NONE
+
+    def status(self, partition: int) -> PartitionStatus | None:
+        return self._statuses.get(partition)
+
+    def partitions(self) -> list[int]:
+        return list(self._statuses)
+
+    def mark(self, partition: int, status: PartitionStatus, failure: str | None = None) -> None:
+        """Record `partition`'s new status; a failure reason is kept only while it is FAILED."""
+        self._statuses[partition] = status
+        if failure is None:
+            self._failures.pop(partition, None)
+        else:
+            self._failures[partition] = failure
+
+    def forget(self, partition: int) -> bool:
+        """No longer owned; False if it was not."""
+        self._failures.pop(partition, None)
+        return self._statuses.pop(partition, None) is not None
+
+    def deactivate(self) -> None:
+        self._active = False
+
+    def owned(self) -> dict[int, str]:
+        return {p: s.value for p, s in sorted(self._statuses.items())}
+
+    def failures(self) -> dict[int, str]:
+        return dict(sorted(self._failures.items()))
+
+
+class PartitionManager:
+    """Begin, finish, fail and undo the loading of `__consumer_offsets` partitions."""
+
+    __slots__ = ("_config", "_events", "_groups", "_offsets", "_runtime", "_table")
+
+    def __init__(
+        self,
+        config: CoordinatorConfig,
+        events: Events,
+        table: PartitionTable,
+        groups: GroupMetadataManager,
+        offsets: OffsetMetadataManager,
+        runtime: CoordinatorRuntime,
+    ) -> None:
+        self._config = config
+        self._events = events
+        self._table = table
+        self._groups = groups
+        self._offsets = offsets
+        self._runtime = runtime
 
     def begin_loading(self, partition: int) -> None:
         """This coordinator became leader of `partition`; its groups answer COORDINATOR_LOAD_IN_PROGRESS until
         `load_partition` is called."""
         self._check_partition(partition)
-        if self._partitions.get(partition, PartitionStatus.FAILED) is not PartitionStatus.FAILED:
-            raise ValueError(f"partition {partition} is already {self._partitions[partition].value}")
-        self._partitions[partition] = PartitionStatus.LOADING
+        status = self._table.status(partition)
+        if status is not None and status is not PartitionStatus.FAILED:
+            raise ValueError(f"partition {partition} is already {status.value}")
+        self._table.mark(partition, PartitionStatus.LOADING)
         self._events.partition_loading(partition)
 
-    def load_partition(
-        self, partition: int, records: Iterable[CoordinatorRecord], now_ms: int, wall_ms: int | None = None
-    ) -> bool:
+    def load_partition(self, partition: int, records: Iterable[CoordinatorRecord]) -> bool:
         """Replay `partition`'s records and start serving its groups; False (and FAILED) when that cannot finish.
 
         `records` may be a lazy reader: an exception from it, or from the replay, fails the load of this
         partition only.
         """
-        self._advance(now_ms, wall_ms)
         self._check_partition(partition)
-        if self._partitions.get(partition) is PartitionStatus.ACTIVE:
+        if self._table.status(partition) is PartitionStatus.ACTIVE:
             raise ValueError(f"partition {partition} is already loaded")
         try:
-            self._install(partition, replay(partition, records, self._events))
+            loaded = replay(partition, records, self._events)
+            self._table.mark(partition, PartitionStatus.ACTIVE)
+            self._groups.install(loaded.groups)
+            self._offsets.start_retention()
+            self._events.partition_loaded(partition, len(loaded.groups), loaded.records, loaded.skipped)
         except Exception as exc:
-            self.fail_loading(partition, repr(exc), now_ms, wall_ms)
+            self.fail_loading(partition, repr(exc))
             return False
         return True
 
-    def _install(self, partition: int, loaded: LoadedPartition) -> None:
-        self._partitions[partition] = PartitionStatus.ACTIVE
-        self._load_failures.pop(partition, None)
-        for group_id, group in loaded.groups.items():
-            self._groups[group_id] = group
-            self._refresh_subscriptions(group)
-            for member in group.members.values():
-                self._arm_member(group, member)
-                self._reschedule_heartbeat(member)
-            self._events.group_loaded(
-                group_id, group.state.value, group.generation_id, len(group.members), len(group.offsets)
-            )
-            if len(group.members) > self._config.group_max_size:
-                self._prepare_rebalance(
-                    group,
-                    f"freshly-loaded group is over capacity ({len(group.members)} > {self._config.group_max_size})",
-                )
-        if not self._timer.contains(RETENTION_KEY):
-            self._schedule_retention()
-        self._events.partition_loaded(partition, len(loaded.groups), loaded.records, loaded.skipped)
-
-    def fail_loading(self, partition: int, reason: str, now_ms: int, wall_ms: int | None = None) -> None:
+    def fail_loading(self, partition: int, reason: str) -> None:
         """The load of `partition` cannot finish: drop whatever it installed, answer NOT_COORDINATOR from now on."""
-        self._advance(now_ms, wall_ms)
         self._check_partition(partition)
-        self._drop_groups(partition)
-        self._partitions[partition] = PartitionStatus.FAILED
-        self._load_failures[partition] = reason
+        self._drop(partition)
+        self._table.mark(partition, PartitionStatus.FAILED, reason)
         self._events.partition_load_failed(partition, reason)
 
-    def unload_partition(self, partition: int, now_ms: int, wall_ms: int | None = None) -> None:
+    def unload_partition(self, partition: int) -> None:
         """This coordinator lost `partition`: its groups go Dead, parked replies get NOT_COORDINATOR."""
-        self._advance(now_ms, wall_ms)
-        if self._partitions.pop(partition, None) is None:
+        if not self._table.forget(partition):
             return
-        self._load_failures.pop(partition, None)
-        doomed = self._drop_groups(partition)
-        if not self._partitions:
-            self._timer.cancel(RETENTION_KEY)
+        doomed = self._drop(partition)
+        if not self._table.partitions():
+            self._offsets.stop_retention()
         self._events.partition_unloaded(partition, doomed)
 
-    def _drop_groups(self, partition: int) -> int:
-        """Mark `partition`'s groups Dead, answer their parked requests and in-flight writes; how many there were."""
-        doomed = [g for g in self._groups.values() if g.partition == partition]
-        for group in doomed:
-            group_id = group.group_id
-            old = group.state
-            if old is not GroupState.DEAD:
-                group.transition_to(GroupState.DEAD, self._wall_ms)
-            for member in list(group.members.values()):
-                group.complete_join(
-                    member, JoinGroupResponse(error_code=ErrorCode.NOT_COORDINATOR, member_id=member.member_id)
-                )
-                group.complete_sync(member, SyncGroupResponse(error_code=ErrorCode.NOT_COORDINATOR))
-                self._timer.cancel(member.heartbeat_key)
-            for member_id in group.pending_members:
-                self._timer.cancel(heartbeat_key(group_id, member_id))
-            self._timer.cancel(join_key(group_id))
-            self._timer.cancel(sync_key(group_id))
-            del self._groups[group_id]
-            self._events.group_unloaded(group_id, old.value, group.generation_id)
-        self._fail_inflight_appends(partition, ErrorCode.NOT_LEADER_OR_FOLLOWER)
-        return len(doomed)
-
-    def shutdown(self, now_ms: int, wall_ms: int | None = None) -> None:
+    def shutdown(self) -> None:
         """Unload everything and answer COORDINATOR_NOT_AVAILABLE from now on."""
-        for partition in list(self._partitions):
-            self.unload_partition(partition, now_ms, wall_ms)
-        self._active = False
+        for partition in self._table.partitions():
+            self.unload_partition(partition)
+        self._table.deactivate()
+
+    def _drop(self, partition: int) -> int:
+        doomed = self._groups.drop_partition(partition)
+        self._runtime.fail_partition(partition, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        return doomed
 
     def _check_partition(self, partition: int) -> None:
         if not 0 <= partition < self._config.offsets_topic_num_partitions:

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 from functools import partial
 
-from coordinator.core import CoordinatorCore, heartbeat_key, join_key, sync_key
 from coordinator.group import ClassicGroup
+from coordinator.group_base import GroupManagerBase
+from coordinator.keys import heartbeat_key, join_key, sync_key
 from coordinator.member import ClassicMember
 from coordinator.records import group_metadata_record
 from coordinator.state import GroupState
@@ -38,7 +39,7 @@ _PREPARING = GroupState.PREPARING_REBALANCE
 _COMPLETING = GroupState.COMPLETING_REBALANCE
 
 
-class RebalanceMixin(CoordinatorCore):
+class RebalanceMixin(GroupManagerBase):
     """Prepare / complete rebalances, expire members, propagate assignments."""
 
     # -- members and their timers ----------------------------------------------------------------------------

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from coordinator.admin import AdminMixin
-from coordinator.core import RETENTION_KEY
 from coordinator.group import ClassicGroup
+from coordinator.keys import RETENTION_KEY
+from coordinator.offset_base import OffsetManagerBase
 from coordinator.offsets import OffsetAndMetadata, TopicPartition
 from coordinator.records import CoordinatorRecord, offset_commit_tombstone
+from coordinator.result import CoordinatorResult
 from coordinator.state import GroupState
 from protocol.errors import ErrorCode
 
@@ -34,17 +35,27 @@ def _nothing_subscribed(_topic: str) -> bool:
     return False
 
 
-class RetentionMixin(AdminMixin):
+class RetentionMixin(OffsetManagerBase):
     """The periodic sweep."""
+
+    def start_retention(self) -> None:
+        """Arm the sweep (a partition was loaded), unless it already is."""
+        if not self._timer.contains(RETENTION_KEY):
+            self._schedule_retention()
+
+    def stop_retention(self) -> None:
+        """No partition is owned any more."""
+        self._timer.cancel(RETENTION_KEY)
 
     def _schedule_retention(self) -> None:
         self._timer.schedule(
-            RETENTION_KEY, self._now_ms + self._config.offsets_retention_check_interval_ms, self._run_retention
+            RETENTION_KEY, self._time.now_ms + self._config.offsets_retention_check_interval_ms, self.run_retention
         )
 
-    def _run_retention(self) -> None:
+    def run_retention(self) -> None:
+        """One sweep (the timer runs it every offsets.retention.check.interval.ms; tests may run it now)."""
         self._schedule_retention()
-        for group in list(self._groups.values()):
+        for group in self._group_manager.groups():
             if not group.is_in(GroupState.DEAD):
                 self._expire_group_offsets(group)
 
@@ -62,7 +73,7 @@ class RetentionMixin(AdminMixin):
             is_subscribed = subscribed.__contains__
         else:
             return []
-        return group.offsets.expired(self._wall_ms, self._config.offsets_retention_ms, base, is_subscribed)
+        return group.offsets.expired(self._time.wall_ms, self._config.offsets_retention_ms, base, is_subscribed)
 
     def _expire_group_offsets(self, group: ClassicGroup) -> None:
         expired = self._expired_offsets(group)
@@ -73,15 +84,13 @@ class RetentionMixin(AdminMixin):
             self._events.offsets_expired(group.group_id, expired)
         removable = group.is_in(GroupState.EMPTY) and not group.offsets.has_offsets()
         if removable:
-            records.extend(self._kill_group(group))
+            records.extend(self._group_manager.kill_group(group))
 
         def done(_error: ErrorCode) -> None:
             # Kafka does not wait for (or retry) these tombstones: a lost one is rewritten by a later sweep
             # after a reload, so a failure changes nothing here.
             if removable:
-                self._forget_group(group, "offsets expired and the group is empty")
+                self._group_manager.forget_group(group, "offsets expired and the group is empty")
 
-        if records:
-            self._write_or_finish(group.partition, records, "offset expiration", done)
-        elif removable:
-            done(ErrorCode.NONE)
+        if records or removable:
+            self._write(CoordinatorResult(records, None, group.partition, "offset expiration", done))

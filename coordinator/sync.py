@@ -10,12 +10,13 @@ mapped error and a new rebalance starts.
 from __future__ import annotations
 
 from coordinator.context import RequestContext
-from coordinator.errors import GroupError, sync_append_error
+from coordinator.errors import GroupError
 from coordinator.group import ClassicGroup
 from coordinator.member import ClassicMember
 from coordinator.rebalance import RebalanceMixin
 from coordinator.records import group_metadata_record
 from coordinator.reply import Reply
+from coordinator.result import CoordinatorResult
 from coordinator.state import GroupState
 from protocol.errors import ErrorCode
 from protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
@@ -31,34 +32,34 @@ def _inconsistent(requested: str | None, actual: str | None) -> bool:
 class SyncMixin(RebalanceMixin):
     """SyncGroup."""
 
-    def sync_group(self, ctx: RequestContext, request: SyncGroupRequest, now_ms: int) -> Reply[SyncGroupResponse]:
-        """Handle a SyncGroup; the reply is completed now, or once the leader's assignment is durable."""
-        self._advance(now_ms, ctx.wall_ms)
+    def sync_group(self, ctx: RequestContext, request: SyncGroupRequest) -> CoordinatorResult[SyncGroupResponse]:
+        """Handle a SyncGroup: answered now, or parked until the leader's assignment (the result's record) is
+        durable."""
         if ctx.api_version >= MANDATORY_PROTOCOL_VERSION and (
             request.protocol_type is None or request.protocol_name is None
         ):
-            return Reply.completed(SyncGroupResponse(error_code=ErrorCode.INCONSISTENT_GROUP_PROTOCOL))
+            return CoordinatorResult.of(SyncGroupResponse(error_code=ErrorCode.INCONSISTENT_GROUP_PROTOCOL))
         error = self._gate(request.group_id, allow_empty_id=False)
         if error is not None:
             if error == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
                 # The rebalance state was lost with the old coordinator: make the member rejoin (#4).
                 error = ErrorCode.REBALANCE_IN_PROGRESS
-            return Reply.completed(SyncGroupResponse(error_code=error))
+            return CoordinatorResult.of(SyncGroupResponse(error_code=error))
         group = self._groups.get(request.group_id)
         if group is None:
-            return Reply.completed(SyncGroupResponse(error_code=ErrorCode.UNKNOWN_MEMBER_ID))
+            return CoordinatorResult.of(SyncGroupResponse(error_code=ErrorCode.UNKNOWN_MEMBER_ID))
         try:
             member = self._validate_sync(group, request)
         except GroupError as e:
-            return Reply.completed(SyncGroupResponse(error_code=e.code))
+            return CoordinatorResult.of(SyncGroupResponse(error_code=e.code))
 
         if group.is_in(GroupState.PREPARING_REBALANCE):
-            return Reply.completed(SyncGroupResponse(error_code=ErrorCode.REBALANCE_IN_PROGRESS))
+            return CoordinatorResult.of(SyncGroupResponse(error_code=ErrorCode.REBALANCE_IN_PROGRESS))
         if group.is_in(GroupState.STABLE):
             # Any member, even repeating itself, gets its current assignment at once (#23).
             self._remove_pending_sync_member(group, member.member_id)
             self._reschedule_heartbeat(member)
-            return Reply.completed(
+            return CoordinatorResult.of(
                 SyncGroupResponse(
                     protocol_type=group.protocol_type, protocol_name=group.protocol_name, assignment=member.assignment
                 )
@@ -71,8 +72,8 @@ class SyncMixin(RebalanceMixin):
         self._reschedule_heartbeat(member)
         self._remove_pending_sync_member(group, member.member_id)
         if group.is_leader(member.member_id):
-            self._persist_assignment(group, request)
-        return reply
+            return self._persist_assignment(group, request, reply)
+        return CoordinatorResult.of(reply)
 
     def _validate_sync(self, group: ClassicGroup, request: SyncGroupRequest) -> ClassicMember:
         """#20: Dead, member checks, generation, then protocol type/name consistency."""
@@ -87,7 +88,9 @@ class SyncMixin(RebalanceMixin):
             raise GroupError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
         return member
 
-    def _persist_assignment(self, group: ClassicGroup, request: SyncGroupRequest) -> None:
+    def _persist_assignment(
+        self, group: ClassicGroup, request: SyncGroupRequest, reply: Reply[SyncGroupResponse]
+    ) -> CoordinatorResult[SyncGroupResponse]:
         """The leader's SyncGroup: write the group with its assignment; answer everyone once it is durable."""
         assignment = {a.member_id: a.assignment for a in request.assignments}
         for member_id in group.members:
@@ -115,10 +118,10 @@ class SyncMixin(RebalanceMixin):
                 )
                 self._propagate_assignment(group, ErrorCode.NONE)
             else:
-                mapped = sync_append_error(error)
-                self._reset_and_propagate_assignment_error(group, mapped)
+                self._reset_and_propagate_assignment_error(group, error)
                 self._maybe_prepare_rebalance_or_complete_join(
-                    group, f"error {mapped.name} when storing the group assignment"
+                    group, f"error {error.name} when storing the group assignment"
                 )
 
-        self._append(group.partition, [group_metadata_record(group, assignment)], "group assignment", persisted)
+        record = group_metadata_record(group, assignment)
+        return CoordinatorResult([record], reply, group.partition, "group assignment", persisted)

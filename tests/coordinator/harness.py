@@ -23,9 +23,9 @@ from coordinator.clock import ManualClock
 from coordinator.config import CoordinatorConfig
 from coordinator.context import RequestContext
 from coordinator.coordinator import GroupCoordinator
-from coordinator.core import heartbeat_key, join_key, sync_key
 from coordinator.events import Events
 from coordinator.group import ClassicGroup
+from coordinator.keys import heartbeat_key, join_key, sync_key
 from coordinator.persistence import InMemoryRecordStore
 from coordinator.reply import Reply
 from coordinator.state import GroupState

@@ -95,6 +95,72 @@ def test_rule_27_offset_commit_resets_the_session_timer_in_stable_and_preparing(
     ctx.assert_heartbeat_deadline("g", g.leader_id, 18_000)
 
 
+def test_rule_27_offset_commit_in_preparing_rebalance_moves_the_session_deadline() -> None:
+    """PreparingRebalance accepts the previous generation's commit (#32) and, as in Stable, it proves liveness: the
+    follower that never heartbeats survives its old deadline and expires exactly one session after the commit."""
+    ctx = CoordinatorTestContext()
+    g = ctx.join_with_n_members("g", 2, rebalance_timeout_ms=60_000)
+    follower = g.followers[0]
+    rejoin = ctx.join(group_id="g", member_id=g.leader_id, rebalance_timeout_ms=60_000)
+    assert ctx.state("g") is GroupState.PREPARING_REBALANCE and not rejoin.done
+    ctx.assert_heartbeat_deadline("g", follower, 10_000)
+    ctx.sleep(8_000)
+    commit = ctx.commit(group_id="g", member_id=follower, generation_id=g.generation_id)
+    assert ctx.commit_errors(commit) == {("topic", 0): ErrorCode.NONE}
+    ctx.assert_heartbeat_deadline("g", follower, 18_000)
+    ctx.sleep_until(17_999)
+    assert ctx.group("g").has_member(follower) and not rejoin.done  # alive past its old deadline of 10_000
+    ctx.sleep(1)
+    assert not ctx.group("g").has_member(follower)
+    assert [e["member"] for e in ctx.events.of("member.expired")] == [follower]
+    assert rejoin.done and rejoin.value.generation_id == g.generation_id + 1  # the join completes without it
+
+
+def test_rule_27_a_parked_sync_group_keeps_a_member_alive_past_its_session() -> None:
+    ctx = CoordinatorTestContext()
+    ctx.auto_tick = False
+    joins = [ctx.join_dynamic("g", rebalance_timeout_ms=60_000) for _ in range(2)]
+    ctx.auto_tick = True
+    ctx.tick()
+    leader, generation = joins[0].value.leader, joins[0].value.generation_id
+    follower = next(r.value.member_id for r in joins if r.value.member_id != leader)
+    ctx.sleep(1_000)
+    parked = ctx.sync(group_id="g", member_id=follower, generation_id=generation)
+    ctx.assert_heartbeat_deadline("g", follower, 11_000)  # SyncGroup restarts the session (Part 1.3)
+    for _ in range(6):  # the leader heartbeats but does not sync yet; the follower's connection is muted
+        ctx.sleep(5_000)
+        assert ctx.heartbeat("g", leader, generation) is ErrorCode.NONE
+    assert ctx.now_ms == 31_000 and not parked.done
+    assert ctx.group("g").has_member(follower)  # its session passed at 11_000 and 21_000: the parked sync counts
+    ctx.assert_heartbeat_deadline("g", follower, 41_000)  # re-armed at 31_000 (documented deviation)
+    assert ctx.events.of("member.expired") == []
+    lead = ctx.sync(group_id="g", member_id=leader, generation_id=generation, assignments={follower: b"f"})
+    assert lead.value.error_code == ErrorCode.NONE and parked.value.assignment == b"f"
+    ctx.assert_heartbeat_deadline("g", follower, 41_000)  # the answer restarts it from now (#25)
+
+
+def test_rule_27_a_brand_new_members_parked_join_does_not_keep_it_past_the_new_member_timeout() -> None:
+    """KAFKA-7610: a member whose first JoinGroup is parked is not kept alive by it; it is dropped after the
+    new-member join timeout (not its session timeout) and answered UNKNOWN_MEMBER_ID with an empty member id."""
+    ctx = CoordinatorTestContext(new_member_join_timeout_ms=30_000)
+    g = ctx.join_with_n_members("g", 1, rebalance_timeout_ms=60_000)
+    ctx.sleep(1_000)
+    newcomer = ctx.join_dynamic("g", session_timeout_ms=10_000, rebalance_timeout_ms=60_000)
+    assert not newcomer.done and ctx.state("g") is GroupState.PREPARING_REBALANCE
+    newcomer_id = next(m for m in ctx.group("g").members if m != g.leader_id)
+    ctx.assert_heartbeat_deadline("g", newcomer_id, 31_000)  # 1_000 + new-member join timeout, not + session
+    while ctx.now_ms + 5_000 < 31_000:  # the old member heartbeats (never rejoins): the join cannot complete
+        ctx.sleep(5_000)
+        assert ctx.heartbeat("g", g.leader_id, g.generation_id) is ErrorCode.REBALANCE_IN_PROGRESS
+    ctx.sleep_until(30_999)
+    assert ctx.group("g").has_member(newcomer_id) and not newcomer.done
+    ctx.sleep(1)
+    assert not ctx.group("g").has_member(newcomer_id)
+    assert newcomer.value.error_code == ErrorCode.UNKNOWN_MEMBER_ID and newcomer.value.member_id == ""
+    assert ctx.heartbeat_deadline("g", newcomer_id) is None
+    assert [e["member"] for e in ctx.events.of("member.expired")] == [newcomer_id]
+
+
 # -- #28 -----------------------------------------------------------------------------------------------------
 
 

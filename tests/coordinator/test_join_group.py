@@ -421,6 +421,28 @@ def test_rule_17_fenced_old_id_gets_its_parked_join_answered_with_fenced_instanc
     assert not replacement.done and ctx.state("g") is GroupState.PREPARING_REBALANCE
 
 
+def test_rule_17_a_parked_join_of_a_fenced_static_id_gets_fenced_instance_id() -> None:
+    """PreparingRebalance: the old id's JoinGroup is parked when its instance comes back with an unknown member id;
+    the parked JoinGroup is answered FENCED_INSTANCE_ID at once and the new id takes its place in the join."""
+    ctx = CoordinatorTestContext()
+    g = ctx.join_with_n_members("g", 3, static=True)
+    old_id = g.followers[0]
+    instance = g.instance_ids[old_id]
+    leader_rejoin = ctx.join(group_id="g", member_id=g.leader_id, group_instance_id=g.instance_ids[g.leader_id])
+    old_parked = ctx.join(group_id="g", member_id=old_id, group_instance_id=instance)
+    assert ctx.state("g") is GroupState.PREPARING_REBALANCE and not old_parked.done  # the third has not rejoined
+    replacement = ctx.join(group_id="g", group_instance_id=instance)
+    assert code(old_parked) is ErrorCode.FENCED_INSTANCE_ID and old_parked.value.member_id == old_id
+    assert not replacement.done and not leader_rejoin.done
+    new_id = ctx.group("g").static_member_id(instance)
+    assert new_id is not None and new_id != old_id and not ctx.group("g").has_member(old_id)
+    assert ctx.group("g").num_awaiting_join == 2  # the leader and the replacement
+    last = g.followers[1]
+    ctx.join(group_id="g", member_id=last, group_instance_id=g.instance_ids[last])
+    assert code(replacement) is NONE and replacement.value.member_id == new_id
+    assert sorted(m.member_id for m in leader_rejoin.value.members) == sorted([g.leader_id, new_id, last])
+
+
 def test_rule_17_static_rejoin_in_preparing_rebalance_just_updates_the_member() -> None:
     ctx = CoordinatorTestContext()
     g = ctx.join_with_n_members("g", 2, static=True)

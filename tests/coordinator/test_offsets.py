@@ -212,7 +212,7 @@ def test_rule_36_simple_group_explicit_expiry_and_pending_writes() -> None:
     ctx.sleep(3_600_000 - 180_000 - 1_000)
     pending = ctx.commit(group_id="s", offsets={("t", 0): 2})  # in flight while the sweep runs
     ctx.sleep(1_000)
-    ctx.coordinator._run_retention()  # force a sweep now
+    ctx.coordinator._offsets.run_retention()  # force a sweep now
     assert ctx.coordinator.group("s") is not None and ctx.group("s").offsets.is_pending("t", 0)
     ctx.store.flush()
     assert errors(ctx, pending) == {NONE}

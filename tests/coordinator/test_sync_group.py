@@ -136,9 +136,12 @@ def test_rule_22_durability_after_the_group_moved_on_changes_nothing() -> None:
         (ErrorCode.KAFKA_STORAGE_ERROR, ErrorCode.NOT_COORDINATOR),
         (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.COORDINATOR_NOT_AVAILABLE),
         (ErrorCode.NOT_ENOUGH_REPLICAS, ErrorCode.COORDINATOR_NOT_AVAILABLE),
-        (ErrorCode.REQUEST_TIMED_OUT, ErrorCode.REBALANCE_IN_PROGRESS),
+        # Kafka 4 (GroupMetadataManager's appendGroupMetadataErrorToResponseError): a timed-out write is
+        # COORDINATOR_NOT_AVAILABLE, as for every coordinator write (the Scala coordinator answered 27).
+        (ErrorCode.REQUEST_TIMED_OUT, ErrorCode.COORDINATOR_NOT_AVAILABLE),
         (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.UNKNOWN_SERVER_ERROR),
         (ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.UNKNOWN_SERVER_ERROR),
+        (ErrorCode.INVALID_FETCH_SIZE, ErrorCode.UNKNOWN_SERVER_ERROR),
     ],
 )
 def test_rule_22_failed_assignment_write_is_mapped_and_starts_a_new_rebalance(
@@ -163,7 +166,7 @@ def test_rule_22_assignment_write_that_never_becomes_durable_times_out() -> None
     ctx.sleep(4_999)
     assert not lead.done
     ctx.sleep(1)
-    assert code(lead) is ErrorCode.REBALANCE_IN_PROGRESS
+    assert code(lead) is ErrorCode.COORDINATOR_NOT_AVAILABLE  # offsets.commit.timeout.ms, mapped as Kafka 4 does
     ctx.store.flush()  # a durability notice after the timeout is ignored
     assert ctx.state("g") is GroupState.PREPARING_REBALANCE
     assert ctx.group("g").member(leader).assignment == b""
@@ -206,6 +209,39 @@ def test_rule_24_members_that_never_sync_are_removed_and_a_new_rebalance_starts(
     assert ctx.state("g") is GroupState.PREPARING_REBALANCE
     rejoin = ctx.join(group_id="g", member_id=leader)
     assert code(rejoin) is NONE and rejoin.value.generation_id == generation + 1
+
+
+def test_rule_24_the_sync_timer_fires_at_the_group_rebalance_timeout_and_removes_only_who_never_synced() -> None:
+    ctx = CoordinatorTestContext()
+    ctx.auto_tick = False
+    joins = [ctx.join_dynamic("g", rebalance_timeout_ms=timeout) for timeout in (20_000, 30_000, 25_000)]
+    ctx.auto_tick = True
+    ctx.advance(1_000)
+    ctx.tick()  # the join completes at 1_000
+    assert ctx.state("g") is GroupState.COMPLETING_REBALANCE
+    leader, generation = joins[0].value.leader, joins[0].value.generation_id
+    members = [r.value.member_id for r in joins]
+    synced, lazy = members[1], members[2]
+    assert ctx.sync_deadline("g") == 31_000  # join completion + the group's (largest) rebalance timeout
+    ctx.sleep(1_000)
+    parked = ctx.sync(group_id="g", member_id=synced, generation_id=generation)
+    assert not parked.done
+    while ctx.now_ms + 5_000 < 31_000:  # the leader and the lazy member heartbeat (NONE in CompletingRebalance)
+        ctx.sleep(5_000)
+        assert ctx.heartbeat("g", leader, generation) is NONE
+        assert ctx.heartbeat("g", lazy, generation) is NONE
+    ctx.sleep_until(30_999)
+    assert sorted(ctx.group("g").members) == sorted(members) and not parked.done
+    ctx.sleep(1)
+    group = ctx.group("g")
+    assert list(group.members) == [synced]  # the two that never sent SyncGroup are removed, the synced one stays
+    expired = ctx.events.of("member.expired")
+    assert sorted(e["member"] for e in expired) == sorted([leader, lazy])
+    assert {e["reason"] for e in expired} == {"no SyncGroup within the rebalance timeout"}
+    assert code(parked) is ErrorCode.REBALANCE_IN_PROGRESS and parked.value.assignment == b""
+    assert ctx.state("g") is GroupState.PREPARING_REBALANCE and group.leader_id == synced
+    assert ctx.sync_deadline("g") is None
+    assert ctx.join_deadline("g") == 31_000 + 30_000  # the new rebalance waits the remaining member's timeout
 
 
 def test_rule_24_sync_timer_is_cancelled_once_everyone_synced() -> None:

@@ -1,0 +1,76 @@
+"""`GroupMetadataManager`: the groups of this coordinator and the classic group protocol (Kafka's manager of the
+same name). KIP-848 consumer groups are the next group type; they belong here, next to the classic parts.
+
+The manager is one class whose parts live in one file each, all over the state in `group_base.py`:
+
+* `rebalance.py`: the delayed operations (join, heartbeat, sync) and the rebalance steps;
+* `join.py` JoinGroup, `sync.py` SyncGroup, `membership.py` Heartbeat and LeaveGroup;
+* `admin.py` DescribeGroups, ListGroups, DeleteGroups; `controls.py` operator controls.
+
+Operations that write return a `CoordinatorResult` for the runtime; writes the manager starts on its own (a timer
+fired) go to the runtime's `write` it was built with. Besides the protocol, its public methods are what the
+offset manager and the partition manager need: look a group up, create, kill or forget one, record a member's
+liveness, install a loaded partition's groups and drop them when the partition goes.
+"""
+
+from __future__ import annotations
+
+from coordinator.admin import AdminMixin
+from coordinator.controls import ControlsMixin
+from coordinator.group import ClassicGroup
+from coordinator.join import JoinMixin
+from coordinator.keys import heartbeat_key, join_key, sync_key
+from coordinator.member import ClassicMember
+from coordinator.membership import MembershipMixin
+from coordinator.state import GroupState
+from coordinator.sync import SyncMixin
+from protocol.errors import ErrorCode
+from protocol.messages.join_group import JoinGroupResponse
+from protocol.messages.sync_group import SyncGroupResponse
+
+
+class GroupMetadataManager(JoinMixin, SyncMixin, MembershipMixin, AdminMixin, ControlsMixin):
+    """The classic groups of the partitions this coordinator owns."""
+
+    def record_liveness(self, member: ClassicMember) -> None:
+        """An OffsetCommit from the member proves it alive in Stable/PreparingRebalance (#27)."""
+        self._reschedule_heartbeat(member)
+
+    def install(self, groups: dict[str, ClassicGroup]) -> None:
+        """Serve a loaded partition's groups: fresh session deadlines, a rebalance for groups over capacity."""
+        for group_id, group in groups.items():
+            self._groups[group_id] = group
+            self._refresh_subscriptions(group)
+            for member in group.members.values():
+                self._arm_member(group, member)
+                self._reschedule_heartbeat(member)
+            self._events.group_loaded(
+                group_id, group.state.value, group.generation_id, len(group.members), len(group.offsets)
+            )
+            if len(group.members) > self._config.group_max_size:
+                self._prepare_rebalance(
+                    group,
+                    f"freshly-loaded group is over capacity ({len(group.members)} > {self._config.group_max_size})",
+                )
+
+    def drop_partition(self, partition: int) -> int:
+        """Mark `partition`'s groups Dead and answer their parked requests (NOT_COORDINATOR, #47); how many."""
+        doomed = [g for g in self._groups.values() if g.partition == partition]
+        for group in doomed:
+            group_id = group.group_id
+            old = group.state
+            if old is not GroupState.DEAD:
+                group.transition_to(GroupState.DEAD, self._wall_ms)
+            for member in list(group.members.values()):
+                group.complete_join(
+                    member, JoinGroupResponse(error_code=ErrorCode.NOT_COORDINATOR, member_id=member.member_id)
+                )
+                group.complete_sync(member, SyncGroupResponse(error_code=ErrorCode.NOT_COORDINATOR))
+                self._timer.cancel(member.heartbeat_key)
+            for member_id in group.pending_members:
+                self._timer.cancel(heartbeat_key(group_id, member_id))
+            self._timer.cancel(join_key(group_id))
+            self._timer.cancel(sync_key(group_id))
+            del self._groups[group_id]
+            self._events.group_unloaded(group_id, old.value, group.generation_id)
+        return len(doomed)

@@ -1,0 +1,67 @@
+"""OffsetDelete (#43): delete some offsets of a group, refusing topics an active consumer group subscribes to.
+
+The offsets disappear from what OffsetFetch answers at once; their tombstones are written and the response goes
+out when they are durable (or with the mapped error when the write fails).
+"""
+
+from __future__ import annotations
+
+from coordinator.offset_base import OffsetManagerBase
+from coordinator.records import offset_commit_tombstone
+from coordinator.result import CoordinatorResult
+from coordinator.state import GroupState
+from protocol.errors import ErrorCode
+from protocol.messages.offset_delete import (
+    OffsetDeleteRequest,
+    OffsetDeleteResponse,
+    OffsetDeleteResponsePartition,
+    OffsetDeleteResponseTopic,
+)
+
+
+class OffsetDeleteMixin(OffsetManagerBase):
+    """OffsetDelete."""
+
+    def offset_delete(self, request: OffsetDeleteRequest) -> CoordinatorResult[OffsetDeleteResponse]:
+        """Delete some offsets of a group; topics an active consumer group subscribes to are refused (#43)."""
+        error = self._gate(request.group_id, allow_empty_id=False)
+        if error is not None:
+            return CoordinatorResult.of(OffsetDeleteResponse(error_code=error))
+        group = self._group_manager.group(request.group_id)
+        if group is None or group.is_in(GroupState.DEAD):
+            return CoordinatorResult.of(OffsetDeleteResponse(error_code=ErrorCode.GROUP_ID_NOT_FOUND))
+        active = not group.is_in(GroupState.EMPTY)
+        if active and not group.uses_consumer_protocol:
+            return CoordinatorResult.of(OffsetDeleteResponse(error_code=ErrorCode.NON_EMPTY_GROUP))
+        response = OffsetDeleteResponse()
+        offsets = group.offsets
+        deleted: list[tuple[str, int]] = []
+        for topic in request.topics:
+            subscribed = active and group.is_subscribed_to_topic(topic.name)
+            code = ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC if subscribed else ErrorCode.NONE
+            response.topics.append(
+                OffsetDeleteResponseTopic(
+                    name=topic.name,
+                    partitions=[
+                        OffsetDeleteResponsePartition(partition_index=p.partition_index, error_code=code)
+                        for p in topic.partitions
+                    ],
+                )
+            )
+            if subscribed:
+                continue
+            for p in topic.partitions:
+                tp = (topic.name, p.partition_index)
+                if tp not in deleted and (offsets.get(*tp) is not None or offsets.is_pending(*tp)):
+                    deleted.append(tp)
+        for tp in deleted:
+            offsets.delete(*tp)
+        if deleted:
+            self._events.offsets_deleted(group.group_id, deleted)
+
+        def done(error: ErrorCode) -> None:
+            if error != ErrorCode.NONE:
+                response.error_code = error
+
+        records = [offset_commit_tombstone(group.group_id, t, p) for t, p in deleted]
+        return CoordinatorResult(records, response, group.partition, "offset delete", done)
