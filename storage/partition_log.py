@@ -63,6 +63,7 @@ from storage.segment import (
     SWAP_SUFFIX,
     TIME_INDEX_SUFFIX,
     LogSegment,
+    SegmentSpec,
     TimestampOffset,
     parse_segment_name,
     segment_name,
@@ -352,14 +353,7 @@ class PartitionLog:
 
     def _create_segment(self, base_offset: int, now_ms: int, suffix: str = "") -> LogSegment:
         self._dir_dirty = True
-        segment = LogSegment.create(
-            self.directory,
-            base_offset,
-            index_interval_bytes=self._config.index_interval_bytes,
-            max_index_bytes=self._config.segment_index_bytes,
-            now_ms=now_ms,
-            suffix=suffix,
-        )
+        segment = LogSegment.create(self._spec(base_offset, now_ms, suffix))
         segment.on_damage = self._on_damage
         return segment
 
@@ -763,15 +757,17 @@ class PartitionLog:
     def _open_segment(
         self, base: int, now_ms: int, *, recover: bool, suffix: str = "", unflushed_from: int | None = None
     ) -> LogSegment:
-        return LogSegment.open(
+        return LogSegment.open(self._spec(base, now_ms, suffix), recover=recover, unflushed_from=unflushed_from)
+
+    def _spec(self, base_offset: int, now_ms: int, suffix: str = "") -> SegmentSpec:
+        """The one place a segment's settings come from: this log's directory and topic config."""
+        return SegmentSpec(
             self.directory,
-            base,
+            base_offset,
             index_interval_bytes=self._config.index_interval_bytes,
             max_index_bytes=self._config.segment_index_bytes,
             now_ms=now_ms,
-            recover=recover,
             suffix=suffix,
-            unflushed_from=unflushed_from,
         )
 
     def _load(self, recovery_point: int | None, now_ms: int) -> None:

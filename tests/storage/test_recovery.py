@@ -10,7 +10,7 @@ import pytest
 
 from storage.config import LogConfig
 from storage.partition_log import PartitionLog
-from storage.segment import CLEANED_SUFFIX, LogSegment
+from storage.segment import CLEANED_SUFFIX, LogSegment, SegmentSpec
 from tests.storage.helpers import decode_all, make_batch, offsets_of
 
 CONFIG = LogConfig(segment_bytes=2_000, index_interval_bytes=300)
@@ -229,7 +229,7 @@ def test_empty_segment_file_only(tmp_path: Path) -> None:
 def test_segment_create_refuses_to_clobber(tmp_path: Path) -> None:
     (tmp_path / f"{0:020d}.log").write_bytes(b"data")
     with pytest.raises(Exception, match="not empty"):
-        LogSegment.create(tmp_path, 0, index_interval_bytes=4096, max_index_bytes=1024, now_ms=0)
+        LogSegment.create(SegmentSpec(tmp_path, 0, index_interval_bytes=4096, max_index_bytes=1024, now_ms=0))
 
 
 def test_index_missing_its_last_entries_is_completed(tmp_path: Path) -> None:
