@@ -114,7 +114,7 @@ class Broker:
         log_config = LogConfig.from_broker_properties(dict(config.items()))
         check_data_dir(config.log_dir)
         try:
-            self.logs = LogManager([config.log_dir], log_config, node_id=config.node_id, now_ms=clock.wall_ms())
+            self.logs = LogManager([config.log_dir], log_config, node_id=config.node_id, clock=clock.wall_ms)
         except (OSError, LogDirError) as exc:
             cause = os_cause(exc) if isinstance(exc, OSError) else str(exc)
             raise StartupError(f"data directory {config.log_dir} ('log.dirs') is not usable: {cause}") from None

@@ -589,20 +589,11 @@ _running: weakref.WeakSet[PartitionLog] = weakref.WeakSet()
 _running_lock = threading.Lock()
 
 
-def _largest_timestamp(segment: LogSegment) -> int:
-    if segment.max_timestamp >= 0:
-        return segment.max_timestamp
-    try:
-        return segment.log_path.stat().st_mtime_ns // 1_000_000
-    except FileNotFoundError:
-        return 0
-
-
 def _first_uncleanable(closed: list[LogSegment], active: LogSegment, first_dirty: int, now_ms: int, lag: int) -> int:
     """Kafka's firstUncleanableDirtyOffset: the active segment, or the first dirty segment inside the lag."""
     if lag > 0:
         for segment in closed:
-            if segment.base_offset >= first_dirty and _largest_timestamp(segment) > now_ms - lag:
+            if segment.base_offset >= first_dirty and segment.largest_timestamp() > now_ms - lag:
                 return segment.base_offset
     return active.base_offset
 
@@ -769,6 +760,7 @@ def _swap(work: _Pass, group: list[LogSegment], dest: LogSegment) -> None:
     try:
         mtime = group[-1].log_path.stat().st_mtime_ns
         os.utime(dest.log_path, ns=(mtime, mtime))
+        dest.last_modified_ms = group[-1].last_modified_ms
     except FileNotFoundError:
         dest.delete()
         raise _Aborted(f"segment {group[-1].base_offset} was deleted") from None
@@ -840,7 +832,7 @@ class LogCleaner:
         if log.closed or not log.config.compact_enabled:
             return False
         cfg = config if config is not None else self.config
-        now = _wall_ms() if now_ms is None else now_ms
+        now = log.clock() if now_ms is None else now_ms
         clean_bytes, dirty_bytes = self._sizes(log, cfg, now)
         if dirty_bytes > 0 and dirty_bytes / (clean_bytes + dirty_bytes) >= cfg.min_cleanable_ratio:
             return True
@@ -850,7 +842,7 @@ class LogCleaner:
 
     def _sizes(self, log: PartitionLog, config: CleanerConfig | None, now_ms: int | None) -> tuple[int, int]:
         cfg = config if config is not None else self.config
-        now = _wall_ms() if now_ms is None else now_ms
+        now = log.clock() if now_ms is None else now_ms
         segments = log.segments()
         first_dirty = self.first_dirty_offset(log)
         uncleanable = _first_uncleanable(segments[:-1], segments[-1], first_dirty, now, cfg.min_compaction_lag_ms)
@@ -913,7 +905,3 @@ class LogCleaner:
             except (StorageError, OSError) as exc:
                 _log.warning("log_cleaning_failed", topic=tp[0], partition=tp[1], error=repr(exc))
         return results
-
-
-def _wall_ms() -> int:
-    return time.time_ns() // 1_000_000

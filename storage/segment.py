@@ -162,6 +162,9 @@ class LogSegment:
         #: Max timestamp of the first batch: Kafka measures segment.ms from it when it is set.
         self.rolling_base_timestamp: int | None = None
         self.created_ms = spec.now_ms
+        #: When data was last appended (Kafka's ``lastModified``): what retention.ms compares with when no batch
+        #: carries a timestamp. A new segment starts at its creation time, an opened one at its file's mtime.
+        self.last_modified_ms = spec.now_ms
         self._bytes_since_index = 0
         self._fd: int | None = None
         #: Bytes written since the last fsync.
@@ -210,7 +213,9 @@ class LogSegment:
         valid data at ``torn_at`` for the caller to cut (:meth:`cut_tail`).
         """
         segment = cls(spec)
-        file_size = segment.file_bytes = segment.log_path.stat().st_size
+        stat = segment.log_path.stat()
+        file_size = segment.file_bytes = stat.st_size
+        segment.last_modified_ms = stat.st_mtime_ns // 1_000_000
         if file_size > INT32_MAX:
             raise CorruptLogError(f"segment {segment.log_path} is larger than 2 GiB")
         if recover or not segment._load_indexes(file_size):
@@ -335,8 +340,8 @@ class LogSegment:
             return True
         return last_offset - self.base_offset > INT32_MAX
 
-    def append(self, data: bytes | bytearray | memoryview, batches: Sequence[BatchMeta]) -> None:
-        """Write validated batches at the end of the file (page cache only) and index them.
+    def append(self, data: bytes | bytearray | memoryview, batches: Sequence[BatchMeta], *, now_ms: int) -> None:
+        """Write validated batches at the end of the file (page cache only) and index them, at ``now_ms``.
 
         A failed write (disk full, I/O error) is cut back off, so the file never keeps a partial batch from it and
         the segment's size, next offset and indexes stay as they were. Should even that ftruncate fail, the next
@@ -358,6 +363,7 @@ class LogSegment:
         finally:
             view.release()
         self.dirty = True
+        self.last_modified_ms = now_ms
         for meta in batches:
             self._track(start + meta.position, meta.size, meta.last_offset, meta.max_timestamp)
         self._mark_proven(start, start + len(data))
@@ -398,7 +404,8 @@ class LogSegment:
             raise CorruptRecordError("data ends inside a batch")
         if metas and metas[-1].last_offset - self.base_offset > INT32_MAX:
             raise CorruptRecordError("offsets too far from the segment's base offset")
-        self.append(data, metas)
+        # A cleaned segment keeps the time it was made (created_ms) until the swap hands it its group's.
+        self.append(data, metas, now_ms=self.last_modified_ms)
 
     # --- reading ----------------------------------------------------------------------------------------------
 
@@ -628,10 +635,11 @@ class LogSegment:
         return None
 
     def largest_timestamp(self) -> int:
-        """What time-based retention compares with: the max timestamp, or the file's mtime when none is set."""
+        """What time-based retention compares with: the max timestamp, or the last append's time when none is set
+        (Kafka's ``largestTimestamp``, which falls back on the file's last-modified time)."""
         if self.max_timestamp >= 0:
             return self.max_timestamp
-        return self.log_path.stat().st_mtime_ns // 1_000_000
+        return self.last_modified_ms
 
     # --- truncation -------------------------------------------------------------------------------------------
 
