@@ -86,6 +86,7 @@ from protocol.records import (
 )
 from storage.config import INT32_MAX, INT64_MAX
 from storage.errors import LogClosedError, StorageError
+from storage.files import pread_fully
 from storage.partition_log import PartitionLog
 from storage.segment import CLEANED_SUFFIX, LogSegment
 
@@ -227,18 +228,6 @@ class _SegmentDamaged(Exception):
 # --- reading segment files --------------------------------------------------------------------------------------
 
 
-def _pread(fd: int, length: int, position: int) -> bytes:
-    parts: list[bytes] = []
-    got = 0
-    while got < length:
-        data = os.pread(fd, length - got, position + got)
-        if not data:
-            break
-        parts.append(data)
-        got += len(data)
-    return parts[0] if len(parts) == 1 else b"".join(parts)
-
-
 def _file_batches(path: Path, end: int, *, tolerate_tail: bool) -> Iterator[tuple[BatchHeader, bytes, int, int]]:
     """``(header, buffer, position in buffer, position in file)`` for each CRC-checked batch in ``[0, end)`` of the
     file at ``path``.
@@ -257,7 +246,7 @@ def _file_batches(path: Path, end: int, *, tolerate_tail: bool) -> Iterator[tupl
         need = _READ_CHUNK
         next_offset = -1
         while pos < end:
-            buf = _pread(fd, min(need, end - pos), pos)
+            buf = pread_fully(fd, min(need, end - pos), pos)
             scan = iter_batch_headers(buf, 0, verify_crc=True)
             try:
                 for rel, header in scan:

@@ -42,6 +42,7 @@ from protocol.records import (
 from storage.config import INT32_MAX
 from storage.descriptors import SEGMENT_DESCRIPTORS
 from storage.errors import CorruptLogError, CorruptRecordError, os_error_fields
+from storage.files import pread_fully
 from storage.index import OffsetIndex, TimeIndex
 from storage.validation import BatchMeta
 
@@ -415,19 +416,7 @@ class LogSegment:
 
     def read(self, position: int, length: int) -> bytes:
         """Copy ``length`` bytes from ``position`` (fewer only at the end of the file)."""
-        fd = self._file()
-        data = os.pread(fd, length, position)
-        if len(data) == length or not data:
-            return data
-        parts = [data]
-        got = len(data)
-        while got < length:
-            more = os.pread(fd, length - got, position + got)
-            if not more:
-                break
-            parts.append(more)
-            got += len(more)
-        return b"".join(parts)
+        return pread_fully(self._file(), length, position)
 
     def iter_headers(self, start: int = 0, end: int | None = None) -> Iterator[tuple[int, BatchHeader]]:
         """``(position, header)`` of each batch in ``[start, end)``, reading headers only, skipping damaged ranges.
