@@ -13,12 +13,11 @@ from pathlib import Path
 from broker.app import Broker
 from protocol.errors import ErrorCode
 from protocol.messages.create_topics import CreatableTopic, CreatableTopicConfig, CreateTopicsRequest
-from protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
-from protocol.records import NO_TIMESTAMP, Record, RecordBatch, encode_batch
+from protocol.records import NO_TIMESTAMP
 from protocol.registry import ApiKey
 from tests.broker.conftest import broker_config
-from tests.broker.wire import WireClient
 from tests.durability.offsets_client import commit, connect, create_topic, fetch
+from tests.support.data_plane import batch, produce
 
 SETTINGS = {"offsets_retention_minutes": "1", "offsets_retention_check_interval_ms": "1000"}
 
@@ -57,23 +56,12 @@ async def test_empty_group_offsets_expire_and_stay_expired_after_restart(tmp_pat
 HOUR_MS = 3_600_000
 
 
-async def _produce_without_timestamp(client: WireClient, topic: str) -> None:
-    """One record whose batch carries no timestamp: segment.ms and retention.ms then go by the broker's clock."""
-    record = Record(offset_delta=0, timestamp_delta=0, key=None, value=b"v")
-    records = encode_batch(RecordBatch.from_records([record], base_timestamp=NO_TIMESTAMP))
-    partition = PartitionProduceData(index=0, records=records)
-    request = ProduceRequest(
-        acks=-1, timeout_ms=5000, topic_data=[TopicProduceData(name=topic, partition_data=[partition])]
-    )
-    response = await client.call(ApiKey.PRODUCE, 9, request)
-    assert response.responses[0].partition_responses[0].error_code == ErrorCode.NONE
-
-
 async def test_virtual_time_rolls_segments_by_segment_ms_and_deletes_them_by_retention_ms(tmp_path: Path) -> None:
     broker = Broker(broker_config(tmp_path, log_retention_check_interval_ms="1000"))
     await broker.start()
     try:
-        # The broker's clock runs an hour ahead of the OS clock: storage must not mix the two.
+        # The broker's clock runs an hour ahead of the OS clock: storage must not mix the two. The batches carry no
+        # timestamp, so segment.ms and retention.ms go by the broker's clock.
         broker.advance_time(HOUR_MS)
         client = await connect(broker.ports[0])
         configs = [
@@ -85,11 +73,11 @@ async def test_virtual_time_rolls_segments_by_segment_ms_and_deletes_them_by_ret
         assert created.topics[0].error_code == ErrorCode.NONE
         log = broker.logs.get("timed", 0)
         assert log is not None
-        await _produce_without_timestamp(client, "timed")
-        await _produce_without_timestamp(client, "timed")
+        assert (await produce(client, "timed", batch(b"v", timestamp=NO_TIMESTAMP))).error_code == ErrorCode.NONE
+        assert (await produce(client, "timed", batch(b"v", timestamp=NO_TIMESTAMP))).error_code == ErrorCode.NONE
         assert log.segment_count == 1  # the segment is new by the broker's clock (an hour old by the OS clock)
         broker.advance_time(60_001)
-        await _produce_without_timestamp(client, "timed")
+        assert (await produce(client, "timed", batch(b"v", timestamp=NO_TIMESTAMP))).error_code == ErrorCode.NONE
         assert log.segment_count == 2  # segment.ms passed on the broker's clock: rolled
         broker.advance_time(2_000)  # a retention check runs: the closed segment is a minute old, kept
         assert (log.log_start_offset, log.segment_count) == (0, 2)
