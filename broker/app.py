@@ -129,7 +129,7 @@ class Broker:
         check_data_dir(config.log_dir)
         log_config = LogConfig.from_broker_properties(dict(config.items()))
         try:
-            return LogManager([config.log_dir], log_config, node_id=config.node_id, now_ms=self.clock.wall_ms())
+            return LogManager([config.log_dir], log_config, node_id=config.node_id, clock=self.clock.wall_ms)
         except (OSError, LogDirError) as exc:
             cause = os_cause(exc) if isinstance(exc, OSError) else str(exc)
             raise StartupError(f"data directory {config.log_dir} ('log.dirs') is not usable: {cause}") from None

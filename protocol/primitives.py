@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 from construct import Construct
 
 from protocol.errors import DecodeError, EncodeError
+from protocol.varint import read_uvarint, write_uvarint
 
 ZERO_UUID = uuid.UUID(int=0)
 # A value's position in emitted code is always a Python expression; the helpers below are the only names it calls.
@@ -109,45 +110,23 @@ def wr_bool(io: BytesIO, value: bool) -> None:
 
 
 def rd_uvarint(io: BytesIO, path: str) -> int:
-    """Kafka's unsigned varint: LEB128, at most 5 bytes (a 32-bit value), as `ByteUtils.readUnsignedVarint`."""
+    """Kafka's unsigned varint: LEB128, at most 5 bytes (a 32-bit value), as `ByteUtils.readUnsignedVarint`.
+
+    The one-byte case (almost every count and length) is read here; longer ones go to `protocol.varint`, the one
+    LEB128 decoder, over the stream's buffer without copying it.
+    """
     data = io.read(1)
-    if not data:
-        raise _fail(io, path, "varint: need 1 byte, have 0")
-    byte = data[0]
-    if byte < 0x80:
-        return byte
-    value = byte & 0x7F
-    shift = 7
-    while True:
-        data = io.read(1)
-        if not data:
-            raise _fail(io, path, "varint: truncated")
-        byte = data[0]
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            if value > 0xFFFFFFFF:
-                raise _fail(io, path, "varint: value exceeds 32 bits")
-            return value
-        shift += 7
-        if shift >= 35:
-            raise _fail(io, path, "varint: longer than 5 bytes")
-
-
-def uvarint_bytes(value: int) -> bytes:
-    if 0 <= value < 0x80:
-        return bytes((value,))
-    if value < 0 or value > 0xFFFFFFFF:
-        raise EncodeError(f"unsigned varint out of range: {value}")
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
+    if data and data[0] < 0x80:
+        return data[0]
+    start = io.tell() - len(data)
+    with io.getbuffer() as view:
+        value, end = read_uvarint(view, start, path)
+    io.seek(end)
+    return value
 
 
 def wr_uvarint(io: BytesIO, value: int) -> None:
-    io.write(uvarint_bytes(value))
+    io.write(write_uvarint(value))
 
 
 def rd_uuid(io: BytesIO, path: str) -> uuid.UUID:
@@ -207,7 +186,7 @@ def rd_bytes(io: BytesIO, compact: bool, nullable: bool, path: str) -> bytes | N
 
 def _wr_length(io: BytesIO, length: int, compact: bool, wide: bool) -> None:
     if compact:
-        io.write(uvarint_bytes(length + 1))
+        io.write(write_uvarint(length + 1))
     elif wide:
         io.write(_PACK_I32(length))
     else:
@@ -297,10 +276,10 @@ def wr_tags(io: BytesIO, known: list[tuple[int, bytes]], unknown: dict[int, byte
         io.write(b"\x00")
         return
     entries = sorted([*known, *unknown.items()]) if unknown else known
-    io.write(uvarint_bytes(len(entries)))
+    io.write(write_uvarint(len(entries)))
     for tag, data in entries:
-        io.write(uvarint_bytes(tag))
-        io.write(uvarint_bytes(len(data)))
+        io.write(write_uvarint(tag))
+        io.write(write_uvarint(len(data)))
         io.write(data)
 
 

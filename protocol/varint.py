@@ -80,7 +80,7 @@ def _read_unsigned(buf: ReadableBuffer, pos: int, max_bytes: int, limit: int, pa
         value |= (b & 0x7F) << shift
         if b < 0x80:
             if value > limit:
-                raise DecodeError(f"varint overflows {limit.bit_length()} bits", path=path, offset=start)
+                raise DecodeError(f"varint overflows: value exceeds {limit.bit_length()} bits", path=path, offset=start)
             return value, pos
         shift += 7
         if pos - start >= max_bytes:

@@ -86,6 +86,7 @@ from protocol.records import (
 )
 from storage.config import INT32_MAX, INT64_MAX
 from storage.errors import LogClosedError, StorageError
+from storage.files import pread_fully
 from storage.partition_log import PartitionLog
 from storage.segment import CLEANED_SUFFIX, LogSegment
 
@@ -227,18 +228,6 @@ class _SegmentDamaged(Exception):
 # --- reading segment files --------------------------------------------------------------------------------------
 
 
-def _pread(fd: int, length: int, position: int) -> bytes:
-    parts: list[bytes] = []
-    got = 0
-    while got < length:
-        data = os.pread(fd, length - got, position + got)
-        if not data:
-            break
-        parts.append(data)
-        got += len(data)
-    return parts[0] if len(parts) == 1 else b"".join(parts)
-
-
 def _file_batches(path: Path, end: int, *, tolerate_tail: bool) -> Iterator[tuple[BatchHeader, bytes, int, int]]:
     """``(header, buffer, position in buffer, position in file)`` for each CRC-checked batch in ``[0, end)`` of the
     file at ``path``.
@@ -257,7 +246,7 @@ def _file_batches(path: Path, end: int, *, tolerate_tail: bool) -> Iterator[tupl
         need = _READ_CHUNK
         next_offset = -1
         while pos < end:
-            buf = _pread(fd, min(need, end - pos), pos)
+            buf = pread_fully(fd, min(need, end - pos), pos)
             scan = iter_batch_headers(buf, 0, verify_crc=True)
             try:
                 for rel, header in scan:
@@ -589,20 +578,11 @@ _running: weakref.WeakSet[PartitionLog] = weakref.WeakSet()
 _running_lock = threading.Lock()
 
 
-def _largest_timestamp(segment: LogSegment) -> int:
-    if segment.max_timestamp >= 0:
-        return segment.max_timestamp
-    try:
-        return segment.log_path.stat().st_mtime_ns // 1_000_000
-    except FileNotFoundError:
-        return 0
-
-
 def _first_uncleanable(closed: list[LogSegment], active: LogSegment, first_dirty: int, now_ms: int, lag: int) -> int:
     """Kafka's firstUncleanableDirtyOffset: the active segment, or the first dirty segment inside the lag."""
     if lag > 0:
         for segment in closed:
-            if segment.base_offset >= first_dirty and _largest_timestamp(segment) > now_ms - lag:
+            if segment.base_offset >= first_dirty and segment.largest_timestamp() > now_ms - lag:
                 return segment.base_offset
     return active.base_offset
 
@@ -769,6 +749,7 @@ def _swap(work: _Pass, group: list[LogSegment], dest: LogSegment) -> None:
     try:
         mtime = group[-1].log_path.stat().st_mtime_ns
         os.utime(dest.log_path, ns=(mtime, mtime))
+        dest.last_modified_ms = group[-1].last_modified_ms
     except FileNotFoundError:
         dest.delete()
         raise _Aborted(f"segment {group[-1].base_offset} was deleted") from None
@@ -840,7 +821,7 @@ class LogCleaner:
         if log.closed or not log.config.compact_enabled:
             return False
         cfg = config if config is not None else self.config
-        now = _wall_ms() if now_ms is None else now_ms
+        now = log.clock() if now_ms is None else now_ms
         clean_bytes, dirty_bytes = self._sizes(log, cfg, now)
         if dirty_bytes > 0 and dirty_bytes / (clean_bytes + dirty_bytes) >= cfg.min_cleanable_ratio:
             return True
@@ -850,7 +831,7 @@ class LogCleaner:
 
     def _sizes(self, log: PartitionLog, config: CleanerConfig | None, now_ms: int | None) -> tuple[int, int]:
         cfg = config if config is not None else self.config
-        now = _wall_ms() if now_ms is None else now_ms
+        now = log.clock() if now_ms is None else now_ms
         segments = log.segments()
         first_dirty = self.first_dirty_offset(log)
         uncleanable = _first_uncleanable(segments[:-1], segments[-1], first_dirty, now, cfg.min_compaction_lag_ms)
@@ -913,7 +894,3 @@ class LogCleaner:
             except (StorageError, OSError) as exc:
                 _log.warning("log_cleaning_failed", topic=tp[0], partition=tp[1], error=repr(exc))
         return results
-
-
-def _wall_ms() -> int:
-    return time.time_ns() // 1_000_000

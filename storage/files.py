@@ -14,6 +14,7 @@ from pathlib import Path
 __all__ = [
     "atomic_write",
     "fsync_dir",
+    "pread_fully",
     "read_offset_checkpoint",
     "read_properties",
     "write_offset_checkpoint",
@@ -21,6 +22,22 @@ __all__ = [
 ]
 
 _TMP_SUFFIX = ".tmp"
+
+
+def pread_fully(fd: int, length: int, position: int) -> bytes:
+    """``length`` bytes from ``position`` (fewer only at the end of the file): one pread may return less."""
+    data = os.pread(fd, length, position)
+    if len(data) == length or not data:
+        return data
+    parts = [data]
+    got = len(data)
+    while got < length:
+        more = os.pread(fd, length - got, position + got)
+        if not more:
+            break
+        parts.append(more)
+        got += len(more)
+    return b"".join(parts)
 
 
 def fsync_dir(path: Path) -> None:

@@ -19,7 +19,7 @@ import struct
 import sys
 from array import array
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Self
 
 __all__ = ["OffsetIndex", "TimeIndex"]
 
@@ -69,48 +69,75 @@ class _IndexFile:
 
 
 class _PairIndex:
-    """What both index files share: two parallel columns of fixed-size entries, flushed incrementally."""
+    """What both index files share: two parallel columns of fixed-size entries, flushed incrementally.
+
+    One of the columns holds offsets relative to the base offset (``RELATIVE``); ``entries`` and ``last_entry``
+    give them absolute. Subclasses add how entries are appended and looked up, and what a sane file holds.
+    """
 
     ENTRY: ClassVar[struct.Struct]
+    ENTRY_SIZE: ClassVar[int]
+    #: array typecodes of the two columns.
+    TYPECODES: ClassVar[tuple[str, str]]
+    #: Which column (0 or 1) holds relative offsets.
+    RELATIVE: ClassVar[int]
 
-    __slots__ = ("_file", "base_offset", "max_entries")
+    __slots__ = ("_file", "_first", "_second", "base_offset", "max_entries")
 
     def __init__(self, path: Path, base_offset: int, max_entries: int) -> None:
         self.base_offset = base_offset
         self.max_entries = max(1, max_entries)
         self._file = _IndexFile(path, 0)
-
-    def _columns(self) -> tuple[array[int], array[int]]:
-        raise NotImplementedError
+        self._first: array[int] = array(self.TYPECODES[0])
+        self._second: array[int] = array(self.TYPECODES[1])
 
     @property
     def path(self) -> Path:
         return self._file.path
 
     def __len__(self) -> int:
-        return len(self._columns()[0])
+        return len(self._first)
 
     @property
     def is_full(self) -> bool:
         return len(self) >= self.max_entries
 
+    def _absolute(self, first: int, second: int) -> tuple[int, int]:
+        if self.RELATIVE == 0:
+            return self.base_offset + first, second
+        return first, self.base_offset + second
+
+    def entries(self) -> list[tuple[int, int]]:
+        """Every entry with its offset absolute, for tests and tools."""
+        return [self._absolute(a, b) for a, b in zip(self._first, self._second, strict=True)]
+
+    def last_entry(self) -> tuple[int, int] | None:
+        if not self._first:
+            return None
+        return self._absolute(self._first[-1], self._second[-1])
+
     def clear(self) -> None:
-        for column in self._columns():
-            del column[:]
+        del self._first[:]
+        del self._second[:]
+
+    def _keep(self, count: int) -> None:
+        """Drop every entry from the ``count``-th on."""
+        del self._first[count:]
+        del self._second[count:]
 
     def flush(self, *, fsync: bool = False) -> None:
-        first, second = self._columns()
+        first, second = self._first, self._second
         written = self._file._written
         total = len(first)
         pack = self.ENTRY.pack
         pending = [pack(first[i], second[i]) for i in range(written, total)] if total > written else None
-        self._file.sync(pending, total, self.ENTRY.size, fsync=fsync)
+        self._file.sync(pending, total, self.ENTRY_SIZE, fsync=fsync)
 
     def rewrite(self) -> None:
         """Replace the file with the in-memory entries (after a rebuild)."""
-        first, second = self._columns()
         pack = self.ENTRY.pack
-        self._file.rewrite(b"".join(pack(a, b) for a, b in zip(first, second, strict=True)), len(first))
+        data = b"".join(pack(a, b) for a, b in zip(self._first, self._second, strict=True))
+        self._file.rewrite(data, len(self._first))
 
     def rename(self, path: Path) -> None:
         self._file.rename(path)
@@ -118,82 +145,86 @@ class _PairIndex:
     def delete(self) -> None:
         self._file.delete()
 
+    def _decode(self, data: bytes) -> None:
+        for first, second in self.ENTRY.iter_unpack(data):
+            self._first.append(first)
+            self._second.append(second)
 
-class OffsetIndex(_PairIndex):
-    """Maps offsets to the file position of a batch at or before them; a lookup is a floor search plus a scan.
-
-    Each entry is ``(last offset of a batch, position of that batch)``, as Kafka writes them since 3.x; entries
-    are strictly increasing in both fields, which is what the sanity check on load verifies.
-    """
-
-    ENTRY = _OFFSET_ENTRY
-    ENTRY_SIZE = _OFFSET_ENTRY.size
-
-    __slots__ = ("_positions", "_relative")
-
-    def __init__(self, path: Path, base_offset: int, max_entries: int) -> None:
-        super().__init__(path, base_offset, max_entries)
-        self._relative = array("i")
-        self._positions = array("i")
-
-    def _columns(self) -> tuple[array[int], array[int]]:
-        return self._relative, self._positions
-
-    def entries(self) -> list[tuple[int, int]]:
-        """``(absolute offset, position)`` pairs, for tests and tools."""
-        base = self.base_offset
-        return [(base + r, p) for r, p in zip(self._relative, self._positions, strict=True)]
-
-    def last_entry(self) -> tuple[int, int] | None:
-        if not self._relative:
-            return None
-        return self.base_offset + self._relative[-1], self._positions[-1]
-
-    def append(self, offset: int, position: int) -> None:
-        relative = offset - self.base_offset
-        if self._relative and (relative <= self._relative[-1] or position <= self._positions[-1]):
-            raise ValueError(f"index entry ({offset}, {position}) not after the last one")
-        self._relative.append(relative)
-        self._positions.append(position)
-
-    def lookup(self, offset: int) -> int:
-        """Position of the last indexed batch whose last offset is <= ``offset`` (0 when none is)."""
-        i = bisect.bisect_right(self._relative, offset - self.base_offset) - 1
-        return self._positions[i] if i >= 0 else 0
-
-    def floor_position(self, position: int) -> int:
-        """Largest indexed batch position <= ``position``: a known batch boundary to scan forward from."""
-        i = bisect.bisect_right(self._positions, position) - 1
-        return self._positions[i] if i >= 0 else 0
-
-    def truncate_to_position(self, position: int) -> None:
-        """Drop entries for batches at or after ``position`` (the log is being cut there)."""
-        keep = bisect.bisect_left(self._positions, position)
-        del self._relative[keep:]
-        del self._positions[keep:]
+    def _sane(self, log_size: int | None) -> bool:
+        raise NotImplementedError
 
     @classmethod
-    def load(cls, path: Path, base_offset: int, max_entries: int, log_size: int) -> OffsetIndex | None:
-        """Read an index file; None when it is missing or fails the checks (then the caller rebuilds it)."""
+    def load(cls, path: Path, base_offset: int, max_entries: int, log_size: int | None = None) -> Self | None:
+        """Read an index file; None when it is missing or fails the checks (then the caller rebuilds it).
+
+        ``log_size`` is the size of the segment's log file, which no indexed position may reach.
+        """
         try:
             data = path.read_bytes()
         except FileNotFoundError:
             return None
         if len(data) % cls.ENTRY_SIZE:
             return None
+        index = cls(path, base_offset, max_entries)
+        index._decode(data)
+        if not index._sane(log_size):
+            return None
+        index._file = _IndexFile(path, len(index))
+        return index
+
+
+class OffsetIndex(_PairIndex):
+    """Maps offsets to the file position of a batch at or before them; a lookup is a floor search plus a scan.
+
+    Each entry is ``(last offset of a batch, position of that batch)``, as Kafka writes them since 3.x; entries
+    are strictly increasing in both fields, which is what the sanity check on load verifies. The columns are
+    ``_first`` (relative offsets) and ``_second`` (positions).
+    """
+
+    ENTRY = _OFFSET_ENTRY
+    ENTRY_SIZE = _OFFSET_ENTRY.size
+    TYPECODES = ("i", "i")
+    RELATIVE = 0
+
+    __slots__ = ()
+
+    def append(self, offset: int, position: int) -> None:
+        relative = offset - self.base_offset
+        if self._first and (relative <= self._first[-1] or position <= self._second[-1]):
+            raise ValueError(f"index entry ({offset}, {position}) not after the last one")
+        self._first.append(relative)
+        self._second.append(position)
+
+    def lookup(self, offset: int) -> int:
+        """Position of the last indexed batch whose last offset is <= ``offset`` (0 when none is)."""
+        i = bisect.bisect_right(self._first, offset - self.base_offset) - 1
+        return self._second[i] if i >= 0 else 0
+
+    def floor_position(self, position: int) -> int:
+        """Largest indexed batch position <= ``position``: a known batch boundary to scan forward from."""
+        i = bisect.bisect_right(self._second, position) - 1
+        return self._second[i] if i >= 0 else 0
+
+    def truncate_to_position(self, position: int) -> None:
+        """Drop entries for batches at or after ``position`` (the log is being cut there)."""
+        self._keep(bisect.bisect_left(self._second, position))
+
+    def _decode(self, data: bytes) -> None:
+        # Both columns are int32: one array read and a byteswap beat unpacking entry by entry.
         flat = array("i")
         flat.frombytes(data)
         if _LITTLE_ENDIAN:
             flat.byteswap()
-        index = cls(path, base_offset, max_entries)
-        index._relative = flat[0::2]
-        index._positions = flat[1::2]
-        if not _strictly_increasing(index._relative) or not _strictly_increasing(index._positions):
-            return None
-        if index._relative and (index._relative[0] < 0 or index._positions[0] < 0 or index._positions[-1] >= log_size):
-            return None
-        index._file = _IndexFile(path, len(index._relative))
-        return index
+        self._first = flat[0::2]
+        self._second = flat[1::2]
+
+    def _sane(self, log_size: int | None) -> bool:
+        relative, positions = self._first, self._second
+        if not _strictly_increasing(relative) or not _strictly_increasing(positions):
+            return False
+        if not relative:
+            return True
+        return relative[0] >= 0 and positions[0] >= 0 and (log_size is None or positions[-1] < log_size)
 
 
 class TimeIndex(_PairIndex):
@@ -201,71 +232,41 @@ class TimeIndex(_PairIndex):
 
     Entries are added only when the segment's max timestamp grows, so timestamps are strictly increasing and a
     floor search finds where to start scanning for the first record with timestamp >= a target (ListOffsets).
-    The last entry also gives a closed segment's max timestamp, which time-based retention needs.
+    The last entry also gives a closed segment's max timestamp, which time-based retention needs. The columns
+    are ``_first`` (timestamps) and ``_second`` (relative offsets).
     """
 
     ENTRY = _TIME_ENTRY
     ENTRY_SIZE = _TIME_ENTRY.size
+    TYPECODES = ("q", "i")
+    RELATIVE = 1
 
-    __slots__ = ("_relative", "_timestamps")
-
-    def __init__(self, path: Path, base_offset: int, max_entries: int) -> None:
-        super().__init__(path, base_offset, max_entries)
-        self._timestamps = array("q")
-        self._relative = array("i")
-
-    def _columns(self) -> tuple[array[int], array[int]]:
-        return self._timestamps, self._relative
-
-    def entries(self) -> list[tuple[int, int]]:
-        base = self.base_offset
-        return [(t, base + r) for t, r in zip(self._timestamps, self._relative, strict=True)]
-
-    def last_entry(self) -> tuple[int, int] | None:
-        if not self._timestamps:
-            return None
-        return self._timestamps[-1], self.base_offset + self._relative[-1]
+    __slots__ = ()
 
     def maybe_append(self, timestamp: int, offset: int) -> None:
         """Append only when ``timestamp`` exceeds the last entry's, keeping the index monotonic as Kafka does."""
-        if timestamp < 0 or (self._timestamps and timestamp <= self._timestamps[-1]):
+        if timestamp < 0 or (self._first and timestamp <= self._first[-1]):
             return
         relative = offset - self.base_offset
-        if self._relative and relative < self._relative[-1]:
+        if self._second and relative < self._second[-1]:
             raise ValueError(f"time index offset {offset} before the last entry")
-        self._timestamps.append(timestamp)
-        self._relative.append(relative)
+        self._first.append(timestamp)
+        self._second.append(relative)
 
     def lookup(self, timestamp: int) -> int:
         """Offset of the last entry with timestamp <= ``timestamp`` (the base offset when none is)."""
-        i = bisect.bisect_right(self._timestamps, timestamp) - 1
-        return self.base_offset + self._relative[i] if i >= 0 else self.base_offset
+        i = bisect.bisect_right(self._first, timestamp) - 1
+        return self.base_offset + self._second[i] if i >= 0 else self.base_offset
 
     def truncate_to_offset(self, offset: int) -> None:
         """Drop entries pointing at ``offset`` or later."""
-        relative = offset - self.base_offset
-        keep = bisect.bisect_left(self._relative, relative)
-        del self._timestamps[keep:]
-        del self._relative[keep:]
+        self._keep(bisect.bisect_left(self._second, offset - self.base_offset))
 
-    @classmethod
-    def load(cls, path: Path, base_offset: int, max_entries: int) -> TimeIndex | None:
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            return None
-        if len(data) % cls.ENTRY_SIZE:
-            return None
-        index = cls(path, base_offset, max_entries)
-        for timestamp, relative in _TIME_ENTRY.iter_unpack(data):
-            index._timestamps.append(timestamp)
-            index._relative.append(relative)
-        if not _strictly_increasing(index._timestamps) or not _non_decreasing(index._relative):
-            return None
-        if index._relative and (index._relative[0] < 0 or index._timestamps[0] < 0):
-            return None
-        index._file = _IndexFile(path, len(index._timestamps))
-        return index
+    def _sane(self, log_size: int | None) -> bool:
+        timestamps, relative = self._first, self._second
+        if not _strictly_increasing(timestamps) or not _non_decreasing(relative):
+            return False
+        return not relative or (relative[0] >= 0 and timestamps[0] >= 0)
 
 
 def _strictly_increasing(values: array[int]) -> bool:

@@ -18,7 +18,6 @@ import contextlib
 import dataclasses
 import os
 import shutil
-import time
 import uuid
 from collections.abc import Generator, Mapping, Sequence
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import TypeVar, cast
 
 import structlog
 
+from storage.clock import Clock, wall_clock_ms
 from storage.config import LogConfig, validate_topic_configs
 from storage.damage import DamagedRange, QuarantinedFile
 from storage.errors import (
@@ -68,10 +68,6 @@ TOPICS_FILE = "topics.json"
 RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
 _DELETE_SUFFIX = "-delete"
 _STRAY_SUFFIX = "-stray"
-
-
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 _T = TypeVar("_T")
@@ -128,6 +124,7 @@ class LogManager:
         node_id: int = 0,
         cluster_id: str | None = None,
         now_ms: int | None = None,
+        clock: Clock = wall_clock_ms,
     ) -> None:
         if not log_dirs:
             raise ValueError("at least one log directory is required")
@@ -146,8 +143,10 @@ class LogManager:
         #: Partition directories set aside at startup (Kafka's ``-stray``), reported with the quarantined files.
         self._set_aside_dirs: list[QuarantinedFile] = []
         self._closed = False
+        #: Where every log of this directory takes the time when a caller passes none (:mod:`storage.clock`).
+        self._clock = clock
         self._finish_deletions()
-        self._load_logs(_now_ms() if now_ms is None else now_ms)
+        self._load_logs(clock() if now_ms is None else now_ms)
 
     # --- directory identity -----------------------------------------------------------------------------------
 
@@ -195,7 +194,7 @@ class LogManager:
                 self._set_aside(path)
                 continue
             self._logs[tp] = PartitionLog(
-                path, self.topic_config(topic), recovery_point=recovery_points.get(tp), now_ms=now_ms
+                path, self.topic_config(topic), recovery_point=recovery_points.get(tp), now_ms=now_ms, clock=self._clock
             )
         for name, info in self._topics.items():
             for partition in range(info.partitions):
@@ -229,7 +228,7 @@ class LogManager:
         path = self.log_dir / f"{topic}-{partition}"
         if path.exists():
             self._set_aside(path)
-        return PartitionLog(path, config, recovery_point=0, now_ms=now_ms)
+        return PartitionLog(path, config, recovery_point=0, now_ms=now_ms, clock=self._clock)
 
     # --- topics -----------------------------------------------------------------------------------------------
 
@@ -284,7 +283,7 @@ class LogManager:
         """
         self._check_open()
         info = self.validate_new_topic(name, partitions, configs, topic_id=topic_id)
-        now = _now_ms() if now_ms is None else now_ms
+        now = self._clock() if now_ms is None else now_ms
         return self._create_topic(info, self.defaults.with_overrides(info.configs), now)
 
     def validate_new_topic(
@@ -335,7 +334,7 @@ class LogManager:
             )
         if new_total == info.partitions:
             raise InvalidPartitionsError(f"Topic already has {info.partitions} partitions.")
-        now = _now_ms() if now_ms is None else now_ms
+        now = self._clock() if now_ms is None else now_ms
         return self._add_partitions(info, new_total, self.topic_config(name), now)
 
     def _add_partitions(self, info: TopicInfo, new_total: int, config: LogConfig, now_ms: int) -> Steps[TopicInfo]:
@@ -507,7 +506,7 @@ class LogManager:
         for partition in range(info.partitions):
             path = self.log_dir / f"{info.name}-{partition}"
             if (info.name, partition) not in self._logs and path.is_dir():
-                self._logs[(info.name, partition)] = PartitionLog(path, config, recovery_point=None)
+                self._logs[(info.name, partition)] = PartitionLog(path, config, recovery_point=None, clock=self._clock)
 
     def _finish_deletions(self) -> None:
         """Startup: finish deletions that passed their commit point, and remove ``-delete`` leftovers.

@@ -36,7 +36,6 @@ import functools
 import os
 import shutil
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +45,7 @@ import structlog
 
 from protocol.errors import DecodeError
 from protocol.records import RecordBatch, iter_batches, peek_batch_header
+from storage.clock import Clock, wall_clock_ms
 from storage.config import INT64_MAX, LogConfig
 from storage.damage import DamagedRange, QuarantinedFile, move_to_quarantine, topic_partition_of
 from storage.errors import (
@@ -63,6 +63,7 @@ from storage.segment import (
     SWAP_SUFFIX,
     TIME_INDEX_SUFFIX,
     LogSegment,
+    SegmentSpec,
     TimestampOffset,
     parse_segment_name,
     segment_name,
@@ -83,10 +84,6 @@ _ITER_CHUNK = 1024 * 1024
 
 def _unparsable_segment_name(name: str) -> bool:
     return name.endswith(_SEGMENT_SUFFIXES) and all(parse_segment_name(name, x) is None for x in _SEGMENT_SUFFIXES)
-
-
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 _P = ParamSpec("_P")
@@ -148,7 +145,9 @@ class PartitionLog:
     """A partition's segments in ``directory``; see the module docstring for the guarantees.
 
     ``recovery_point`` is the offset up to which the log was known to be flushed (from the log manager's
-    checkpoint); None means unknown, so every segment is scanned.
+    checkpoint); None means unknown, so every segment is scanned. ``clock`` gives the time wherever a caller
+    passes none (``now_ms`` here is the load time; by default a reading of ``clock``): the broker injects its own
+    clock, so virtual time moves segment.ms, retention.ms and flush.ms too (:mod:`storage.clock`).
     """
 
     def __init__(
@@ -158,10 +157,12 @@ class PartitionLog:
         *,
         recovery_point: int | None = None,
         now_ms: int | None = None,
+        clock: Clock = wall_clock_ms,
     ) -> None:
         self.directory = Path(directory)
         self._config = config if config is not None else LogConfig()
-        now = _now_ms() if now_ms is None else now_ms
+        self._clock = clock
+        now = clock() if now_ms is None else now_ms
         self._segments: list[LogSegment] = []
         self._bases: list[int] = []
         #: Rolled segments whose data and indexes still need an fsync.
@@ -184,6 +185,14 @@ class PartitionLog:
     @property
     def config(self) -> LogConfig:
         return self._config
+
+    @property
+    def clock(self) -> Clock:
+        """Where this log takes the time when a caller passes none (the cleaner uses it too)."""
+        return self._clock
+
+    def _now(self, now_ms: int | None) -> int:
+        return self._clock() if now_ms is None else now_ms
 
     @_locked
     def update_config(self, config: LogConfig) -> None:
@@ -320,7 +329,7 @@ class PartitionLog:
             segment_ms=config.segment_ms,
         ):
             segment = self._roll(now_ms)
-        segment.append(validated.data, validated.batches)
+        segment.append(validated.data, validated.batches, now_ms=now_ms)
         self._unflushed_records += validated.record_count
         if self._unflushed_records >= config.flush_messages:
             self.flush()
@@ -335,7 +344,7 @@ class PartitionLog:
     def roll(self, *, now_ms: int | None = None) -> LogSegment:
         """Start a new active segment at the log end (a no-op when the active segment is empty)."""
         self._check_open()
-        return self._roll(_now_ms() if now_ms is None else now_ms)
+        return self._roll(self._now(now_ms))
 
     def _roll(self, now_ms: int) -> LogSegment:
         old = self._segments[-1]
@@ -352,14 +361,7 @@ class PartitionLog:
 
     def _create_segment(self, base_offset: int, now_ms: int, suffix: str = "") -> LogSegment:
         self._dir_dirty = True
-        segment = LogSegment.create(
-            self.directory,
-            base_offset,
-            index_interval_bytes=self._config.index_interval_bytes,
-            max_index_bytes=self._config.segment_index_bytes,
-            now_ms=now_ms,
-            suffix=suffix,
-        )
+        segment = LogSegment.create(self._spec(base_offset, now_ms, suffix))
         segment.on_damage = self._on_damage
         return segment
 
@@ -604,7 +606,7 @@ class PartitionLog:
             if upper > offset:
                 break
             count += 1
-        return self._delete_leading(count, _now_ms() if now_ms is None else now_ms, "delete_segments_before")
+        return self._delete_leading(count, self._now(now_ms), "delete_segments_before")
 
     def _deletable(self) -> list[LogSegment]:
         """Segments retention may consider, oldest first: all but an empty active segment."""
@@ -668,7 +670,7 @@ class PartitionLog:
             segment.delete()
         self._segments.clear()
         self._flush_pending.clear()
-        self._add(self._create_segment(offset, _now_ms() if now_ms is None else now_ms))
+        self._add(self._create_segment(offset, self._now(now_ms)))
         self._reindex()
         self.recovery_point = offset
 
@@ -677,7 +679,7 @@ class PartitionLog:
     def new_cleaned_segment(self, base_offset: int, *, now_ms: int | None = None) -> LogSegment:
         """An empty ``<base>.log.cleaned`` segment for a cleaner to fill with ``append_batches``."""
         self._check_open()
-        return self._create_segment(base_offset, _now_ms() if now_ms is None else now_ms, CLEANED_SUFFIX)
+        return self._create_segment(base_offset, self._now(now_ms), CLEANED_SUFFIX)
 
     def replace_segments(self, old: Sequence[LogSegment], new: Sequence[LogSegment]) -> None:
         """Atomically swap a run of closed segments for cleaned ones (Kafka's ``replaceSegments``).
@@ -763,15 +765,17 @@ class PartitionLog:
     def _open_segment(
         self, base: int, now_ms: int, *, recover: bool, suffix: str = "", unflushed_from: int | None = None
     ) -> LogSegment:
-        return LogSegment.open(
+        return LogSegment.open(self._spec(base, now_ms, suffix), recover=recover, unflushed_from=unflushed_from)
+
+    def _spec(self, base_offset: int, now_ms: int, suffix: str = "") -> SegmentSpec:
+        """The one place a segment's settings come from: this log's directory and topic config."""
+        return SegmentSpec(
             self.directory,
-            base,
+            base_offset,
             index_interval_bytes=self._config.index_interval_bytes,
             max_index_bytes=self._config.segment_index_bytes,
             now_ms=now_ms,
-            recover=recover,
             suffix=suffix,
-            unflushed_from=unflushed_from,
         )
 
     def _load(self, recovery_point: int | None, now_ms: int) -> None:
@@ -859,7 +863,7 @@ class PartitionLog:
             self._on_damage(segment, start, end, reason)
 
     def _quarantine(self, name: str, reason: str) -> None:
-        moved = move_to_quarantine(self.directory / name, reason, _now_ms())
+        moved = move_to_quarantine(self.directory / name, reason, self._clock())
         self._quarantined.append(moved)
         _log.warning(
             "log_file_quarantined",

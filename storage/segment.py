@@ -21,6 +21,7 @@ from __future__ import annotations
 import bisect
 import os
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
@@ -41,6 +42,7 @@ from protocol.records import (
 from storage.config import INT32_MAX
 from storage.descriptors import SEGMENT_DESCRIPTORS
 from storage.errors import CorruptLogError, CorruptRecordError, os_error_fields
+from storage.files import pread_fully
 from storage.index import OffsetIndex, TimeIndex
 from storage.validation import BatchMeta
 
@@ -51,6 +53,7 @@ __all__ = [
     "SWAP_SUFFIX",
     "TIME_INDEX_SUFFIX",
     "LogSegment",
+    "SegmentSpec",
     "TimestampOffset",
     "parse_segment_name",
     "segment_name",
@@ -101,6 +104,21 @@ class TimestampOffset(NamedTuple):
     leader_epoch: int
 
 
+@dataclass(frozen=True, slots=True)
+class SegmentSpec:
+    """What a segment is made from besides its bytes: the log builds one (:meth:`PartitionLog._spec`) for every
+    segment it creates or opens, so the topic's settings travel as one value."""
+
+    directory: Path
+    base_offset: int
+    index_interval_bytes: int
+    max_index_bytes: int
+    #: When the segment counts as created, for ``segment.ms`` (a segment opened at startup: the load time).
+    now_ms: int
+    #: ``.cleaned`` or ``.swap`` while the cleaner builds or swaps in a replacement, else empty.
+    suffix: str = ""
+
+
 class _StopWalk(Exception):
     """A walk met bytes that are not the next valid batch; ``position`` is where valid data ends."""
 
@@ -117,27 +135,15 @@ class LogSegment:
     may be deleted right after a read returns.
     """
 
-    def __init__(
-        self,
-        directory: Path,
-        base_offset: int,
-        *,
-        index_interval_bytes: int,
-        max_index_bytes: int,
-        now_ms: int,
-        suffix: str = "",
-    ) -> None:
-        self.directory = directory
-        self.base_offset = base_offset
-        self.suffix = suffix
-        self.index_interval_bytes = index_interval_bytes
-        self._max_index_bytes = max_index_bytes
-        name = segment_name(base_offset)
-        self.log_path = directory / f"{name}{LOG_SUFFIX}{suffix}"
-        self.index = OffsetIndex(self._index_path(INDEX_SUFFIX), base_offset, max_index_bytes // OffsetIndex.ENTRY_SIZE)
-        self.time_index = TimeIndex(
-            self._index_path(TIME_INDEX_SUFFIX), base_offset, max_index_bytes // TimeIndex.ENTRY_SIZE
-        )
+    def __init__(self, spec: SegmentSpec) -> None:
+        self.directory = directory = spec.directory
+        self.base_offset = base_offset = spec.base_offset
+        self.suffix = spec.suffix
+        self.index_interval_bytes = spec.index_interval_bytes
+        self._max_index_bytes = spec.max_index_bytes
+        self.log_path = directory / f"{segment_name(base_offset)}{LOG_SUFFIX}{spec.suffix}"
+        self.index = OffsetIndex(self._index_path(INDEX_SUFFIX), base_offset, self._entries(OffsetIndex))
+        self.time_index = TimeIndex(self._index_path(TIME_INDEX_SUFFIX), base_offset, self._entries(TimeIndex))
         #: End of the last valid batch: appends go here, reads stop here.
         self.size = 0
         #: Size of the file when it was opened (larger than ``size`` when its tail is damaged).
@@ -156,7 +162,10 @@ class LogSegment:
         self.offset_of_max_timestamp = -1
         #: Max timestamp of the first batch: Kafka measures segment.ms from it when it is set.
         self.rolling_base_timestamp: int | None = None
-        self.created_ms = now_ms
+        self.created_ms = spec.now_ms
+        #: When data was last appended (Kafka's ``lastModified``): what retention.ms compares with when no batch
+        #: carries a timestamp. A new segment starts at its creation time, an opened one at its file's mtime.
+        self.last_modified_ms = spec.now_ms
         self._bytes_since_index = 0
         self._fd: int | None = None
         #: Bytes written since the last fsync.
@@ -164,6 +173,10 @@ class LogSegment:
         #: A failed append may have left bytes after ``size`` that could not be cut off yet.
         self._partial_tail = False
         self.closed = False
+
+    def _entries(self, kind: type[OffsetIndex | TimeIndex]) -> int:
+        """How many entries of ``kind`` fit in ``segment.index.bytes`` (a full index rolls the segment)."""
+        return self._max_index_bytes // kind.ENTRY_SIZE
 
     def _index_path(self, kind: str) -> Path:
         return self.directory / f"{segment_name(self.base_offset)}{kind}{self.suffix}"
@@ -174,25 +187,9 @@ class LogSegment:
     # --- lifecycle ----------------------------------------------------------------------------------------------
 
     @classmethod
-    def create(
-        cls,
-        directory: Path,
-        base_offset: int,
-        *,
-        index_interval_bytes: int,
-        max_index_bytes: int,
-        now_ms: int,
-        suffix: str = "",
-    ) -> LogSegment:
+    def create(cls, spec: SegmentSpec) -> LogSegment:
         """A new empty segment; an existing non-empty file of that name is an error, an empty one is reused."""
-        segment = cls(
-            directory,
-            base_offset,
-            index_interval_bytes=index_interval_bytes,
-            max_index_bytes=max_index_bytes,
-            now_ms=now_ms,
-            suffix=suffix,
-        )
+        segment = cls(spec)
         # The file is created and closed again: it is opened on first use (storage.descriptors bounds how many
         # segment files are open at once, so thousands of new partitions cost no descriptors).
         try:
@@ -207,18 +204,7 @@ class LogSegment:
         return segment
 
     @classmethod
-    def open(
-        cls,
-        directory: Path,
-        base_offset: int,
-        *,
-        index_interval_bytes: int,
-        max_index_bytes: int,
-        now_ms: int,
-        recover: bool,
-        suffix: str = "",
-        unflushed_from: int | None = None,
-    ) -> LogSegment:
+    def open(cls, spec: SegmentSpec, *, recover: bool, unflushed_from: int | None = None) -> LogSegment:
         """Open an existing segment; nothing on disk changes.
 
         ``recover=True`` scans every batch (CRC included) and rebuilds the indexes; otherwise the index files
@@ -227,15 +213,10 @@ class LogSegment:
         that offset on was never flushed: the first damage there, or damage with nothing valid after it, ends the
         valid data at ``torn_at`` for the caller to cut (:meth:`cut_tail`).
         """
-        segment = cls(
-            directory,
-            base_offset,
-            index_interval_bytes=index_interval_bytes,
-            max_index_bytes=max_index_bytes,
-            now_ms=now_ms,
-            suffix=suffix,
-        )
-        file_size = segment.file_bytes = segment.log_path.stat().st_size
+        segment = cls(spec)
+        stat = segment.log_path.stat()
+        file_size = segment.file_bytes = stat.st_size
+        segment.last_modified_ms = stat.st_mtime_ns // 1_000_000
         if file_size > INT32_MAX:
             raise CorruptLogError(f"segment {segment.log_path} is larger than 2 GiB")
         if recover or not segment._load_indexes(file_size):
@@ -360,8 +341,8 @@ class LogSegment:
             return True
         return last_offset - self.base_offset > INT32_MAX
 
-    def append(self, data: bytes | bytearray | memoryview, batches: Sequence[BatchMeta]) -> None:
-        """Write validated batches at the end of the file (page cache only) and index them.
+    def append(self, data: bytes | bytearray | memoryview, batches: Sequence[BatchMeta], *, now_ms: int) -> None:
+        """Write validated batches at the end of the file (page cache only) and index them, at ``now_ms``.
 
         A failed write (disk full, I/O error) is cut back off, so the file never keeps a partial batch from it and
         the segment's size, next offset and indexes stay as they were. Should even that ftruncate fail, the next
@@ -383,6 +364,7 @@ class LogSegment:
         finally:
             view.release()
         self.dirty = True
+        self.last_modified_ms = now_ms
         for meta in batches:
             self._track(start + meta.position, meta.size, meta.last_offset, meta.max_timestamp)
         self._mark_proven(start, start + len(data))
@@ -423,7 +405,8 @@ class LogSegment:
             raise CorruptRecordError("data ends inside a batch")
         if metas and metas[-1].last_offset - self.base_offset > INT32_MAX:
             raise CorruptRecordError("offsets too far from the segment's base offset")
-        self.append(data, metas)
+        # A cleaned segment keeps the time it was made (created_ms) until the swap hands it its group's.
+        self.append(data, metas, now_ms=self.last_modified_ms)
 
     # --- reading ----------------------------------------------------------------------------------------------
 
@@ -433,19 +416,7 @@ class LogSegment:
 
     def read(self, position: int, length: int) -> bytes:
         """Copy ``length`` bytes from ``position`` (fewer only at the end of the file)."""
-        fd = self._file()
-        data = os.pread(fd, length, position)
-        if len(data) == length or not data:
-            return data
-        parts = [data]
-        got = len(data)
-        while got < length:
-            more = os.pread(fd, length - got, position + got)
-            if not more:
-                break
-            parts.append(more)
-            got += len(more)
-        return b"".join(parts)
+        return pread_fully(self._file(), length, position)
 
     def iter_headers(self, start: int = 0, end: int | None = None) -> Iterator[tuple[int, BatchHeader]]:
         """``(position, header)`` of each batch in ``[start, end)``, reading headers only, skipping damaged ranges.
@@ -653,10 +624,11 @@ class LogSegment:
         return None
 
     def largest_timestamp(self) -> int:
-        """What time-based retention compares with: the max timestamp, or the file's mtime when none is set."""
+        """What time-based retention compares with: the max timestamp, or the last append's time when none is set
+        (Kafka's ``largestTimestamp``, which falls back on the file's last-modified time)."""
         if self.max_timestamp >= 0:
             return self.max_timestamp
-        return self.log_path.stat().st_mtime_ns // 1_000_000
+        return self.last_modified_ms
 
     # --- truncation -------------------------------------------------------------------------------------------
 
@@ -787,9 +759,8 @@ class LogSegment:
 
     def _load_indexes(self, file_size: int) -> bool:
         """Trust the index files if they pass the checks and the tail walks cleanly to the end of the file."""
-        entries = self._max_index_bytes
-        index = OffsetIndex.load(self.index.path, self.base_offset, entries // OffsetIndex.ENTRY_SIZE, file_size)
-        time_index = TimeIndex.load(self.time_index.path, self.base_offset, entries // TimeIndex.ENTRY_SIZE)
+        index = OffsetIndex.load(self.index.path, self.base_offset, self._entries(OffsetIndex), file_size)
+        time_index = TimeIndex.load(self.time_index.path, self.base_offset, self._entries(TimeIndex))
         if index is None or time_index is None:
             return False
         self.index = index

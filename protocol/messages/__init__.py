@@ -1,6 +1,7 @@
 """Generated message modules (`make codegen`); see protocol/codegen.py."""
 
 MODULES = (
+    'api_table',
     'api_versions',
     'consumer_group_describe',
     'consumer_group_heartbeat',

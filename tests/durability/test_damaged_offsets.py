@@ -22,8 +22,7 @@ from coordinator.hashing import partition_for
 from protocol.messages.offset_commit_key import OffsetCommitKey
 from protocol.records import iter_batches
 from tests.durability.offsets_client import commit, connect, create_topic, fetch
-from tests.support.broker_process import FAST_GROUPS, BrokerProcess
-from tests.toolkit.test_control_api import control_url
+from tests.support.broker_process import FAST_GROUPS, BrokerProcess, control_url
 
 TOPIC = "damaged-topic"
 PARTITIONS = 40

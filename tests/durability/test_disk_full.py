@@ -19,11 +19,11 @@ from protocol.messages.offset_commit import (
     OffsetCommitRequestTopic,
 )
 from protocol.registry import ApiKey
-from tests.broker.test_produce_fetch import batch, decoded, fetch, produce
 from tests.broker.wire import WireClient
 from tests.durability.offsets_client import commit, connect, create_topic
 from tests.durability.offsets_client import fetch as fetch_commits
 from tests.support.broker_process import BrokerProcess
+from tests.support.data_plane import batch, decoded, fetch, produce
 from tests.support.tmpfs import fill, small_tmpfs
 
 TOPIC = "disk-full"

@@ -1,7 +1,9 @@
-"""Offset retention (KIP-211, rule #36) on the real log with virtual time: expired offsets are tombstoned durably.
+"""Retention on the real log with virtual time: expired offsets are tombstoned durably, and data segments roll
+and expire by the broker's clock.
 
 The broker's clock is advanced past `offsets.retention.minutes` instead of waiting a minute; the coordinator's
-retention timer fires, writes tombstones to `__consumer_offsets`, and the expiry survives a restart.
+retention timer fires, writes tombstones to `__consumer_offsets`, and the expiry survives a restart. Likewise
+`segment.ms` and `retention.ms` of a topic follow the broker clock, so tests advance it instead of sleeping.
 """
 
 from __future__ import annotations
@@ -9,8 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from broker.app import Broker
+from protocol.errors import ErrorCode
+from protocol.messages.create_topics import CreatableTopic, CreatableTopicConfig, CreateTopicsRequest
+from protocol.records import NO_TIMESTAMP
+from protocol.registry import ApiKey
 from tests.broker.conftest import broker_config
 from tests.durability.offsets_client import commit, connect, create_topic, fetch
+from tests.support.data_plane import batch, produce
 
 SETTINGS = {"offsets_retention_minutes": "1", "offsets_retention_check_interval_ms": "1000"}
 
@@ -44,3 +51,38 @@ async def test_empty_group_offsets_expire_and_stay_expired_after_restart(tmp_pat
         await client.close()
     finally:
         await restarted.stop()
+
+
+HOUR_MS = 3_600_000
+
+
+async def test_virtual_time_rolls_segments_by_segment_ms_and_deletes_them_by_retention_ms(tmp_path: Path) -> None:
+    broker = Broker(broker_config(tmp_path, log_retention_check_interval_ms="1000"))
+    await broker.start()
+    try:
+        # The broker's clock runs an hour ahead of the OS clock: storage must not mix the two. The batches carry no
+        # timestamp, so segment.ms and retention.ms go by the broker's clock.
+        broker.advance_time(HOUR_MS)
+        client = await connect(broker.ports[0])
+        configs = [
+            CreatableTopicConfig(name="segment.ms", value="60000"),
+            CreatableTopicConfig(name="retention.ms", value="600000"),
+        ]
+        topic = CreatableTopic(name="timed", num_partitions=1, replication_factor=1, configs=configs)
+        created = await client.call(ApiKey.CREATE_TOPICS, 4, CreateTopicsRequest(topics=[topic]))
+        assert created.topics[0].error_code == ErrorCode.NONE
+        log = broker.logs.get("timed", 0)
+        assert log is not None
+        assert (await produce(client, "timed", batch(b"v", timestamp=NO_TIMESTAMP))).error_code == ErrorCode.NONE
+        assert (await produce(client, "timed", batch(b"v", timestamp=NO_TIMESTAMP))).error_code == ErrorCode.NONE
+        assert log.segment_count == 1  # the segment is new by the broker's clock (an hour old by the OS clock)
+        broker.advance_time(60_001)
+        assert (await produce(client, "timed", batch(b"v", timestamp=NO_TIMESTAMP))).error_code == ErrorCode.NONE
+        assert log.segment_count == 2  # segment.ms passed on the broker's clock: rolled
+        broker.advance_time(2_000)  # a retention check runs: the closed segment is a minute old, kept
+        assert (log.log_start_offset, log.segment_count) == (0, 2)
+        broker.advance_time(540_000)  # the closed segment's last append is past retention.ms, the active one's not
+        assert (log.log_start_offset, log.segment_count, log.log_end_offset) == (2, 1, 3)
+        await client.close()
+    finally:
+        await broker.stop()

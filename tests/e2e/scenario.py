@@ -21,7 +21,6 @@ import asyncio
 import json
 import queue
 import threading
-import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
@@ -30,7 +29,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
-from tests.support.broker_process import BrokerProcess
+from tests.support.broker_process import BrokerProcess, wait_until
 
 T = TypeVar("T")
 C = TypeVar("C", bound="GroupConsumer")
@@ -168,15 +167,18 @@ class Pump:
             self.received[c.name].extend(c.poll(self.poll_s))
 
     def until(self, predicate: Callable[[], bool], what: str, timeout_s: float = WAIT_S) -> None:
-        deadline = time.monotonic() + timeout_s
-        while True:
+        """Poll every consumer (each poll waits up to `poll_s`) until the predicate holds."""
+
+        def polled() -> bool:
             self.poll_once()
-            if predicate():
-                return
-            if time.monotonic() > deadline:
-                got = {name: len(recs) for name, recs in self.received.items()}
-                assignments = {c.name: sorted(c.assignment()) for c in self.consumers}
-                raise AssertionError(f"timed out waiting for {what}; received {got}, assignments {assignments}")
+            return predicate()
+
+        def state() -> str:
+            got = {name: len(recs) for name, recs in self.received.items()}
+            assignments = {c.name: sorted(c.assignment()) for c in self.consumers}
+            return f"received {got}, assignments {assignments}"
+
+        wait_until(polled, timeout_s, interval_s=0, what=what, detail=state)
 
     def all_received(self) -> list[Rec]:
         return [r for recs in self.received.values() for r in recs]
@@ -284,7 +286,11 @@ def broker_generation(broker: BrokerProcess, group: str, view: GroupView, after:
         found[:] = [int(last["generation"])]
         return bool(last["generation"] > after and sorted(last["members"]) == sorted(view.assignments))
 
-    wait_for(matches, f"a rebalance.completed event after generation {after} with members {sorted(view.assignments)}")
+    wait_until(
+        matches,
+        WAIT_S,
+        what=f"a rebalance.completed event after generation {after} with members {sorted(view.assignments)}",
+    )
     return found[0]
 
 
@@ -293,7 +299,9 @@ def log_barrier(broker: BrokerProcess, adapter: ClientAdapter) -> None:
     Everything the broker logged before it (in order, on one stream) is then in `log_lines()`."""
     marker = unique("log-barrier")
     adapter.create_topic(marker, 1)
-    wait_for(lambda: any(marker in line for line in broker.log_lines()), "the broker's output to catch up")
+    wait_until(
+        lambda: any(marker in line for line in broker.log_lines()), WAIT_S, what="the broker's output to catch up"
+    )
 
 
 # -- the lifecycle scenario --------------------------------------------------------------------------------------
@@ -367,7 +375,9 @@ def _lifecycle(adapter: ClientAdapter, opened: Opened, broker: BrokerProcess, to
     assert adapter.committed_offsets(group, topic) == expected
     for c in staying:
         opened.close(c)
-    wait_for(lambda: adapter.describe(group, topic).state.lower() == "empty", "the group to become Empty")
+    wait_until(
+        lambda: adapter.describe(group, topic).state.lower() == "empty", WAIT_S, what="the group to become Empty"
+    )
 
     # 5. A new consumer resumes exactly at the committed offsets: it receives only what is produced now.
     later = adapter.produce(topic, keyed(FIRST_BATCH + LATER_BATCH, LATER_BATCH))
@@ -386,15 +396,6 @@ def _lifecycle(adapter: ClientAdapter, opened: Opened, broker: BrokerProcess, to
 
 
 # -- waiting -----------------------------------------------------------------------------------------------------
-
-
-def wait_for(predicate: Callable[[], bool], what: str, timeout_s: float = WAIT_S, interval_s: float = 0.05) -> None:
-    """Like `wait_until`, but says what it was waiting for."""
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(interval_s)
 
 
 class ConsumerThread:

@@ -27,6 +27,7 @@ from tests.e2e.scenario import (
     HEARTBEAT_INTERVAL_MS,
     PARTITIONS,
     SESSION_TIMEOUT_MS,
+    WAIT_S,
     GroupView,
     Opened,
     Pump,
@@ -42,9 +43,8 @@ from tests.e2e.scenario import (
     run_group_lifecycle,
     settled,
     unique,
-    wait_for,
 )
-from tests.support.broker_process import BrokerProcess
+from tests.support.broker_process import BrokerProcess, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -263,12 +263,13 @@ def test_static_member_restart_does_not_rebalance(adapter: ConfluentAdapter, bro
         again = static(opened, "static-1")
         pump.add(again)
         pump.until(lambda: again.assignment() == owned, "the restarted static member to get its partitions back")
-        wait_for(
+        wait_until(
             lambda: any(
                 e["old_member_id"] == old_member and e["group_instance_id"] == "static-1"
                 for e in broker_events(broker_process, group, "member.fenced")
             ),
-            "the coordinator to replace the static member's id",
+            WAIT_S,
+            what="the coordinator to replace the static member's id",
         )
         assert again.memberid() != old_member
         assert again.events == [("assign", frozenset(owned))]
@@ -352,7 +353,9 @@ def test_admin_lists_describes_and_deletes_groups(adapter: ConfluentAdapter) -> 
         opened.close(member)
 
     # Once its last member left, the other group can be deleted too.
-    wait_for(lambda: adapter.describe(active, topic).state == "empty", "the active group to become Empty")
+    wait_until(
+        lambda: adapter.describe(active, topic).state == "empty", WAIT_S, what="the active group to become Empty"
+    )
     adapter.admin.delete_consumer_groups([active])[active].result(TIMEOUT_S)
 
 

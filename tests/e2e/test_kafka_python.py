@@ -20,6 +20,7 @@ from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from tests.e2e.scenario import (
     HEARTBEAT_INTERVAL_MS,
     SESSION_TIMEOUT_MS,
+    WAIT_S,
     ConsumerThread,
     GroupView,
     Opened,
@@ -29,9 +30,8 @@ from tests.e2e.scenario import (
     keyed,
     run_group_lifecycle,
     unique,
-    wait_for,
 )
-from tests.support.broker_process import BrokerProcess
+from tests.support.broker_process import BrokerProcess, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -149,7 +149,9 @@ def test_admin_lists_describes_and_deletes_groups(adapter: KafkaPythonAdapter) -
         member = opened.consumer(active, topic, "kp-active-member")
         pump = Pump([member])
         pump.until(lambda: len(pump.all_received()) == len(produced), "the active member to consume the topic")
-        wait_for(lambda: adapter.describe(active, topic).state == "Stable", "the active group to be Stable")
+        wait_until(
+            lambda: adapter.describe(active, topic).state == "Stable", WAIT_S, what="the active group to be Stable"
+        )
 
         listed = {g["group_id"]: g for g in adapter.admin.list_groups()}
         assert listed[active]["group_state"] == "Stable"
@@ -187,5 +189,7 @@ def test_admin_lists_describes_and_deletes_groups(adapter: KafkaPythonAdapter) -
         opened.close(member)
 
     # Once its last member left, the other group can be deleted too.
-    wait_for(lambda: adapter.describe(active, topic).state == "Empty", "the active group to become Empty")
+    wait_until(
+        lambda: adapter.describe(active, topic).state == "Empty", WAIT_S, what="the active group to become Empty"
+    )
     assert adapter.admin.delete_groups([active]) == {active: "OK"}

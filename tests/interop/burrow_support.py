@@ -15,12 +15,13 @@ import shutil
 import signal
 import socket
 import subprocess
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, TypeVar
+
+from tests.support.broker_process import wait_until
 
 ZK_SERVER = Path("/usr/share/zookeeper/bin/zkServer.sh")
 BURROW_BINARY = "Burrow"
@@ -56,15 +57,16 @@ def poll(
     detail: Callable[[], str] | None = None,
 ) -> T:
     """Call `probe` until it returns something other than None; at the deadline fail naming `what`, with `detail`."""
-    deadline = time.monotonic() + timeout_s
-    while True:
+    found: list[T] = []
+
+    def probed() -> bool:
         result = probe()
         if result is not None:
-            return result
-        if time.monotonic() >= deadline:
-            extra = f"\n{detail()}" if detail is not None else ""
-            raise AssertionError(f"timed out after {timeout_s:.0f}s waiting for {what}{extra}")
-        time.sleep(interval_s)
+            found.append(result)
+        return result is not None
+
+    wait_until(probed, timeout_s, interval_s, what=what, detail=detail)
+    return found[0]
 
 
 class ChildProcess:

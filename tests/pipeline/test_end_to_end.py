@@ -18,27 +18,17 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow.parquet as pq
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 
-from tests.support.broker_process import ROOT, BrokerProcess
+from tests.support.broker_process import ROOT, BrokerProcess, wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 TOPIC, GROUP = "pipe-e2e", "pipe-e2e-group"
 WAIT_S = 60.0
-
-
-def _wait(predicate: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + WAIT_S
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 class Member(threading.Thread):
@@ -112,17 +102,19 @@ def _run_clients(bootstrap: str) -> tuple[dict[int, int], dict[int, int], dict[s
         first = Member(bootstrap, "first")
         members.append(first)
         first.start()
-        _wait(lambda: _committed_total(admin) == 100, "the first member to commit everything")
+        wait_until(lambda: _committed_total(admin) == 100, WAIT_S, what="the first member to commit everything")
         second = Member(bootstrap, "second")
         members.append(second)
         second.start()
-        _wait(lambda: len(second.consumer.assignment()) == 1, "the second member to get a partition")
+        wait_until(lambda: len(second.consumer.assignment()) == 1, WAIT_S, what="the second member to get a partition")
         _produce(producer, 100, 50)
-        _wait(lambda: _committed_total(admin) == 150, "both members to commit the second batch")
+        wait_until(lambda: _committed_total(admin) == 150, WAIT_S, what="both members to commit the second batch")
         second.leave()
-        _wait(lambda: len(first.consumer.assignment()) == 2, "the first member to own both partitions again")
+        wait_until(
+            lambda: len(first.consumer.assignment()) == 2, WAIT_S, what="the first member to own both partitions again"
+        )
         first.consuming = False  # lagging phase: it keeps its session and commits, but reads nothing
-        _wait(first.paused.is_set, "the first member to pause")
+        wait_until(first.paused.is_set, WAIT_S, what="the first member to pause")
         _produce(producer, 150, 80)
         time.sleep(0.3)  # a few more commits of the same (lagging) position
         first.leave()

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 from protocol.records import Compression, Record, RecordBatch, encode_batch, iter_batches
+from storage.partition_log import AppendOrigin, PartitionLog
 
 
 def make_batch(
@@ -37,3 +41,44 @@ def decode_all(data: bytes) -> list[RecordBatch]:
 def offsets_of(data: bytes) -> list[int]:
     """Every record offset in ``data``."""
     return [offset for batch in decode_all(data) for offset, _, _ in batch.absolute()]
+
+
+#: The time the compaction tests run at.
+NOW = 1_700_000_000_000
+
+Op = tuple[bytes | None, bytes | None]
+
+
+@dataclass(frozen=True)
+class Stored:
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[tuple[str, bytes | None], ...]
+
+
+def append(
+    log: PartitionLog,
+    ops: Sequence[Op],
+    *,
+    timestamp: int = NOW,
+    compression: Compression = Compression.NONE,
+    producer: tuple[int, int, int] | None = None,
+) -> list[Stored]:
+    """One batch of ``ops``; returns the records as they were stored (to compare with what survives cleaning)."""
+    records = [
+        Record(offset_delta=i, timestamp_delta=i, key=key, value=value, headers=[("h", b"%d" % i)])
+        for i, (key, value) in enumerate(ops)
+    ]
+    pid, epoch, seq = producer if producer is not None else (-1, -1, -1)
+    batch = RecordBatch.from_records(
+        records,
+        base_timestamp=timestamp,
+        compression=compression,
+        producer_id=pid,
+        producer_epoch=epoch,
+        base_sequence=seq,
+    )
+    base = log.append(encode_batch(batch), now_ms=timestamp, origin=AppendOrigin.COORDINATOR).base_offset
+    return [Stored(base + i, timestamp + i, k, v, (("h", b"%d" % i),)) for i, (k, v) in enumerate(ops)]

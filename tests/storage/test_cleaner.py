@@ -9,7 +9,6 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -26,13 +25,10 @@ from storage.config import LogConfig
 from storage.log_manager import LogManager
 from storage.partition_log import AppendOrigin, PartitionLog
 from storage.segment import CLEANED_SUFFIX, SWAP_SUFFIX, LogSegment
-from tests.storage.helpers import decode_all
-from tests.storage.test_damage import batch_positions, flip
+from tests.storage.helpers import NOW, Op, Stored, append, decode_all
+from tests.storage.on_disk import batch_positions, flip
 
-NOW = 1_700_000_000_000
 DAY = 86_400_000
-
-Op = tuple[bytes | None, bytes | None]
 
 
 def compact(segment_bytes: int = 1_000, policy: tuple[str, ...] = ("compact",)) -> LogConfig:
@@ -41,41 +37,6 @@ def compact(segment_bytes: int = 1_000, policy: tuple[str, ...] = ("compact",)) 
 
 def open_log(directory: Path, segment_bytes: int = 1_000, policy: tuple[str, ...] = ("compact",)) -> PartitionLog:
     return PartitionLog(directory, compact(segment_bytes, policy), now_ms=NOW)
-
-
-@dataclass(frozen=True)
-class Stored:
-    offset: int
-    timestamp: int
-    key: bytes | None
-    value: bytes | None
-    headers: tuple[tuple[str, bytes | None], ...]
-
-
-def append(
-    log: PartitionLog,
-    ops: Sequence[Op],
-    *,
-    timestamp: int = NOW,
-    compression: Compression = Compression.NONE,
-    producer: tuple[int, int, int] | None = None,
-) -> list[Stored]:
-    """One batch of ``ops``; returns the records as they were stored (to compare with what survives cleaning)."""
-    records = [
-        Record(offset_delta=i, timestamp_delta=i, key=key, value=value, headers=[("h", b"%d" % i)])
-        for i, (key, value) in enumerate(ops)
-    ]
-    pid, epoch, seq = producer if producer is not None else (-1, -1, -1)
-    batch = RecordBatch.from_records(
-        records,
-        base_timestamp=timestamp,
-        compression=compression,
-        producer_id=pid,
-        producer_epoch=epoch,
-        base_sequence=seq,
-    )
-    base = log.append(encode_batch(batch), now_ms=timestamp, origin=AppendOrigin.COORDINATOR).base_offset
-    return [Stored(base + i, timestamp + i, k, v, (("h", b"%d" % i),)) for i, (k, v) in enumerate(ops)]
 
 
 def stored(data: bytes) -> list[Stored]:

@@ -10,31 +10,13 @@ from pathlib import Path
 from storage.damage import QUARANTINE_DIR
 from storage.partition_log import PartitionLog
 from tests.storage.helpers import decode_all, make_batch, offsets_of
-from tests.storage.test_recovery import BATCHES, CONFIG, RECORDS, build, reopen
+from tests.storage.on_disk import BATCHES, CONFIG, RECORDS, batch_positions, build, flip, reopen
 
 END = BATCHES * RECORDS
 
 
 def segment_files(directory: Path) -> dict[str, int]:
     return {p.name: p.stat().st_size for p in sorted(directory.glob("*.log"))}
-
-
-def batch_positions(path: Path) -> list[tuple[int, int]]:
-    """``(start, end)`` of every batch in a segment file (which must be intact)."""
-    data = path.read_bytes()
-    spans = []
-    pos = 0
-    while pos < len(data):
-        size = struct.unpack_from(">i", data, pos + 8)[0] + 12
-        spans.append((pos, pos + size))
-        pos += size
-    return spans
-
-
-def flip(path: Path, position: int) -> None:
-    data = bytearray(path.read_bytes())
-    data[position] ^= 0xFF
-    path.write_bytes(bytes(data))
 
 
 def first_offset(path: Path, batch: int) -> int:

@@ -295,3 +295,15 @@ def test_close_on_a_failing_disk_logs_each_failure_and_still_closes_every_log(
     assert [c["errno"] for c in checkpoint_failed] == ["ENOSPC"]
     assert all(log.closed for log in logs.values())  # every descriptor released, the failing log's too
     assert logs[("t", 0)].recovery_point == 2 and failing.recovery_point == 0  # the others were still flushed
+
+
+def test_new_partitions_take_their_creation_time_from_the_injected_clock(tmp_path: Path) -> None:
+    now = [7_000_000]
+    manager = LogManager([tmp_path], LogConfig(), clock=lambda: now[0])
+    now[0] = 7_000_500
+    manager.create_topic("timed", 2, {})
+    now[0] = 7_000_900
+    manager.add_partitions("timed", 3)
+    created = [manager.get("timed", p).segments()[0].created_ms for p in range(3)]  # type: ignore[union-attr]
+    assert created == [7_000_500, 7_000_500, 7_000_900]
+    manager.close()

@@ -455,3 +455,18 @@ def test_reopen_continues_offsets(tmp_path: Path) -> None:
     assert (log.log_start_offset, log.log_end_offset) == (0, 90)
     assert log.read(0, 1_000_000) == before
     assert log.append(make_batch(1), now_ms=0).base_offset == 90
+
+
+def test_time_a_caller_does_not_pass_comes_from_the_injected_clock(tmp_path: Path) -> None:
+    now = [5_000_000]
+    config = LogConfig(segment_ms=100, retention_ms=1_000)
+    log = PartitionLog(tmp_path / "t-0", config, clock=lambda: now[0])
+    assert log.segments()[0].created_ms == 5_000_000  # the load time
+    log.append(make_batch(1, timestamp=-1), now_ms=5_000_010)
+    now[0] = 5_000_050
+    rolled = log.roll()
+    assert rolled.created_ms == 5_000_050
+    # A segment without timestamps is as old as its last append (Kafka's lastModified), on the same clock.
+    assert log.segments()[0].largest_timestamp() == 5_000_010
+    assert log.apply_retention(5_001_010) == 0
+    assert log.apply_retention(5_001_011) == 1

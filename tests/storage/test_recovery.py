@@ -10,28 +10,9 @@ import pytest
 
 from storage.config import LogConfig
 from storage.partition_log import PartitionLog
-from storage.segment import CLEANED_SUFFIX, LogSegment
+from storage.segment import CLEANED_SUFFIX, LogSegment, SegmentSpec
 from tests.storage.helpers import decode_all, make_batch, offsets_of
-
-CONFIG = LogConfig(segment_bytes=2_000, index_interval_bytes=300)
-BATCHES = 40
-RECORDS = 3
-
-
-def build(tmp_path: Path, batches: int = BATCHES) -> tuple[Path, bytes]:
-    """A cleanly closed log of several segments; returns its directory and everything it holds."""
-    directory = tmp_path / "topic-0"
-    log = PartitionLog(directory, CONFIG, now_ms=0)
-    for i in range(batches):
-        log.append(make_batch(RECORDS, timestamp=1_000 + i, tag=i, value_size=50), now_ms=0)
-    log.flush()
-    data = log.read(0, 10**9)
-    log.close()
-    return directory, data
-
-
-def reopen(directory: Path, recovery_point: int | None = None) -> PartitionLog:
-    return PartitionLog(directory, CONFIG, recovery_point=recovery_point, now_ms=0)
+from tests.storage.on_disk import BATCHES, RECORDS, build, reopen
 
 
 def last_segment(directory: Path) -> Path:
@@ -229,7 +210,7 @@ def test_empty_segment_file_only(tmp_path: Path) -> None:
 def test_segment_create_refuses_to_clobber(tmp_path: Path) -> None:
     (tmp_path / f"{0:020d}.log").write_bytes(b"data")
     with pytest.raises(Exception, match="not empty"):
-        LogSegment.create(tmp_path, 0, index_interval_bytes=4096, max_index_bytes=1024, now_ms=0)
+        LogSegment.create(SegmentSpec(tmp_path, 0, index_interval_bytes=4096, max_index_bytes=1024, now_ms=0))
 
 
 def test_index_missing_its_last_entries_is_completed(tmp_path: Path) -> None:

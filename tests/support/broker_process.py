@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -125,20 +125,53 @@ def running_broker(data_dir: Path, overrides: dict[str, str] | None = None) -> I
                 broker.kill()
 
 
-def wait_until(predicate: object, timeout_s: float = 20.0, interval_s: float = 0.05) -> None:
-    """Poll a condition instead of sleeping a fixed time; fails with the timeout."""
+def wait_until(
+    predicate: Callable[[], object],
+    timeout_s: float = 20.0,
+    interval_s: float = 0.05,
+    *,
+    what: str = "a condition",
+    detail: Callable[[], str] | None = None,
+) -> None:
+    """Poll a condition instead of sleeping a fixed time; at the deadline fail naming `what`, with `detail()`.
+
+    The one blocking wait of the test suite (`wait_until_async` is the one for async tests).
+    """
     deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():  # type: ignore[operator]
-            return
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(_timed_out(what, timeout_s, detail))
         time.sleep(interval_s)
-    raise AssertionError(f"condition not met within {timeout_s}s")
 
 
-async def wait_until_async(predicate: object, timeout_s: float = 20.0, interval_s: float = 0.05) -> None:
+async def wait_until_async(
+    predicate: Callable[[], object],
+    timeout_s: float = 20.0,
+    interval_s: float = 0.05,
+    *,
+    what: str = "a condition",
+    detail: Callable[[], str] | None = None,
+) -> None:
     """`wait_until` for async tests: polls without blocking the event loop the clients run on."""
     deadline = time.monotonic() + timeout_s
-    while not predicate():  # type: ignore[operator]
+    while not predicate():
         if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout_s}s")
+            raise AssertionError(_timed_out(what, timeout_s, detail))
         await asyncio.sleep(interval_s)
+
+
+def _timed_out(what: str, timeout_s: float, detail: Callable[[], str] | None) -> str:
+    extra = f"\n{detail()}" if detail is not None else ""
+    return f"timed out after {timeout_s:g}s waiting for {what}{extra}"
+
+
+def control_url(broker: BrokerProcess) -> str:
+    """The `CONTROL=http://host:port` line the broker prints after `BOOTSTRAP=`."""
+    found: list[str] = []
+
+    def printed() -> bool:
+        found[:] = [line.strip().split("=", 1)[1] for line in broker.log_lines() if line.startswith("CONTROL=")]
+        return bool(found)
+
+    wait_until(printed, timeout_s=10)
+    return found[0]

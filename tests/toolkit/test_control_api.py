@@ -31,23 +31,11 @@ from protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProto
 from protocol.messages.sync_group import SyncGroupRequest
 from protocol.registry import ApiKey
 from tests.broker.wire import WireClient
-from tests.support.broker_process import ROOT, BrokerProcess, running_broker, wait_until
+from tests.support.broker_process import ROOT, BrokerProcess, control_url, running_broker
 
 CONTROL = {"control.listener": "http://127.0.0.1:0"}
 JS = Path(__file__).resolve().parent / "js"
 SUBSCRIPTION = b"\x00\x00\x00\x00\x00\x01\x00\x05topic\xff\xff\xff\xff"
-
-
-def control_url(broker: BrokerProcess) -> str:
-    """The `CONTROL=http://host:port` line the broker prints after `BOOTSTRAP=`."""
-    found: list[str] = []
-
-    def printed() -> bool:
-        found[:] = [line.strip().split("=", 1)[1] for line in broker.log_lines() if line.startswith("CONTROL=")]
-        return bool(found)
-
-    wait_until(printed, timeout_s=10)
-    return found[0]
 
 
 @pytest.fixture(scope="module")
