@@ -13,8 +13,8 @@ from storage.cleaner import CleanerConfig
 from storage.config import LogConfig
 from storage.log_manager import LogManager
 from storage.partition_log import PartitionLog
-from tests.storage.test_cleaner import NOW, append
-from tests.storage.test_damage import batch_positions, flip
+from tests.storage.helpers import NOW, append
+from tests.storage.on_disk import batch_positions, flip
 from tests.support.broker_process import wait_until_async
 
 TOPIC_CONFIGS = {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.01"}

@@ -22,8 +22,8 @@ from protocol.errors import ErrorCode
 from protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
 from protocol.registry import ApiKey
 from tests.broker.conftest import broker_config
-from tests.broker.test_produce_fetch import FETCH_VERSION, batch, produce
 from tests.broker.wire import WireClient
+from tests.support.data_plane import FETCH_VERSION, batch, produce
 
 INT32_MAX = 2**31 - 1
 FETCH_MAX = 4096  # the broker's fetch.max.bytes in these tests

@@ -11,16 +11,11 @@ import pytest
 
 from broker.app import Broker
 from protocol import api
-from protocol.consumer_protocol import decode_assignment, encode_assignment, encode_subscription
+from protocol.consumer_protocol import decode_assignment
 from protocol.errors import ErrorCode
 from protocol.messages.api_versions import ApiVersionsRequest
-from protocol.messages.consumer_protocol_assignment import ConsumerProtocolAssignment
-from protocol.messages.consumer_protocol_assignment import TopicPartition as AssignedPartitions
-from protocol.messages.consumer_protocol_subscription import ConsumerProtocolSubscription
-from protocol.messages.describe_groups import DescribeGroupsRequest
 from protocol.messages.find_coordinator import FindCoordinatorRequest
 from protocol.messages.heartbeat import HeartbeatRequest
-from protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
 from protocol.messages.leave_group import LeaveGroupRequest, MemberIdentity
 from protocol.messages.offset_commit import (
     OffsetCommitRequest,
@@ -35,6 +30,7 @@ from protocol.messages.offset_fetch import (
 )
 from protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
 from protocol.registry import ApiKey
+from tests.broker.group_wire import assignment, describe, join_and_sync, join_request, subscription
 from tests.broker.wire import WireClient
 
 KEY_TYPE_TRANSACTION = 1
@@ -44,35 +40,6 @@ KEY_TYPE_TRANSACTION = 1
 async def _offsets_loaded(broker: Broker) -> None:
     """Groups are served once `__consumer_offsets` is loaded (COORDINATOR_LOAD_IN_PROGRESS before)."""
     await broker.loaded.wait()
-
-
-def subscription(*topics: str) -> bytes:
-    return encode_subscription(ConsumerProtocolSubscription(topics=list(topics)), 1)
-
-
-def assignment(topic: str, *partitions: int) -> bytes:
-    return encode_assignment(
-        ConsumerProtocolAssignment(assigned_partitions=[AssignedPartitions(topic=topic, partitions=list(partitions))]),
-        1,
-    )
-
-
-def join_request(group: str, member_id: str = "", *, session_ms: int = 10_000) -> JoinGroupRequest:
-    return JoinGroupRequest(
-        group_id=group,
-        session_timeout_ms=session_ms,
-        rebalance_timeout_ms=30_000,
-        member_id=member_id,
-        protocol_type="consumer",
-        protocols=[JoinGroupRequestProtocol(name="range", metadata=subscription("orders"))],
-        reason="test" if member_id else None,
-    )
-
-
-async def describe(client: WireClient, group: str) -> Any:
-    [described] = (await client.call(ApiKey.DESCRIBE_GROUPS, 5, DescribeGroupsRequest(groups=[group]))).groups
-    assert described.error_code == ErrorCode.NONE
-    return described
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -255,20 +222,6 @@ async def test_one_member_join_sync_heartbeat_commit_fetch_leave(broker: Broker,
 # ---------------------------------------------------------------------------------------------------------------
 # Strictly in-order processing
 # ---------------------------------------------------------------------------------------------------------------
-
-
-async def join_and_sync(client: WireClient, group: str) -> tuple[str, int]:
-    member = (await client.call(ApiKey.JOIN_GROUP, 5, join_request(group))).member_id
-    joined = await client.call(ApiKey.JOIN_GROUP, 5, join_request(group, member))
-    assert joined.error_code == ErrorCode.NONE
-    sync = SyncGroupRequest(
-        group_id=group,
-        generation_id=joined.generation_id,
-        member_id=member,
-        assignments=[SyncGroupRequestAssignment(member_id=member, assignment=assignment("orders", 0))],
-    )
-    assert (await client.call(ApiKey.SYNC_GROUP, 3, sync)).error_code == ErrorCode.NONE
-    return member, joined.generation_id
 
 
 async def test_parked_join_group_holds_later_requests_on_its_connection_only(broker: Broker) -> None:

@@ -21,7 +21,7 @@ from protocol.errors import ErrorCode
 from protocol.messages.api_versions import ApiVersionsRequest
 from protocol.registry import ApiKey
 from tests.broker.conftest import broker_config
-from tests.broker.test_groups_wire import describe, join_and_sync, join_request
+from tests.broker.group_wire import describe, join_and_sync, join_request
 from tests.broker.wire import WireClient
 from tests.support.broker_process import wait_until_async
 

@@ -28,8 +28,8 @@ from protocol.messages.offset_commit import (
 from protocol.registry import ApiKey
 from storage import segment as segment_module
 from storage.partition_log import PartitionLog
-from tests.broker.test_produce_fetch import batch, decoded, fetch, produce
 from tests.broker.wire import WireClient
+from tests.support.data_plane import batch, decoded, fetch, produce
 
 COMMIT_VERSION = 8  # flexible: a compact string carries a 40,000-character group id to the broker
 

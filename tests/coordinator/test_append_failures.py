@@ -18,8 +18,7 @@ from coordinator.state import GroupState
 from protocol.errors import ErrorCode
 from storage import segment as segment_module
 from tests.broker.offsets_log_store import LogStore
-from tests.coordinator.harness import CoordinatorTestContext
-from tests.coordinator.test_sync_group import completing
+from tests.coordinator.harness import CoordinatorTestContext, completing
 
 PARTITIONS = 4
 HUGE_GROUP = "x" * 40_000

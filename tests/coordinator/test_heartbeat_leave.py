@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from coordinator.state import GroupState
 from protocol.errors import ErrorCode
-from tests.coordinator.harness import CoordinatorTestContext
-from tests.coordinator.test_sync_group import completing, dead_group
+from tests.coordinator.harness import CoordinatorTestContext, completing, dead_group
 
 NONE = ErrorCode.NONE
 

@@ -8,8 +8,7 @@ from coordinator.errors import offset_fetch_error
 from coordinator.state import GroupState
 from protocol.errors import ErrorCode
 from protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchRequestGroup, OffsetFetchRequestTopics
-from tests.coordinator.harness import CoordinatorTestContext
-from tests.coordinator.test_sync_group import completing, dead_group
+from tests.coordinator.harness import CoordinatorTestContext, completing, dead_group
 
 NONE = ErrorCode.NONE
 DAY_MS = 24 * 3600 * 1000

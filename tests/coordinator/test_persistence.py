@@ -10,8 +10,7 @@ from protocol.messages.group_metadata_key import GroupMetadataKey
 from protocol.messages.group_metadata_value import GroupMetadataValue, MemberMetadata
 from protocol.messages.offset_commit_key import OffsetCommitKey
 from protocol.messages.offset_commit_value import OffsetCommitValue
-from tests.coordinator.harness import CoordinatorTestContext, subscription
-from tests.coordinator.test_sync_group import completing
+from tests.coordinator.harness import CoordinatorTestContext, completing, subscription
 
 NONE = ErrorCode.NONE
 

@@ -6,31 +6,13 @@ import pytest
 
 from coordinator.state import GroupState
 from protocol.errors import ErrorCode
-from tests.coordinator.harness import CoordinatorTestContext
+from tests.coordinator.harness import CoordinatorTestContext, completing, dead_group
 
 NONE = ErrorCode.NONE
 
 
 def code(reply: object) -> ErrorCode:
     return ErrorCode(reply.value.error_code)  # type: ignore[attr-defined]
-
-
-def dead_group(ctx: CoordinatorTestContext, group_id: str = "dead") -> None:
-    """A group caught between DeleteGroups and the durability of its tombstones: Dead, still in memory."""
-    ctx.commit(group_id=group_id)
-    ctx.store.auto_durable = False
-    ctx.delete_groups(group_id)
-    assert ctx.state(group_id) is GroupState.DEAD
-
-
-def completing(ctx: CoordinatorTestContext, n: int = 2, group_id: str = "g") -> tuple[list[str], str, int]:
-    """A group of n members that just got their JoinGroup responses (CompletingRebalance)."""
-    ctx.auto_tick = False
-    replies = [ctx.join_dynamic(group_id) for _ in range(n)]
-    ctx.auto_tick = True
-    ctx.tick()
-    assert ctx.state(group_id) is GroupState.COMPLETING_REBALANCE
-    return [r.value.member_id for r in replies], replies[0].value.leader, replies[0].value.generation_id
 
 
 # -- #20 -----------------------------------------------------------------------------------------------------
