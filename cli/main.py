@@ -298,6 +298,8 @@ def _run_wire_command(client: KafkaClient, args: argparse.Namespace) -> int:
         return 0
     if args.command == "groups" and args.groups_command == "describe":
         group, rows = describe_group(client, args.group)
+        if group.group_state == "Dead":  # what DescribeGroups answers for a group the coordinator does not know
+            raise KafkaClientError(f"Consumer group '{args.group}' does not exist.")
         print(f"Consumer group '{args.group}' is {group.group_state} with {len(group.members)} member(s).\n")
         print(format_describe([dataclasses.asdict(r) | {"lag": r.lag} for r in rows]), end="")
         return 0

@@ -6,39 +6,22 @@ Off unless `control.listener` is set (for example `http://127.0.0.1:0`; the chos
 web page cannot reach it through DNS rebinding or a cross-site form). It runs on the broker's own event loop, so
 every control runs between two requests, exactly as the in-process pytest plugin's do.
 
-Endpoints (JSON bodies and answers; errors are `{"error": "..."}` with 400 or 404):
-
-    POST   /time/advance                       {"ms": 10000}        move the broker clock, fire due timers
-    POST   /time/freeze                                             time moves only by /time/advance from now on
-    GET    /time                                                    the broker clock
-    POST   /faults/errors                      {"api", "error", "count", "group_id", "client_id"}
-    POST   /faults/latency                     {"api", "delay_ms", "count"}
-    GET    /faults                                                  the rules in force
-    DELETE /faults                                                  clear every injected error and latency
-    POST   /connections/drop                   {"client_id"}        (omit client_id: every connection)
-    POST   /groups/{id}/members/{member}/expire                     the member's session expires now
-    POST   /groups/{id}/rebalance              {"reason"}           start a rebalance now
-    POST   /groups/{id}/move-coordinator                            NOT_COORDINATOR until clients look it up again
-    POST   /groups/{id}/loading                {"duration_ms"}      COORDINATOR_LOAD_IN_PROGRESS for a while
-    POST   /offsets/fail-next                  {"error", "count"}   fail the next __consumer_offsets appends
-    GET    /groups                                                  every group: state, generation, members
-    GET    /groups/{id}                                             one group, as the coordinator sees it
-    GET    /groups/{id}/timeline               ?format=html|json|text&heartbeats=0&refresh=2
-    GET    /requests                           ?api=&client_id=&group_id=&limit=   the recorder's summaries
-    POST   /requests/recording                 {"enabled": true}    turn the recorder on or off
-    DELETE /requests                                                forget what was recorded
-    GET    /storage                                                 offsets partitions (loading, active,
-                                                                    failed; skipped damaged ranges), damaged
-                                                                    ranges, quarantined files
-    GET    /metrics                                                 Prometheus text format
+JSON bodies and answers; errors are `{"error": "..."}` with 400, 404 or 405. The routes are derived, not written
+here: each control declared on `BrokerControls` (`toolkit/controls.py`) is served at its declared route by
+`_control_route`, which reads its parameters from the path and the JSON body by their type hints; the routes that
+only inspect the toolkit (faults in force, the recorder, the timeline, storage, metrics) are the `@route` methods
+below. `endpoints()` lists both, and `GET /` answers that listing.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
+import types
+import typing
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 import structlog
@@ -48,7 +31,9 @@ from broker.config import is_loopback_host
 from broker.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from broker.storage_status import storage_status
 from protocol.errors import ErrorCode
-from toolkit.controls import api_key_of, error_of
+from toolkit.control_spec import AtLeast, Control, ControlError, Endpoint, declared_controls
+from toolkit.controls import BrokerControls
+from toolkit.names import api_key_of
 from toolkit.timeline.html import render_html
 from toolkit.timeline.text import render_text
 
@@ -58,12 +43,28 @@ if TYPE_CHECKING:
 log = structlog.get_logger("toolkit.control_api")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 MAX_BODY_BYTES = 1 << 20
+M = TypeVar("M", bound=Callable[..., Awaitable[web.StreamResponse]])
 
 
-class ApiError(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
+def route(method: str, path: str, doc: str, query: str = "") -> Callable[[M], M]:
+    """Declare a `ControlApi` method the handler of an inspection route (the controls declare their own)."""
+
+    def mark(function: M) -> M:
+        function.__route__ = Endpoint(method, path, doc, query)  # type: ignore[attr-defined]
+        return function
+
+    return mark
+
+
+def _inspection_routes() -> list[tuple[str, Endpoint]]:
+    found = ((name, getattr(member, "__route__", None)) for name, member in vars(ControlApi).items())
+    return [(name, endpoint) for name, endpoint in found if isinstance(endpoint, Endpoint)]
+
+
+def endpoints() -> list[Endpoint]:
+    """Every route of the control API: the declared controls, then the inspection routes (`GET /` lists them)."""
+    controls = [spec.endpoint(getattr(BrokerControls, spec.name)) for spec in declared_controls(BrokerControls)]
+    return controls + [endpoint for _, endpoint in _inspection_routes()]
 
 
 def _json(data: Any, status: int = 200) -> web.Response:
@@ -90,7 +91,7 @@ async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
         return _error(403, "the control API only answers requests addressed to a loopback host")
     try:
         return await handler(request)
-    except ApiError as exc:
+    except ControlError as exc:
         return _error(exc.status, str(exc))
     except web.HTTPException as exc:
         if exc.status < 400:
@@ -110,37 +111,81 @@ async def _body(request: web.Request) -> dict[str, Any]:
     try:
         body = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ApiError(400, f"request body is not JSON: {exc}") from None
+        raise ControlError(400, f"request body is not JSON: {exc}") from None
     if not isinstance(body, dict):
-        raise ApiError(400, "request body must be a JSON object")
+        raise ControlError(400, "request body must be a JSON object")
     return body
 
 
 def _int(body: dict[str, Any], name: str, default: int | None = None, *, low: int = 0) -> int:
     value = body.get(name, default)
     if value is None:
-        raise ApiError(400, f"'{name}' is required")
+        raise ControlError(400, f"'{name}' is required")
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ApiError(400, f"'{name}' must be an integer")
+        raise ControlError(400, f"'{name}' must be an integer")
     if value < low:
-        raise ApiError(400, f"'{name}' must be at least {low}")
+        raise ControlError(400, f"'{name}' must be at least {low}")
     return value
+
+
+def _opt_int(body: dict[str, Any], name: str, low: int) -> int | None:
+    return None if body.get(name) is None else _int(body, name, low=low)
 
 
 def _opt_str(body: dict[str, Any], name: str) -> str | None:
     value = body.get(name)
     if value is not None and not isinstance(value, str):
-        raise ApiError(400, f"'{name}' must be a string")
+        raise ControlError(400, f"'{name}' must be a string")
     return value
 
 
 def _name_or_code(body: dict[str, Any], name: str, default: str | None = None) -> str | int:
     value = body.get(name, default)
     if value is None:
-        raise ApiError(400, f'\'{name}\' is required (a name like "Heartbeat" / "NOT_COORDINATOR", or a number)')
+        raise ControlError(400, f'\'{name}\' is required (a name like "Heartbeat" / "NOT_COORDINATOR", or a number)')
     if isinstance(value, bool) or not isinstance(value, str | int):
-        raise ApiError(400, f"'{name}' must be a name or a number")
+        raise ControlError(400, f"'{name}' must be a name or a number")
     return value
+
+
+def _read(body: dict[str, Any], name: str, hint: Any, default: Any) -> Any:
+    """One control parameter from the JSON body, checked against its type hint (see `toolkit/control_spec.py`)."""
+    parts = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
+    nullable = type(None) in parts
+    rest = [part for part in parts if part is not type(None)]
+    if set(rest) == {str, int}:
+        return _name_or_code(body, name, default)
+    [core] = rest
+    low = next((m.low for m in getattr(core, "__metadata__", ()) if isinstance(m, AtLeast)), 0)
+    base = typing.get_args(core)[0] if typing.get_origin(core) is typing.Annotated else core
+    if base is int:
+        return _opt_int(body, name, low) if nullable else _int(body, name, default, low=low)
+    if base is str:
+        value = _opt_str(body, name)
+        return value if nullable else (value or default)
+    raise TypeError(f"the control API cannot read a parameter of type {hint!r} ({name})")
+
+
+def _control_route(api: ControlApi, spec: Control) -> Handler:
+    """The HTTP handler of a declared control: path and body parameters in, the control's `answer` out."""
+    function = getattr(BrokerControls, spec.name)
+    hints = typing.get_type_hints(function, include_extras=True)
+    signature = inspect.signature(function)
+    placeholders = [part[1:-1] for part in spec.path.split("/") if part.startswith("{")]
+    path_params = dict(zip(placeholders, spec.path_params(function), strict=True))
+    body_params = spec.body_params(function)
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        body = await _body(request) if body_params else {}
+        args: dict[str, Any] = {param: request.match_info[key] for key, param in path_params.items()}
+        for p in body_params:
+            default = spec.http_defaults.get(p.name, None if p.default is inspect.Parameter.empty else p.default)
+            args[p.name] = _read(body, p.name, hints[p.name], default)
+        bound = signature.bind(api.controls, **args)
+        result = function(*bound.args, **bound.kwargs)
+        return _json(spec.answer(api.controls, args, result))
+
+    return handle
 
 
 class ControlApi:
@@ -153,27 +198,10 @@ class ControlApi:
         self.url = ""
         r = self.app.router
         r.add_get("/", self.index)
-        r.add_get("/time", self.time)
-        r.add_post("/time/advance", self.advance)
-        r.add_post("/time/freeze", self.freeze)
-        r.add_post("/faults/errors", self.inject_error)
-        r.add_post("/faults/latency", self.add_latency)
-        r.add_get("/faults", self.faults)
-        r.add_delete("/faults", self.clear_faults)
-        r.add_post("/connections/drop", self.drop_connections)
-        r.add_post("/groups/{group_id}/members/{member_id}/expire", self.expire_member)
-        r.add_post("/groups/{group_id}/rebalance", self.force_rebalance)
-        r.add_post("/groups/{group_id}/move-coordinator", self.move_coordinator)
-        r.add_post("/groups/{group_id}/loading", self.load_partition)
-        r.add_post("/offsets/fail-next", self.fail_next_offsets_append)
-        r.add_get("/groups", self.groups)
-        r.add_get("/groups/{group_id}", self.group)
-        r.add_get("/groups/{group_id}/timeline", self.timeline)
-        r.add_get("/requests", self.requests)
-        r.add_post("/requests/recording", self.recording)
-        r.add_delete("/requests", self.clear_requests)
-        r.add_get("/storage", self.storage)
-        r.add_get("/metrics", self.metrics)
+        for spec in declared_controls(BrokerControls):
+            r.add_route(spec.method, spec.path, _control_route(self, spec))
+        for name, endpoint in _inspection_routes():
+            r.add_route(endpoint.method, endpoint.path, getattr(self, name))
 
     async def start(self, host: str, port: int) -> str:
         runner = self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False)
@@ -190,57 +218,12 @@ class ControlApi:
             await self._runner.cleanup()
             self._runner = None
 
-    # -- helpers ---------------------------------------------------------------------------------------------
-
-    def _clock(self) -> dict[str, Any]:
-        clock = self.broker.clock
-        return {"now_ms": clock.monotonic_ms(), "wall_ms": clock.wall_ms(), "frozen": clock.frozen}
-
-    def _require_group(self, group_id: str) -> None:
-        if self.broker.coordinator.group(group_id) is None:
-            raise ApiError(404, f"no group {group_id!r} on this broker")
-
     # -- endpoints -------------------------------------------------------------------------------------------
 
     async def index(self, request: web.Request) -> web.Response:
-        doc = (__doc__ or "").split("Endpoints", 1)[1].split("\n\n", 1)[1]
-        return _json({"endpoints": [" ".join(line.split()) for line in doc.strip().splitlines()]})
+        return _json({"endpoints": [endpoint.line() for endpoint in endpoints()]})
 
-    async def time(self, request: web.Request) -> web.Response:
-        return _json(self._clock())
-
-    async def advance(self, request: web.Request) -> web.Response:
-        self.controls.advance(_int(await _body(request), "ms"))
-        return _json(self._clock())
-
-    async def freeze(self, request: web.Request) -> web.Response:
-        self.controls.freeze_time()
-        return _json(self._clock())
-
-    async def inject_error(self, request: web.Request) -> web.Response:
-        body = await _body(request)
-        api, error = _name_or_code(body, "api"), _name_or_code(body, "error")
-        count = _int(body, "count", 1, low=1)
-        group_id, client_id = _opt_str(body, "group_id"), _opt_str(body, "client_id")
-        self.controls.inject_error(api, error, count, group_id=group_id, client_id=client_id)
-        return _json(
-            {
-                "api": api_key_of(api).name,
-                "error": error_of(error).name,
-                "count": count,
-                "group_id": group_id,
-                "client_id": client_id,
-            }
-        )
-
-    async def add_latency(self, request: web.Request) -> web.Response:
-        body = await _body(request)
-        api = _name_or_code(body, "api")
-        delay_ms = _int(body, "delay_ms")
-        count = None if body.get("count") is None else _int(body, "count", low=1)
-        self.controls.add_latency(api, delay_ms, count)
-        return _json({"api": api_key_of(api).name, "delay_ms": delay_ms, "count": count})
-
+    @route("GET", "/faults", "the rules in force")
     async def faults(self, request: web.Request) -> web.Response:
         faults = self.kit.faults
         return _json(
@@ -253,48 +236,7 @@ class ControlApi:
             }
         )
 
-    async def clear_faults(self, request: web.Request) -> web.Response:
-        self.controls.clear_faults()
-        return _json({"cleared": True})
-
-    async def drop_connections(self, request: web.Request) -> web.Response:
-        client_id = _opt_str(await _body(request), "client_id")
-        return _json({"dropped": self.controls.drop_connections(client_id)})
-
-    async def expire_member(self, request: web.Request) -> web.Response:
-        group_id, member_id = request.match_info["group_id"], request.match_info["member_id"]
-        if not self.controls.expire_member(group_id, member_id):
-            raise ApiError(404, f"no member {member_id!r} in group {group_id!r}")
-        return _json({"expired": member_id, "group": self.controls.group_snapshot(group_id)})
-
-    async def force_rebalance(self, request: web.Request) -> web.Response:
-        group_id = request.match_info["group_id"]
-        reason = _opt_str(await _body(request), "reason") or "forced through the control API"
-        self._require_group(group_id)
-        if not self.controls.force_rebalance(group_id, reason):
-            state = self.broker.coordinator.group(group_id)
-            raise ApiError(
-                400,
-                f"group {group_id!r} cannot be rebalanced now (state {state.state.value if state else '?'}): "
-                "it needs members and to be Stable or CompletingRebalance",
-            )
-        return _json({"rebalancing": True, "group": self.controls.group_snapshot(group_id)})
-
-    async def move_coordinator(self, request: web.Request) -> web.Response:
-        return _json({"partition": self.controls.move_coordinator(request.match_info["group_id"])})
-
-    async def load_partition(self, request: web.Request) -> web.Response:
-        duration_ms = _int(await _body(request), "duration_ms")
-        partition = self.controls.load_partition_for(request.match_info["group_id"], duration_ms)
-        return _json({"partition": partition, "duration_ms": duration_ms})
-
-    async def fail_next_offsets_append(self, request: web.Request) -> web.Response:
-        body = await _body(request)
-        error = _name_or_code(body, "error", "NOT_LEADER_OR_FOLLOWER")
-        count = _int(body, "count", 1, low=1)
-        self.controls.fail_next_offsets_append(error, count)
-        return _json({"failing": error_of(error).name, "count": count})
-
+    @route("GET", "/groups", "every group: state, generation, members")
     async def groups(self, request: web.Request) -> web.Response:
         return _json(
             {
@@ -312,20 +254,14 @@ class ControlApi:
             }
         )
 
-    async def group(self, request: web.Request) -> web.Response:
-        group_id = request.match_info["group_id"]
-        snapshot = self.controls.group_snapshot(group_id)
-        if snapshot is None:
-            raise ApiError(404, f"no group {group_id!r} on this broker")
-        return _json(snapshot)
-
+    @route("GET", "/groups/{id}/timeline", "the rebalance timeline", "?format=html|json|text&heartbeats=0&refresh=2")
     async def timeline(self, request: web.Request) -> web.Response:
-        group_id = request.match_info["group_id"]
+        group_id = request.match_info["id"]
         fmt = request.query.get("format")
         if fmt is None:
             fmt = "json" if "application/json" in request.headers.get("Accept", "") else "html"
         if fmt not in ("html", "json", "text"):
-            raise ApiError(400, "format must be html, json or text")
+            raise ControlError(400, "format must be html, json or text")
         clock = self.broker.clock
         now = clock.monotonic_ms()
         view = self.kit.timeline.view(
@@ -336,7 +272,7 @@ class ControlApi:
             heartbeats=request.query.get("heartbeats", "1") not in ("0", "false", "no"),
         )
         if view is None:
-            raise ApiError(404, f"no group {group_id!r} on this broker and nothing in its timeline")
+            raise ControlError(404, f"no group {group_id!r} on this broker and nothing in its timeline")
         if fmt == "json":
             return _json(view)
         if fmt == "text":
@@ -345,6 +281,7 @@ class ControlApi:
         refresh_s = int(refresh) if refresh and refresh.isdigit() and int(refresh) > 0 else None
         return web.Response(text=render_html(view, refresh_s), content_type="text/html")
 
+    @route("GET", "/requests", "the recorder's summaries", "?api=&client_id=&group_id=&limit=")
     async def requests(self, request: web.Request) -> web.Response:
         q = request.query
         recorder = self.kit.recorder
@@ -357,27 +294,35 @@ class ControlApi:
         limit = q.get("limit")
         if limit is not None:
             if not limit.isdigit():
-                raise ApiError(400, "limit must be a non-negative integer")
+                raise ControlError(400, "limit must be a non-negative integer")
             exchanges = exchanges[len(exchanges) - int(limit) :] if int(limit) else []
         summaries = recorder.summaries(exchanges)
         for summary in summaries:
             summary["errors"] = [_error_name(code) for code in summary["error_codes"]]
         return _json({"recording": recorder.enabled, "count": len(summaries), "requests": summaries})
 
+    @route("POST", "/requests/recording", "turn the recorder on or off", '{"enabled": true}')
     async def recording(self, request: web.Request) -> web.Response:
         enabled = (await _body(request)).get("enabled", True)
         if not isinstance(enabled, bool):
-            raise ApiError(400, "'enabled' must be true or false")
+            raise ControlError(400, "'enabled' must be true or false")
         self.kit.recorder.enabled = enabled
         return _json({"recording": enabled})
 
+    @route("DELETE", "/requests", "forget what was recorded")
     async def clear_requests(self, request: web.Request) -> web.Response:
         self.kit.recorder.clear()
         return _json({"cleared": True})
 
+    @route(
+        "GET",
+        "/storage",
+        "offsets partitions (loading, active, failed; skipped damaged ranges), damaged ranges, quarantined files",
+    )
     async def storage(self, request: web.Request) -> web.Response:
         return _json(storage_status(self.broker.coordinator, self.broker.logs))
 
+    @route("GET", "/metrics", "Prometheus text format")
     async def metrics(self, request: web.Request) -> web.Response:
         response = web.Response(body=self.broker.metrics.render())
         response.headers["Content-Type"] = METRICS_CONTENT_TYPE

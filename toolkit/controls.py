@@ -1,157 +1,212 @@
-"""Everything a test (or an operator) can do to a running broker, in one facade.
+"""Everything a test (or an operator) can do to a running broker, each control declared here and only here.
 
-The pytest plugin calls these methods directly on an in-process broker; the HTTP control API exposes the same
-methods to tests in any language. Each control takes Kafka's own code path (a session expiry, a partition
-unload, an append error), so clients react exactly as they would in production, only on demand.
+Each control takes Kafka's own code path (a session expiry, a partition unload, an append error), so clients react
+exactly as they would in production, only on demand. A control is a method with `@control(...)` (see
+`toolkit/control_spec.py`): the pytest handle (`toolkit/handle.py`) relays it from the test's thread onto the
+broker's loop with this very signature and docstring, and the HTTP control API (`toolkit/control_api.py`) serves
+it at the declared route, reading the parameters from the JSON body by their type hints and answering through
+`answer`. To add a control, add a method here and a row to the README's two tables (a test checks they match).
+
+This module stays a leaf at import time (stdlib only): the pytest plugin builds its handle from these declarations
+in every pytest run, before any broker exists. The server is imported only for type checking, and the Kafka name
+tables (`toolkit/names.py`) only when a control runs.
 """
 
 from __future__ import annotations
 
-import asyncio
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Annotated, Any
 
-import structlog
+from toolkit.control_spec import AtLeast, ControlError, control
 
-from broker.app import Broker
-from broker.context import RequestContext
-from broker.dispatch import Handler, Route
-from coordinator.controls import MemberView
-from coordinator.hashing import partition_for
-from protocol.errors import ErrorCode
-from protocol.registry import ApiKey
-from toolkit.faults import Faults
+if TYPE_CHECKING:
+    from broker.app import Broker
+    from toolkit.coordinator_moves import CoordinatorMoves
+    from toolkit.faults import Faults
 
-log = structlog.get_logger("toolkit.controls")
-GROUP_KEY_TYPE = 0
+Count = Annotated[int, AtLeast(1)]
+"""How many requests (or appends) a fault applies to: at least one."""
 
 
-def api_key_of(api: str | int) -> ApiKey:
-    """`"OffsetCommit"`, `"OFFSET_COMMIT"`, `"offset_commit"` or `8`."""
-    if isinstance(api, int):
-        return ApiKey(api)
-    normalized = "".join(ch for ch in api if ch.isalnum()).lower()
-    for key in ApiKey:
-        if key.name.replace("_", "").lower() == normalized:
-            return key
-    raise ValueError(f"unknown API {api!r}")
+def _clock(controls: BrokerControls, args: Mapping[str, Any], result: Any) -> Any:
+    return controls.clock()
 
 
-def error_of(error: str | int) -> ErrorCode:
-    return ErrorCode(error) if isinstance(error, int) else ErrorCode[error.upper()]
+def _result(key: str) -> Any:
+    return lambda controls, args, result: {key: result}
+
+
+def _constant(answer: dict[str, Any]) -> Any:
+    return lambda controls, args, result: answer
+
+
+def _error_rule(controls: BrokerControls, args: Mapping[str, Any], result: Any) -> Any:
+    from toolkit.names import api_key_of, error_of
+
+    return {
+        "api": api_key_of(args["api"]).name,
+        "error": error_of(args["error"]).name,
+        "count": args["count"],
+        "group_id": args["group_id"],
+        "client_id": args["client_id"],
+    }
+
+
+def _latency_rule(controls: BrokerControls, args: Mapping[str, Any], result: Any) -> Any:
+    from toolkit.names import api_key_of
+
+    return {"api": api_key_of(args["api"]).name, "delay_ms": args["delay_ms"], "count": args["count"]}
+
+
+def _failing_appends(controls: BrokerControls, args: Mapping[str, Any], result: Any) -> Any:
+    from toolkit.names import error_of
+
+    return {"failing": error_of(args["error"]).name, "count": args["count"]}
+
+
+def _existing_group(controls: BrokerControls, group_id: str) -> dict[str, Any]:
+    snapshot = controls.group(group_id)
+    if snapshot is None:
+        raise ControlError(404, f"no group {group_id!r} on this broker")
+    return snapshot
+
+
+def _group(controls: BrokerControls, args: Mapping[str, Any], result: Any) -> Any:
+    return _existing_group(controls, args["group_id"])
+
+
+def _expired(controls: BrokerControls, args: Mapping[str, Any], result: Any) -> Any:
+    group_id, member_id = args["group_id"], args["member_id"]
+    if not result:
+        raise ControlError(404, f"no member {member_id!r} in group {group_id!r}")
+    return {"expired": member_id, "group": controls.group(group_id)}
+
+
+def _rebalancing(controls: BrokerControls, args: Mapping[str, Any], result: Any) -> Any:
+    group_id = args["group_id"]
+    snapshot = _existing_group(controls, group_id)
+    if not result:
+        raise ControlError(
+            400,
+            f"group {group_id!r} cannot be rebalanced now (state {snapshot['state']}): "
+            "it needs members and to be Stable or CompletingRebalance",
+        )
+    return {"rebalancing": True, "group": snapshot}
+
+
+def _loading(controls: BrokerControls, args: Mapping[str, Any], result: Any) -> Any:
+    return {"partition": result, "duration_ms": args["duration_ms"]}
 
 
 class BrokerControls:
-    def __init__(self, broker: Broker, faults: Faults) -> None:
-        self.broker = broker
-        self.faults = faults
-        self.moved_partitions: set[int] = set()
+    """The controls of one broker. Call them on the broker's loop (the handle and the control API do)."""
+
+    def __init__(self, broker: Broker, faults: Faults, moves: CoordinatorMoves) -> None:
+        self._broker = broker
+        self._faults = faults
+        self._moves = moves
 
     def _now(self) -> int:
-        return self.broker.clock.monotonic_ms()
-
-    def _partition(self, group_id: str) -> int:
-        return partition_for(group_id, self.broker.config["offsets.topic.num.partitions"])
+        return self._broker.clock.monotonic_ms()
 
     # -- time ----------------------------------------------------------------------------------------------------
 
-    def advance(self, ms: int) -> None:
-        self.broker.advance_time(ms)
+    @control("GET", "/time", answer=_clock)
+    def clock(self) -> dict[str, Any]:
+        """The broker clock: `now_ms` (monotonic), `wall_ms`, and whether it is `frozen`."""
+        clock = self._broker.clock
+        return {"now_ms": clock.monotonic_ms(), "wall_ms": clock.wall_ms(), "frozen": clock.frozen}
 
+    @control("POST", "/time/advance", answer=_clock)
+    def advance(self, ms: int) -> None:
+        """Move the broker clock, fire due timers.
+
+        Every timer now due fires at once (sessions, rebalance and sync timeouts, the initial delay, offset
+        retention, log retention), so a test sees a timeout without waiting for it."""
+        self._broker.advance_time(ms)
+
+    @control("POST", "/time/freeze", answer=_clock)
     def freeze_time(self) -> None:
-        self.broker.clock.freeze()
-        self.broker.rearm_timers()
+        """Time moves only by advance from now on.
+
+        Stops the broker's clock, so a test decides alone when sessions and timeouts run out."""
+        self._broker.clock.freeze()
+        self._broker.rearm_timers()
 
     # -- faults --------------------------------------------------------------------------------------------------
 
+    @control("POST", "/faults/errors", answer=_error_rule)
     def inject_error(
         self,
         api: str | int,
         error: str | int,
-        count: int = 1,
+        count: Count = 1,
         *,
         group_id: str | None = None,
         client_id: str | None = None,
     ) -> None:
-        self.faults.inject_error(api_key_of(api), error_of(error), count, group_id=group_id, client_id=client_id)
+        """Answer the next requests of an API with an error.
 
-    def add_latency(self, api: str | int, delay_ms: int, count: int | None = None) -> None:
-        self.faults.add_latency(api_key_of(api), delay_ms, count)
+        The next `count` requests of `api` (optionally only those of one group or client id) are answered with
+        `error`, in the shape Kafka uses for that API. APIs and errors are Kafka's names or codes."""
+        from toolkit.names import api_key_of, error_of
 
+        self._faults.inject_error(api_key_of(api), error_of(error), count, group_id=group_id, client_id=client_id)
+
+    @control("POST", "/faults/latency", answer=_latency_rule)
+    def add_latency(self, api: str | int, delay_ms: int, count: Count | None = None) -> None:
+        """Slow an API down.
+
+        The next `count` requests of `api` (all of them when None) wait `delay_ms` on the broker clock before
+        they are handled; other connections are served meanwhile."""
+        from toolkit.names import api_key_of
+
+        self._faults.add_latency(api_key_of(api), delay_ms, count)
+
+    @control("DELETE", "/faults", answer=_constant({"cleared": True}))
     def clear_faults(self) -> None:
-        self.faults.clear()
+        """Clear every injected error and latency."""
+        self._faults.clear()
 
+    @control("POST", "/connections/drop", answer=_result("dropped"))
     def drop_connections(self, client_id: str | None = None) -> int:
-        """Close client connections (all, or those of one client id) as a network failure would."""
+        """Close client connections (omit client_id: every connection).
+
+        As a network failure would; returns how many were closed."""
+        import structlog
+
         dropped = 0
-        for connection in list(self.broker.connections):
+        for connection in list(self._broker.connections):
             if client_id is None or connection.session.client_id == client_id:
                 connection.close()
                 dropped += 1
-        log.info("controls.connections_dropped", client_id=client_id, count=dropped)
+        structlog.get_logger("toolkit.controls").info(
+            "controls.connections_dropped", client_id=client_id, count=dropped
+        )
         return dropped
 
-    def fail_next_offsets_append(self, error: str | int = ErrorCode.NOT_LEADER_OR_FOLLOWER, count: int = 1) -> None:
-        """The next appends to `__consumer_offsets` fail; the coordinator remaps the error as Kafka does."""
-        self.faults.offsets_append_errors.extend([error_of(error)] * count)
+    @control("POST", "/offsets/fail-next", answer=_failing_appends)
+    def fail_next_offsets_append(self, error: str | int = "NOT_LEADER_OR_FOLLOWER", count: Count = 1) -> None:
+        """Fail the next __consumer_offsets appends.
+
+        The coordinator remaps the error as Kafka does, so clients see e.g. NOT_COORDINATOR."""
+        from toolkit.names import error_of
+
+        self._faults.offsets_append_errors.extend([error_of(error)] * count)
 
     # -- groups --------------------------------------------------------------------------------------------------
 
-    def expire_member(self, group_id: str, member_id: str) -> bool:
-        done = self.broker.coordinator.expire_member_now(group_id, member_id, self._now())
-        self.broker.rearm_timers()
-        return done
+    @control("GET", "/groups/{id}", answer=_group)
+    def group(self, group_id: str) -> dict[str, Any] | None:
+        """One group, as the coordinator sees it.
 
-    def force_rebalance(self, group_id: str, reason: str = "forced by operator") -> bool:
-        done = self.broker.coordinator.force_rebalance(group_id, self._now(), reason)
-        self.broker.rearm_timers()
-        return done
-
-    def move_coordinator(self, group_id: str) -> int:
-        """The group's coordinator moves away: its requests get NOT_COORDINATOR until a client looks the
-        coordinator up again (FindCoordinator), which finds it loaded afresh from `__consumer_offsets`."""
-        partition = self._partition(group_id)
-        self.broker.coordinator.unload_partition(partition, self._now(), self.broker.clock.wall_ms())
-        self.moved_partitions.add(partition)
-        self.broker.rearm_timers()
-        return partition
-
-    async def coordinator_moves(self, ctx: RequestContext, route: Route, request: Any, call_next: Handler) -> Any:
-        """A dispatch middleware: a FindCoordinator for a group whose coordinator moved finds it loaded afresh."""
-        if route.api_key == ApiKey.FIND_COORDINATOR and self.moved_partitions and request.key_type == GROUP_KEY_TYPE:
-            for key in request.coordinator_keys if ctx.api_version >= 4 else [request.key]:
-                self.on_find_coordinator(key)
-        return await call_next(ctx, request)
-
-    def on_find_coordinator(self, group_id: str) -> None:
-        partition = self._partition(group_id)
-        if partition in self.moved_partitions:
-            self.moved_partitions.discard(partition)
-            self._reload(partition)
-
-    def load_partition_for(self, group_id: str, duration_ms: int) -> int:
-        """Put the group's `__consumer_offsets` partition into loading: COORDINATOR_LOAD_IN_PROGRESS for a while."""
-        partition = self._partition(group_id)
-        self.broker.coordinator.unload_partition(partition, self._now(), self.broker.clock.wall_ms())
-        self.broker.coordinator.begin_loading(partition)
-        asyncio.get_running_loop().call_later(duration_ms / 1000, self._finish_loading, partition)
-        return partition
-
-    def _finish_loading(self, partition: int) -> None:
-        records = self.broker.offsets_log.read_all(partition)
-        self.broker.coordinator.load_partition(partition, records, self._now(), self.broker.clock.wall_ms())
-        self.broker.rearm_timers()
-
-    def _reload(self, partition: int) -> None:
-        self.broker.coordinator.begin_loading(partition)
-        self._finish_loading(partition)
-
-    # -- inspection ----------------------------------------------------------------------------------------------
-
-    def group_snapshot(self, group_id: str) -> dict[str, Any] | None:
-        group = self.broker.coordinator.group(group_id)
+        State, generation, protocol, leader, members, and which members the current rebalance still waits for
+        with their session deadlines; None when the broker has no such group."""
+        coordinator = self._broker.coordinator
+        group = coordinator.group(group_id)
         if group is None:
             return None
-        members: list[MemberView] = self.broker.coordinator.member_views(group_id)
+        members = coordinator.member_views(group_id)
         return {
             "group_id": group_id,
             "state": group.state.value,
@@ -160,7 +215,7 @@ class BrokerControls:
             "protocol": group.protocol_name,
             "leader": group.leader_id,
             "members": [m.member_id for m in members],
-            "waiting_for": self.broker.coordinator.waiting_for(group_id),
+            "waiting_for": coordinator.waiting_for(group_id),
             "member_details": [
                 {
                     "member_id": m.member_id,
@@ -174,3 +229,41 @@ class BrokerControls:
                 for m in members
             ],
         }
+
+    @control("POST", "/groups/{id}/members/{member}/expire", answer=_expired)
+    def expire_member(self, group_id: str, member_id: str) -> bool:
+        """The member's session expires now.
+
+        Kafka's own session-expiry path; False when there is no such group or member."""
+        done = self._broker.coordinator.expire_member_now(group_id, member_id, self._now())
+        self._broker.rearm_timers()
+        return done
+
+    @control(
+        "POST",
+        "/groups/{id}/rebalance",
+        answer=_rebalancing,
+        http_defaults={"reason": "forced through the control API"},
+    )
+    def force_rebalance(self, group_id: str, reason: str = "forced by test") -> bool:
+        """Start a rebalance now.
+
+        False when the group cannot rebalance now (it needs members and to be Stable or CompletingRebalance)."""
+        done = self._broker.coordinator.force_rebalance(group_id, self._now(), reason)
+        self._broker.rearm_timers()
+        return done
+
+    @control("POST", "/groups/{id}/move-coordinator", answer=_result("partition"))
+    def move_coordinator(self, group_id: str) -> int:
+        """NOT_COORDINATOR until clients look the coordinator up again.
+
+        The group's coordinator moves away: its requests get NOT_COORDINATOR until a client looks the coordinator
+        up again (FindCoordinator), which finds it loaded afresh from `__consumer_offsets`. Returns the partition."""
+        return self._moves.move(group_id)
+
+    @control("POST", "/groups/{id}/loading", answer=_loading)
+    def load_partition_for(self, group_id: str, duration_ms: int) -> int:
+        """COORDINATOR_LOAD_IN_PROGRESS for a while.
+
+        The group's `__consumer_offsets` partition is unloaded and loads again after `duration_ms`; returns it."""
+        return self._moves.load_for(group_id, duration_ms)

@@ -13,6 +13,7 @@ from broker.app import Broker
 from broker.config import BrokerConfig, parse_control_listener
 from coordinator.persistence import RecordLog
 from toolkit.controls import BrokerControls
+from toolkit.coordinator_moves import CoordinatorMoves
 from toolkit.faults import FailingRecordLog, FaultMiddleware, Faults, Sleeper
 from toolkit.recorder import Recorder
 from toolkit.timeline.model import Timeline
@@ -32,11 +33,12 @@ class Toolkit:
             max_groups=broker.config["timeline.max.groups"],
             events_per_group=broker.config["timeline.events.per.group"],
         )
-        self.controls = BrokerControls(broker, faults)
+        moves = CoordinatorMoves(broker)
+        self.controls = BrokerControls(broker, faults, moves)
         sleeper = Sleeper(broker.clock, broker.rearm_timers)
         broker.driver.add(sleeper)
         broker.dispatcher.use(FaultMiddleware(faults, sleeper))
-        broker.dispatcher.use(self.controls.coordinator_moves)
+        broker.dispatcher.use(moves.middleware)
         broker.dispatcher.observe(self.timeline)
         broker.dispatcher.observe(self.recorder)
         broker.events.subscribe(self.timeline.on_event)

@@ -7,6 +7,7 @@ import socket
 import pytest
 
 from cli.main import main
+from toolkit.pytest_plugin import GroupBrokerHandle
 
 
 def _closed_port() -> int:
@@ -42,3 +43,13 @@ def test_bad_arguments_are_a_usage_message(capsys: pytest.CaptureFixture[str]) -
         main(["offsets", "reset", "g"])  # no --to-earliest / --to-latest / --to-offset
     assert exit_.value.code == 2
     assert "one of the arguments --to-earliest --to-latest --to-offset is required" in capsys.readouterr().err
+
+
+def test_describing_an_unknown_group_says_it_does_not_exist(
+    group_broker: GroupBrokerHandle, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Kafka's kafka-consumer-groups.sh --describe: "Error: Consumer group 'x' does not exist." (a Dead group)."""
+    assert main(["groups", "describe", "nobody", "--bootstrap-server", group_broker.bootstrap_servers]) == 1
+    captured = capsys.readouterr()
+    assert captured.err == "Error: Consumer group 'nobody' does not exist.\n"
+    assert captured.out == ""
