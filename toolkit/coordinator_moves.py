@@ -39,7 +39,11 @@ class CoordinatorMoves:
         asyncio.get_running_loop().call_later(duration_ms / 1000, self._finish_loading, partition)
         return partition
 
-    async def middleware(self, ctx: RequestContext, route: Route, request: Any, call_next: Handler) -> Any:
+    def wraps(self, route: Route) -> bool:
+        """Only FindCoordinator needs this middleware."""
+        return route.api_key == ApiKey.FIND_COORDINATOR
+
+    async def __call__(self, ctx: RequestContext, route: Route, request: Any, call_next: Handler) -> Any:
         """A dispatch middleware: a FindCoordinator for a group whose coordinator moved finds it loaded afresh."""
         if route.api_key == ApiKey.FIND_COORDINATOR and self.moved_partitions and request.key_type == GROUP_KEY_TYPE:
             for key in request.coordinator_keys if ctx.api_version >= 4 else [request.key]:

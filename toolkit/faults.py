@@ -13,7 +13,7 @@ per group for DescribeGroups and DeleteGroups, per key for batched FindCoordinat
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +34,10 @@ from protocol.messages.offset_commit import (
 )
 from protocol.messages.produce import PartitionProduceResponse, ProduceResponse, TopicProduceResponse
 from protocol.registry import APIS, ApiKey
+
+
+def _nothing() -> None:
+    """The default `Faults.on_change`: nobody to tell."""
 
 
 @dataclass(slots=True)
@@ -66,6 +70,15 @@ class Faults:
     errors: list[ErrorRule] = field(default_factory=list)
     latencies: list[LatencyRule] = field(default_factory=list)
     offsets_append_errors: list[ErrorCode] = field(default_factory=list)
+    #: Told when the set of APIs with a rule changes (the dispatcher then leaves the fault middleware out of the
+    #: chains of APIs without one).
+    on_change: Callable[[], None] = _nothing
+
+    def affects(self, api_key: int) -> bool:
+        """Whether an error or latency rule names this API."""
+        return any(rule.api_key == api_key for rule in self.errors) or any(
+            rule.api_key == api_key for rule in self.latencies
+        )
 
     def inject_error(
         self,
@@ -79,14 +92,17 @@ class Faults:
         if api_key not in APIS:
             raise ValueError(f"unknown api key {api_key}")
         self.errors.append(ErrorRule(api_key, ErrorCode(error), count, group_id, client_id))
+        self.on_change()
 
     def add_latency(self, api_key: int, delay_ms: int, count: int | None = None) -> None:
         self.latencies.append(LatencyRule(api_key, delay_ms, count))
+        self.on_change()
 
     def clear(self) -> None:
         self.errors.clear()
         self.latencies.clear()
         self.offsets_append_errors.clear()
+        self.on_change()
 
     def take_error(self, api_key: int, client_id: str | None, request: Any) -> ErrorCode | None:
         """The error to answer this request with, consuming one use of the first matching rule."""
@@ -98,6 +114,7 @@ class Faults:
                 rule.remaining -= 1
                 if rule.remaining <= 0:
                     self.errors.remove(rule)
+                    self.on_change()
                 return rule.error
         return None
 
@@ -108,6 +125,7 @@ class Faults:
                     rule.remaining -= 1
                     if rule.remaining <= 0:
                         self.latencies.remove(rule)
+                        self.on_change()
                 return rule.delay_ms
         return 0
 
@@ -192,6 +210,10 @@ class FaultMiddleware:
     def __init__(self, faults: Faults, sleeper: Sleeper) -> None:
         self._faults = faults
         self._sleeper = sleeper
+
+    def wraps(self, route: Route) -> bool:
+        """Only APIs with a rule go through this middleware (the dispatcher asks again after `Faults.on_change`)."""
+        return self._faults.affects(route.api_key)
 
     async def __call__(self, ctx: RequestContext, route: Route, request: Any, call_next: Handler) -> Any:
         faults = self._faults

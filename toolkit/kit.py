@@ -38,7 +38,8 @@ class Toolkit:
         sleeper = Sleeper(broker.clock, broker.rearm_timers)
         broker.driver.add(sleeper)
         broker.dispatcher.use(FaultMiddleware(faults, sleeper))
-        broker.dispatcher.use(moves.middleware)
+        broker.dispatcher.use(moves)
+        faults.on_change = broker.dispatcher.refresh
         broker.dispatcher.observe(self.timeline)
         broker.dispatcher.observe(self.recorder)
         broker.events.subscribe(self.timeline.on_event)
