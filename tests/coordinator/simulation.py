@@ -26,7 +26,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from coordinator.core import heartbeat_key
+from coordinator.keys import heartbeat_key
 from coordinator.reply import Reply
 from coordinator.state import GroupState
 from protocol.errors import ErrorCode

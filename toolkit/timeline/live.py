@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from coordinator.core import join_key, sync_key
+from coordinator.keys import join_key, sync_key
 from toolkit.timeline.labels import REBALANCING_STATES
 
 if TYPE_CHECKING:
