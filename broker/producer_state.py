@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
+    from protocol.records import BatchHeader
     from storage.partition_log import PartitionLog
 
 NO_PRODUCER_ID = -1
@@ -75,16 +76,18 @@ class PartitionProducers:
         Kafka bounds this work with producer-state snapshots; here it is one scan per partition and process.
         """
         state = cls()
-        for segment in partition_log.segments():
-            for _, header in segment.iter_headers():
-                if header.producer_id != NO_PRODUCER_ID and not header.is_control:
-                    state.record(
-                        header.producer_id,
-                        header.producer_epoch,
-                        header.base_sequence,
-                        header.last_offset_delta,
-                        header.base_offset,
-                    )
+
+        def replay(header: BatchHeader) -> None:
+            if header.producer_id != NO_PRODUCER_ID and not header.is_control:
+                state.record(
+                    header.producer_id,
+                    header.producer_epoch,
+                    header.base_sequence,
+                    header.last_offset_delta,
+                    header.base_offset,
+                )
+
+        partition_log.visit_headers(replay)
         return state
 
     def check(self, producer_id: int, epoch: int, base_seq: int, last_offset_delta: int) -> SequenceCheck:

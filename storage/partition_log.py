@@ -44,11 +44,12 @@ from typing import Concatenate, ParamSpec, TypeVar
 import structlog
 
 from protocol.errors import DecodeError
-from protocol.records import RecordBatch, iter_batches, peek_batch_header
+from protocol.records import BatchHeader, RecordBatch, iter_batches, peek_batch_header
 from storage.clock import Clock, wall_clock_ms
 from storage.config import INT64_MAX, LogConfig
 from storage.damage import DamagedRange, QuarantinedFile, move_to_quarantine, topic_partition_of
 from storage.errors import (
+    CorruptLogError,
     KafkaStorageError,
     LogClosedError,
     OffsetOutOfRangeError,
@@ -449,7 +450,15 @@ class PartitionLog:
         keep the old file open in the same way). The caller closes them (`SegmentSlice.close`).
         """
         ranges = self._ranges(fetch_offset, max_bytes, max_offset, min_one_batch)
-        return [SegmentSlice(segment.open_reader(), start, length) for segment, start, length in ranges]
+        slices: list[SegmentSlice] = []
+        try:
+            for segment, start, length in ranges:
+                slices.append(SegmentSlice(segment.open_reader(), start, length))
+        except BaseException:
+            for piece in slices:  # e.g. EMFILE on a later dup: the earlier descriptors must not leak
+                piece.close()
+            raise
+        return slices
 
     def _ranges(
         self, fetch_offset: int, max_bytes: int, max_offset: int | None, min_one_batch: bool
@@ -489,11 +498,13 @@ class PartitionLog:
                 if cut > start:
                     valid, _ = segment.proven_prefix(start, cut - start)
                     if not valid:
+                        self._check_skipped(segment, start)
                         continue  # the first batch was damaged: it is skipped from now on, look again
                     parts.append((segment, start, valid))
                 break
             valid, next_offset = segment.proven_prefix(start, end - start)
             if not valid:
+                self._check_skipped(segment, start)
                 continue  # as above
             parts.append((segment, start, valid))
             budget -= valid
@@ -506,6 +517,22 @@ class PartitionLog:
             offset = segment.next_offset
             i += 1
         return parts
+
+    @_locked
+    def visit_headers(self, visit: Callable[[BatchHeader], None]) -> None:
+        """Call ``visit`` with every batch header of the log, oldest first, holding the log's lock: the cleaner
+        thread cannot swap (and close) a segment while it is being read (producer-state replays use this)."""
+        self._check_open()
+        for segment in self._segments:
+            for _, header in segment.iter_headers():
+                visit(header)
+
+    @staticmethod
+    def _check_skipped(segment: LogSegment, start: int) -> None:
+        """After a read found the batch at ``start`` damaged, the segment must now skip it; otherwise the caller
+        would look again forever (with the log's lock held, on the event loop)."""
+        if segment.skip_damage(start) == start:
+            raise CorruptLogError(f"{segment.log_path} at {start}: a damaged batch that readers cannot skip")
 
     def iter_batches_from(self, offset: int | None = None, *, end_offset: int | None = None) -> Iterator[RecordBatch]:
         """Decoded batches from the one holding ``offset`` (default: log start) to ``end_offset`` or the log end.
@@ -801,7 +828,6 @@ class PartitionLog:
                     (self.directory / name).unlink(missing_ok=True)
         point = 0 if recovery_point is None else max(0, recovery_point)
         first_recovered = max(0, bisect.bisect_right(bases, point) - 1)
-        active: LogSegment | None = None
         for i, base in enumerate(bases):
             is_last = i == len(bases) - 1
             previous = self._segments[-1] if self._segments else None
@@ -823,17 +849,16 @@ class PartitionLog:
                 self._quarantine(segment.log_path.name, "no valid batch in the file")
                 continue
             self._adopt(segment, point)
-            if is_last:
-                active = segment
-            else:
+            if not is_last:
                 segment.seal()
                 segment.write_indexes()
                 segment.release()
         if not self._segments:
             self._add(self._create_segment(max(point, bases[-1] if bases else 0), now_ms))
-        elif active is None or self._segments[-1] is not active:
-            # The last file was quarantined: the previous segment ends the log. New appends go to a fresh segment,
-            # after any damaged tail and after every offset the recovery point says was already handed out.
+        else:
+            # The last segment ends in damaged bytes we keep (or the last file was quarantined and the previous one
+            # does), or below offsets the recovery point says were handed out: new appends go to a fresh segment
+            # after all of them, never reusing an offset a client may have been given.
             last = self._segments[-1]
             if last.size < last.file_bytes or last.next_offset < point:
                 self._add(self._create_segment(max(point, last.next_offset), now_ms))

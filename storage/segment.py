@@ -259,7 +259,11 @@ class LogSegment:
         self.time_index.rename(self._index_path(TIME_INDEX_SUFFIX))
 
     def seal(self) -> None:
-        """Record the final max timestamp in the time index, as Kafka does when a segment stops being active."""
+        """Record the final max timestamp in the time index, as Kafka does when a segment stops being active, and
+        cut off what a failed write may have left after the last batch (no later append will do it now)."""
+        if self._partial_tail:
+            os.ftruncate(self._file(), self.size)
+            self._partial_tail = False
         if self.max_timestamp >= 0:
             self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
 
@@ -444,7 +448,7 @@ class LogSegment:
         buf_start = start
         while pos < end:
             if self.damaged:
-                skipped = self._skip_damage(pos)
+                skipped = self.skip_damage(pos)
                 if skipped != pos:
                     pos = buf_start = skipped
                     buf = b""
@@ -467,7 +471,7 @@ class LogSegment:
 
     # --- damaged ranges ---------------------------------------------------------------------------------------
 
-    def _skip_damage(self, pos: int) -> int:
+    def skip_damage(self, pos: int) -> int:
         """``pos``, or the end of the damaged range holding it."""
         i = bisect.bisect_right(self.damaged, (pos, INT32_MAX * 2, "")) - 1
         if i >= 0 and self.damaged[i][0] <= pos < self.damaged[i][1]:
@@ -480,9 +484,23 @@ class LogSegment:
         return self.damaged[i][0] if i < len(self.damaged) else None
 
     def note_damage(self, start: int, end: int, reason: str) -> None:
-        """Record damaged bytes ``[start, end)`` so readers skip them, and tell ``on_damage`` once."""
-        if end <= start or any(s < end and start < e for s, e, _ in self.damaged):
-            return
+        """Record damaged bytes ``[start, end)`` so readers skip them, and tell ``on_damage`` once per new range.
+
+        Bytes already inside a known range are not reported again; the parts of ``[start, end)`` outside every
+        known range are (a CRC failure found just before a range a header walk noted earlier is new damage, and
+        must be skipped too, or a reader would find the same bad batch again and again).
+        """
+        pos = start
+        for known_start, known_end, _ in list(self.damaged):
+            if known_end <= pos or known_start >= end:
+                continue
+            if known_start > pos:
+                self._add_damage(pos, known_start, reason)
+            pos = max(pos, known_end)
+        if pos < end:
+            self._add_damage(pos, end, reason)
+
+    def _add_damage(self, start: int, end: int, reason: str) -> None:
         bisect.insort(self.damaged, (start, end, reason))
         if self.on_damage is not None:
             self.on_damage(self, start, end, reason)
@@ -545,6 +563,7 @@ class LogSegment:
             if chunk_end == pos:  # one batch larger than a chunk
                 first = next(self.iter_headers(pos, end), None)
                 chunk_end = pos + first[1].size if first is not None else end
+            chunk_end = min(chunk_end, end)  # a boundary found past skipped damage must not take us beyond `end`
             data = self.read(pos, chunk_end - pos)
             scan = iter_batch_headers(data, 0, verify_crc=True)
             try:
@@ -736,10 +755,9 @@ class LogSegment:
                 if unflushed_from is not None and self.next_offset >= unflushed_from:
                     self.torn_at = stop.position  # damage in data never flushed: Kafka cuts it off
                     break
+                # Damage in flushed data is kept and skipped, even at the end of the active segment: those
+                # offsets were handed out (and maybe acknowledged), so the log must never give them out again.
                 resume = self._resync(stop.position, file_size, self.next_offset)
-                if unflushed_from is not None and resume == file_size:
-                    self.torn_at = stop.position  # a torn end of the active segment: nothing valid follows
-                    break
                 self.damaged.append((stop.position, resume, stop.reason))
                 pos = resume
         self._proven = [(0, self.size)]  # readers never enter the damaged ranges inside it

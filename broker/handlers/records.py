@@ -216,7 +216,7 @@ class RecordHandlers:
             return FetchResponse(error_code=ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
         max_bytes = min(request.max_bytes, self._config["fetch.max.bytes"])
         min_bytes = min(request.min_bytes, max_bytes)
-        response, size = self._read(ctx.api_version, request, max_bytes)
+        response, size = self._read_closing_on_error(ctx.api_version, request, max_bytes)
         if size >= min_bytes or request.max_wait_ms <= 0 or size < 0:
             return response
         close_record_slices(response)
@@ -230,12 +230,23 @@ class RecordHandlers:
         waiter = self._fetches.park(watched, deadline)
         self._rearm()
         await waiter
-        return self._read(ctx.api_version, request, max_bytes)[0]
+        return self._read_closing_on_error(ctx.api_version, request, max_bytes)[0]
+
+    def _read_closing_on_error(self, version: int, request: FetchRequest, max_bytes: int) -> tuple[FetchResponse, int]:
+        """`_read`, closing the file ranges of the partitions already read if a later one raises."""
+        responses: list[FetchableTopicResponse] = []
+        try:
+            return self._read(version, request, max_bytes, responses)
+        except BaseException:
+            close_record_slices(FetchResponse(responses=responses))
+            raise
 
     def _topic_names(self) -> dict[Any, str]:
         return {info.topic_id: info.name for info in self._logs.topics()}
 
-    def _read(self, version: int, request: FetchRequest, max_bytes: int) -> tuple[FetchResponse, int]:
+    def _read(
+        self, version: int, request: FetchRequest, max_bytes: int, responses: list[FetchableTopicResponse]
+    ) -> tuple[FetchResponse, int]:
         """The response as of now and its record bytes; -1 bytes when an error means waiting is pointless.
 
         As ReplicaManager.readFromLog: each partition reads at most min(partition_max_bytes, budget left), and
@@ -247,7 +258,6 @@ class RecordHandlers:
         min_one_batch = True
         total = 0
         errors = False
-        responses = []
         for topic in request.topics:
             name = by_id.get(topic.topic_id) if version >= 13 else topic.topic
             out = FetchableTopicResponse(topic=topic.topic if version < 13 else "", topic_id=topic.topic_id)

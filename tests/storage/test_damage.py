@@ -3,6 +3,7 @@ quarantined; only the active segment's unflushed tail is ever truncated."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import struct
 from pathlib import Path
@@ -221,3 +222,35 @@ def test_damage_is_skipped_across_a_restart_and_appends_continue(tmp_path: Path)
         o for o in range(END + 2) if not damaged_first <= o < damaged_first + RECORDS
     ]
     assert len(again.damaged_ranges()) == 1
+
+
+def test_a_crc_failure_just_before_a_range_a_header_walk_noted_is_skipped_too(tmp_path: Path) -> None:
+    """A header walk notes a broken header first; a read then finds the batch before it fails its CRC. The new
+    damage overlaps the known range and must still be recorded (its uncovered part), or the read would find the
+    same bad batch forever."""
+    config = dataclasses.replace(CONFIG, index_interval_bytes=1)
+    directory = tmp_path / "topic-0"
+    log = PartitionLog(directory, config, now_ms=0)
+    for i in range(8):
+        log.append(make_batch(RECORDS, tag=i), now_ms=0)
+    log.roll(now_ms=0)
+    log.append(make_batch(1), now_ms=0)
+    positions = [position for position, _ in log.segments()[0].iter_headers()]
+    log.flush()
+    end = log.log_end_offset
+    log.close()
+    first = directory / f"{0:020d}.log"
+    flip(first, positions[3] - 2)  # a record byte of batch 2: only its CRC shows it
+    data = bytearray(first.read_bytes())
+    data[positions[3] + 16] = 7  # batch 3's magic byte: its header is broken
+    first.write_bytes(bytes(data))
+    log = PartitionLog(directory, config, recovery_point=end, now_ms=0)  # trusted: nothing scanned at open
+    list(log.segments()[0].iter_headers())  # what a producer-state replay does: notes batch 3
+    assert [(d.start, d.end) for d in log.damaged_ranges()] == [(positions[3], positions[4])]
+    served = offsets_of(log.read(2 * RECORDS, 1 << 20))
+    assert served[0] == 4 * RECORDS  # batches 2 and 3 skipped, the read resumes at batch 4
+    assert [(d.start, d.end) for d in log.damaged_ranges()] == [
+        (positions[3], positions[4]),
+        (positions[2], positions[3]),
+    ]
+    log.close()

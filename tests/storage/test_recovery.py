@@ -31,7 +31,10 @@ def assert_recovered_to(log: PartitionLog, everything: bytes, end_offset: int) -
 
 
 def last_batch_start(path: Path) -> int:
-    data = path.read_bytes()
+    return last_batch_start_in(path.read_bytes())
+
+
+def last_batch_start_in(data: bytes) -> int:
     pos = 0
     last = 0
     while pos < len(data):
@@ -49,12 +52,16 @@ def test_clean_reopen_serves_everything(tmp_path: Path, recovery_point: int | No
     assert_recovered_to(log, everything, BATCHES * RECORDS)
 
 
+UNFLUSHED_LAST = (BATCHES - 1) * RECORDS  # the checkpoint was taken before the last batch: it may be cut
+FLUSHED_ALL = BATCHES * RECORDS  # the last batch was flushed (and maybe acknowledged): it must never be cut
+
+
 @pytest.mark.parametrize("cut", [1, 10, 61, 100])
 def test_truncated_last_batch(tmp_path: Path, cut: int) -> None:
     directory, everything = build(tmp_path)
     path = last_segment(directory)
     os.truncate(path, path.stat().st_size - cut)
-    log = reopen(directory, BATCHES * RECORDS)
+    log = reopen(directory, UNFLUSHED_LAST)
     assert_recovered_to(log, everything, (BATCHES - 1) * RECORDS)
     assert path.stat().st_size == last_batch_start(path) + len(make_batch(2))
 
@@ -65,8 +72,36 @@ def test_corrupted_crc_in_last_batch(tmp_path: Path) -> None:
     data = bytearray(path.read_bytes())
     data[-5] ^= 0x01
     path.write_bytes(bytes(data))
-    log = reopen(directory, BATCHES * RECORDS)
+    log = reopen(directory, UNFLUSHED_LAST)
     assert_recovered_to(log, everything, (BATCHES - 1) * RECORDS)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "crc"])
+def test_damaged_last_batch_below_the_recovery_point_is_kept_and_its_offsets_never_reused(
+    tmp_path: Path, damage: str
+) -> None:
+    """Kafka cuts only the unflushed tail: a flushed last batch that no longer validates is damage we keep and
+    report, and new appends continue after every offset it held (a consumer may already have committed past them)."""
+    directory, everything = build(tmp_path)
+    path = last_segment(directory)
+    if damage == "truncated":
+        os.truncate(path, path.stat().st_size - 10)
+    else:
+        data = bytearray(path.read_bytes())
+        data[-5] ^= 0x01
+        path.write_bytes(bytes(data))
+    size_on_disk = path.stat().st_size
+    log = reopen(directory, FLUSHED_ALL)
+    assert path.stat().st_size == size_on_disk  # nothing cut
+    [damaged] = log.damaged_ranges()
+    assert (damaged.segment, damaged.end) == (path.name, size_on_disk)
+    assert log.log_end_offset == FLUSHED_ALL
+    assert offsets_of(log.read(0, 10**9)) == list(range((BATCHES - 1) * RECORDS))
+    result = log.append(make_batch(2), now_ms=0)
+    assert result.base_offset == FLUSHED_ALL
+    served = log.read(0, 10**9)
+    assert offsets_of(served) == [*range((BATCHES - 1) * RECORDS), FLUSHED_ALL, FLUSHED_ALL + 1]
+    assert everything.startswith(served[: last_batch_start_in(everything)])
 
 
 @pytest.mark.parametrize(
