@@ -107,7 +107,6 @@ class OffsetsLog:
         self._queued: dict[int, list[_Queued]] = {}
         self._refused: list[tuple[AppendCallback, ErrorCode]] = []
         self._flush_scheduled = False
-        self.fail_next: list[ErrorCode] = []  # fault injection: the next writes fail with these errors
         self.on_written: Callable[[str, int], None] | None = None  # wakes long-poll fetches of the partition
         self.appends = 0
         self.writes = 0
@@ -177,8 +176,6 @@ class OffsetsLog:
 
     def _write(self, partition: int, records: list[tuple[bytes, bytes | None]]) -> ErrorCode:
         """One batch to the partition's log; the error that fails exactly the appends it held, or NONE."""
-        if self.fail_next:
-            return self.fail_next.pop(0)
         partition_log = self._logs.get(OFFSETS_TOPIC, partition)
         if partition_log is None:
             return ErrorCode.NOT_LEADER_OR_FOLLOWER
