@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from broker.storage_status import format_storage_status
-from cli.describe_format import format_describe
+from cli.describe_format import format_describe, format_reset
 from cli.kafka_client import Connection, KafkaClient, KafkaClientError
 from protocol.consumer_protocol import decode_assignment
 from protocol.errors import DecodeError, ErrorCode
@@ -146,7 +146,10 @@ def describe_group(client: KafkaClient, group_id: str) -> tuple[DescribedGroup, 
 def reset_offsets(
     client: KafkaClient, group_id: str, target: str, offset: int | None, topic: str | None, execute: bool
 ) -> list[tuple[str, int, int]]:
-    """Kafka's rules: only an Empty (or unknown) group may be reset; without --execute it is a dry run."""
+    """Kafka's rules: only an Empty (or unknown) group may be reset; without --execute it is a dry run.
+
+    An unknown group may be given offsets for a named topic (as Kafka's tool allows, to start a new group at
+    chosen offsets); without --topic it has nothing to reset and is refused, as is a topic that does not exist."""
     group, rows = describe_group(client, group_id)
     if group.group_state not in ("Empty", "Dead"):
         raise KafkaClientError(
@@ -154,9 +157,12 @@ def reset_offsets(
             f"but the current state is {group.group_state}."
         )
     partitions = sorted({(r.topic, r.partition) for r in rows if topic is None or r.topic == topic})
-    if topic is not None and not partitions:
-        leaders = _leaders(client, [topic])
-        partitions = sorted(tp for tp in leaders if tp[0] == topic)
+    if topic is None and group.group_state == "Dead":  # the coordinator does not know it: nothing to reset
+        raise KafkaClientError(f"Consumer group '{group_id}' does not exist.")
+    if topic is not None and not partitions:  # Kafka resets every partition of a named topic, committed or not
+        partitions = sorted(tp for tp in _leaders(client, [topic]) if tp[0] == topic)
+        if not partitions:
+            raise KafkaClientError(f"Topic '{topic}' does not exist.")
     if target == "offset":
         assert offset is not None
         plan = {tp: offset for tp in partitions}
@@ -180,54 +186,80 @@ def reset_offsets(
     return [(t, p, o) for (t, p), o in sorted(plan.items())]
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="group-broker", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser("serve", help="run the broker (same as python server.py)")
-    serve.add_argument("rest", nargs=argparse.REMAINDER)
-    dump = commands.add_parser("dump-log", help="print a log segment, like kafka-dump-log.sh")
-    dump.add_argument("rest", nargs=argparse.REMAINDER)
+BOOTSTRAP_DEFAULT = "127.0.0.1:9092"
+CONTROL_DEFAULT = "http://127.0.0.1:9644"
+_HELP = argparse.ArgumentDefaultsHelpFormatter  # every option's help ends with its default, as Kafka's tools list
 
-    groups = commands.add_parser("groups", help="consumer groups").add_subparsers(dest="groups_command", required=True)
-    for name in ("list", "describe"):
-        sub = groups.add_parser(name)
-        sub.add_argument("--bootstrap-server", default="127.0.0.1:9092")
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="group-broker", description=__doc__, formatter_class=_HELP)
+    commands = parser.add_subparsers(dest="command", required=True)
+    # `serve` and `dump-log` have their own parsers (see main); these entries only list them in `--help`
+    commands.add_parser("serve", help="run the broker (same as python server.py); serve --help for its options")
+    commands.add_parser("dump-log", help="print a log segment, like kafka-dump-log.sh; dump-log --help for options")
+
+    groups = commands.add_parser("groups", help="consumer groups", formatter_class=_HELP).add_subparsers(
+        dest="groups_command", required=True
+    )
+    for name, what in (("list", "list the groups, like --list"), ("describe", "a group's offsets and lag")):
+        sub = groups.add_parser(name, help=what, formatter_class=_HELP)
+        _bootstrap_option(sub)
         if name == "describe":
-            sub.add_argument("group")
-    timeline = groups.add_parser("timeline", help="the group's rebalance timeline (group-broker control API)")
-    timeline.add_argument("group")
-    timeline.add_argument("--control", default="http://127.0.0.1:9644", help="the broker's control.listener URL")
-    timeline.add_argument("--json", action="store_true")
+            sub.add_argument("group", help="the group id")
+    timeline = groups.add_parser(
+        "timeline", help="the group's rebalance timeline (group-broker control API)", formatter_class=_HELP
+    )
+    timeline.add_argument("group", help="the group id")
+    _control_options(timeline)
 
     storage = commands.add_parser(
-        "storage", help="damaged data and __consumer_offsets loading (group-broker control API)"
+        "storage", help="damaged data and __consumer_offsets loading (group-broker control API)", formatter_class=_HELP
     )
-    storage.add_argument("--control", default="http://127.0.0.1:9644", help="the broker's control.listener URL")
-    storage.add_argument("--json", action="store_true")
+    _control_options(storage)
 
-    offsets = commands.add_parser("offsets").add_subparsers(dest="offsets_command", required=True)
-    reset = offsets.add_parser("reset", help="reset an inactive group's committed offsets")
-    reset.add_argument("group")
-    reset.add_argument("--bootstrap-server", default="127.0.0.1:9092")
-    reset.add_argument("--topic")
+    offsets = commands.add_parser("offsets", help="committed offsets", formatter_class=_HELP).add_subparsers(
+        dest="offsets_command", required=True
+    )
+    reset = offsets.add_parser("reset", help="reset an inactive group's committed offsets", formatter_class=_HELP)
+    reset.add_argument("group", help="the group id (an Empty group, or an unknown one with --topic)")
+    _bootstrap_option(reset)
+    reset.add_argument("--topic", help="reset every partition of this topic (default: the group's committed ones)")
     target = reset.add_mutually_exclusive_group(required=True)
-    target.add_argument("--to-earliest", action="store_true")
-    target.add_argument("--to-latest", action="store_true")
-    target.add_argument("--to-offset", type=int)
-    reset.add_argument("--execute", action="store_true", help="commit the new offsets (default: dry run)")
+    target.add_argument("--to-earliest", action="store_true", help="each partition's log start offset")
+    target.add_argument("--to-latest", action="store_true", help="each partition's log end offset")
+    target.add_argument("--to-offset", type=int, metavar="OFFSET", help="this offset in every partition")
+    reset.add_argument("--execute", action="store_true", help="commit the new offsets; without it, a dry run")
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    if args.command == "serve":
+def _bootstrap_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--bootstrap-server", default=BOOTSTRAP_DEFAULT, help="a broker to ask, host:port")
+
+
+def _control_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--control", default=CONTROL_DEFAULT, help="the broker's control.listener URL")
+    parser.add_argument("--json", action="store_true", help="print the JSON the control API answers")
+
+
+def _delegated(argv: Sequence[str]) -> int | None:
+    """`serve` and `dump-log` parse their own arguments (so their --help lists their options): hand them over."""
+    if argv and argv[0] == "serve":
         from cli.serve import main as serve_main
 
-        return serve_main(args.rest)
-    if args.command == "dump-log":
+        return serve_main(list(argv[1:]))
+    if argv and argv[0] == "dump-log":
         from storage import dump
 
-        return int(dump.main(args.rest) or 0)
+        return int(dump.main(argv[1:], prog="group-broker dump-log") or 0)
+    return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    delegated = _delegated(argv)
+    if delegated is not None:
+        return delegated
+    args = _parser().parse_args(argv)
     try:
         if args.command == "groups" and args.groups_command == "timeline":
             fmt = "json" if args.json else "text"
@@ -305,7 +337,9 @@ def _run_wire_command(client: KafkaClient, args: argparse.Namespace) -> int:
         return 0
     target = "earliest" if args.to_earliest else "latest" if args.to_latest else "offset"
     plan = reset_offsets(client, args.group, target, args.to_offset, args.topic, args.execute)
-    print(json.dumps([{"topic": t, "partition": p, "new_offset": o} for t, p, o in plan], indent=2))
+    print(
+        format_reset([{"group": args.group, "topic": t, "partition": p, "new_offset": o} for t, p, o in plan]), end=""
+    )
     if not args.execute:
         print("Dry run: nothing committed (add --execute).", file=sys.stderr)
     return 0

@@ -297,11 +297,20 @@ def _segment_files(directory: Path) -> list[Path]:
     return [directory / name for name in logs + leftovers]
 
 
-def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+    *,
+    prog: str = "python -m storage.dump",
+) -> int:
+    """``prog`` names the command in usage lines (``group-broker dump-log`` hands it over)."""
     stdout = sys.stdout if out is None else out
     stderr = sys.stderr if err is None else err
     parser = argparse.ArgumentParser(
-        prog="python -m storage.dump", description="Print the record batches of Kafka-format segment files."
+        prog=prog,
+        description="Print the record batches of Kafka-format segment files.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     parser.add_argument("path", type=Path, help="a segment .log file, or a partition directory")
     parser.add_argument("--print-data-log", action="store_true", help="print every record's key and value")

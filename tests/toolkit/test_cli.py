@@ -156,3 +156,20 @@ def test_timeline_and_dump_log_commands_against_a_broker_process(
     dumped = capsys.readouterr().out
     assert "offset_commit::group=timed,partition=__consumer_offsets-0" in dumped
     assert "offset=7,leaderEpoch=-1,metadata=note" in dumped
+
+
+def test_reset_prints_kafkas_new_offset_table(
+    group_broker: GroupBrokerHandle, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """kafka-consumer-groups.sh --reset-offsets prints GROUP, TOPIC, PARTITION, NEW-OFFSET; a dry run says so on
+    stderr, so stdout is only the table."""
+    _prepare(group_broker)
+    assert main(["offsets", "reset", GROUP, "--to-earliest", "--bootstrap-server", group_broker.bootstrap_servers]) == 0
+    captured = capsys.readouterr()
+    table = captured.out[captured.out.index("GROUP ") :]  # the in-process broker still logs to stdout here
+    assert table == (
+        "GROUP           TOPIC           PARTITION  NEW-OFFSET\n"
+        "cli-group       cli-topic       0          0\n"
+        "cli-group       cli-topic       1          0\n"
+    )
+    assert "Dry run" in captured.err

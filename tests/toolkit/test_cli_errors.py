@@ -53,3 +53,52 @@ def test_describing_an_unknown_group_says_it_does_not_exist(
     captured = capsys.readouterr()
     assert captured.err == "Error: Consumer group 'nobody' does not exist.\n"
     assert captured.out == ""
+
+
+def test_resetting_an_unknown_group_says_it_does_not_exist(
+    group_broker: GroupBrokerHandle, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without --topic there is nothing to reset for a group the coordinator does not know: a sentence, exit 1."""
+    bootstrap = group_broker.bootstrap_servers
+    assert main(["offsets", "reset", "nobody", "--to-earliest", "--bootstrap-server", bootstrap]) == 1
+    captured = capsys.readouterr()
+    assert captured.err == "Error: Consumer group 'nobody' does not exist.\n"
+    assert captured.out == ""
+
+
+def test_resetting_an_unknown_topic_says_it_does_not_exist(
+    group_broker: GroupBrokerHandle, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Kafka's tool refuses partitions that do not exist; nothing is committed."""
+    bootstrap = group_broker.bootstrap_servers
+    command = ["offsets", "reset", "g", "--topic", "nosuch", "--to-offset", "3", "--execute"]
+    assert main([*command, "--bootstrap-server", bootstrap]) == 1
+    captured = capsys.readouterr()
+    assert captured.err == "Error: Topic 'nosuch' does not exist.\n"
+    assert captured.out == ""
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        (["serve"], ["--override KEY=VALUE", "--log-level"]),  # serve.py owns its help text
+        (["dump-log"], ["--offsets-decoder", "--print-data-log", "path"]),
+        (["groups", "list"], ["--bootstrap-server", "(default: 127.0.0.1:9092)"]),
+        (["groups", "describe"], ["--bootstrap-server", "(default: 127.0.0.1:9092)"]),
+        (["groups", "timeline"], ["--control", "(default: http://127.0.0.1:9644)", "--json"]),
+        (["storage"], ["--control", "(default: http://127.0.0.1:9644)", "--json"]),
+        (
+            ["offsets", "reset"],
+            ["--bootstrap-server", "(default: 127.0.0.1:9092)", "--topic", "--to-offset", "--execute"],
+        ),
+    ],
+)
+def test_every_subcommands_help_lists_its_options_and_defaults(
+    command: list[str], expected: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main([*command, "--help"])
+    assert exit_.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())  # argparse wraps to the terminal width
+    for text in expected:
+        assert text in out

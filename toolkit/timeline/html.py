@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING, Any
 
-from toolkit.timeline.labels import REBALANCING_STATES, describe, rel, secs, severity, wall
+from toolkit.timeline.labels import REBALANCING_STATES, client, describe, rel, secs, severity, wall
 from toolkit.timeline.live import new_member_lane
 
 if TYPE_CHECKING:
@@ -161,7 +161,7 @@ def _svg(view: dict[str, Any]) -> str:
     out.extend(
         f'<g class="lane" data-member="{e(member)}"><text class="lane-label" x="8" y="{y(row[member]) - 2}">'
         f"{e(_short(member))}<title>{e(member)}</title></text>"
-        f'<text x="8" y="{y(row[member]) + 12}" fill="#666">client {e(str(clients.get(member)))}</text></g>'
+        f'<text x="8" y="{y(row[member]) + 12}" fill="#666">client {e(client(clients.get(member)))}</text></g>'
         for member in lanes
     )
     for ev in events:
@@ -248,7 +248,7 @@ def _waiting_panel(view: dict[str, Any]) -> str:
         rows.append("<table><tr><th>member</th><th>client</th><th>session timer fires</th><th>in</th></tr>")
         rows.extend(
             f'<tr class="waiting-member" data-member="{e(m["member_id"])}"><td>{e(m["member_id"])}</td>'
-            f"<td>{e(str(m['client_id']))}</td><td>{rel(view, m['session_deadline_ms'])}</td>"
+            f"<td>{e(client(m['client_id']))}</td><td>{rel(view, m['session_deadline_ms'])}</td>"
             f"<td>{secs(m['session_fires_in_ms'])}</td></tr>"
             for m in live["waiting_for"]
         )
@@ -257,7 +257,7 @@ def _waiting_panel(view: dict[str, Any]) -> str:
         rows.append("<p>Parked requests:</p><ul>")
         rows.extend(
             f'<li class="pending">{e(p["api"])} from {e(p["member"] or "(new member)")} '
-            f"(client {e(str(p['client_id']))}) for {secs(p['waiting_ms'])}</li>"
+            f"(client {e(client(p['client_id']))}) for {secs(p['waiting_ms'])}</li>"
             for p in view["pending"]
         )
         rows.append("</ul>")

@@ -19,6 +19,11 @@ def severity(error: str | None) -> str:
     return "" if error in QUIET_ERRORS else "signal" if error in SIGNAL_ERRORS else "error"
 
 
+def client(client_id: str | None) -> str:
+    """A client id for display: ``-`` when unknown, as kafka-consumer-groups.sh shows a missing value."""
+    return "-" if client_id is None else client_id
+
+
 def secs(ms: int | None) -> str:
     return "-" if ms is None else f"{ms / 1000:.3f}s"
 

@@ -64,7 +64,9 @@ def lanes(events: list[TimelineEvent], pending: list[_Pending], live: dict[str, 
     for p in pending:
         lanes.setdefault(p.member or new_member_lane(p.client_id), p.client_id)
     for m in (live or {}).get("members", []):
-        lanes.setdefault(m["member_id"], m["client_id"])
+        # a member loaded at restart has left no request here: its client id is the one its record carried
+        if lanes.get(m["member_id"]) is None:
+            lanes[m["member_id"]] = m["client_id"]
     return [{"member": member, "client_id": client} for member, client in lanes.items()]
 
 

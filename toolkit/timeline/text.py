@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from toolkit.timeline.labels import REBALANCING_STATES, describe, rel, secs, wall
+from toolkit.timeline.labels import REBALANCING_STATES, client, describe, rel, secs, wall
 
 if TYPE_CHECKING:
     pass
@@ -30,13 +30,13 @@ def render_text(view: dict[str, Any]) -> str:
             )
             lines.append(f"  waiting for {len(live['waiting_for'])} member(s); {timer}")
             lines.extend(
-                f"    {m['member_id']} client={m['client_id']} session timer fires at "
+                f"    {m['member_id']} client={client(m['client_id'])} session timer fires at "
                 f"{rel(view, m['session_deadline_ms'])} (in {secs(m['session_fires_in_ms'])})"
                 for m in live["waiting_for"]
             )
     for p in view["pending"]:
         who = p["member"] or "(new member)"
-        lines.append(f"  pending {p['api']} from {who} client={p['client_id']} for {secs(p['waiting_ms'])}")
+        lines.append(f"  pending {p['api']} from {who} client={client(p['client_id'])} for {secs(p['waiting_ms'])}")
     if view["dropped_events"]:
         lines.append(f"  ({view['dropped_events']} older events dropped)")
     lines.append(f"  events (+0 = {wall(view, view['origin_ms'])}):")
