@@ -11,10 +11,13 @@ import argparse
 import importlib.util
 import logging
 import re
+import signal
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING
 
 if __package__ in (None, ""):  # run as a file (spark-submit pipeline/cli.py): make the package importable
@@ -265,16 +268,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         "stream": _stream,
     }
     progress = Progress()
+    interrupts: list[int] = []
+
+    def on_interrupt(signum: int, frame: FrameType | None) -> None:
+        interrupts.append(signum)
+        signal.default_int_handler(signum, frame)
+
+    on_main_thread = threading.current_thread() is threading.main_thread()  # signal handlers live there only
+    previous = signal.signal(signal.SIGINT, on_interrupt) if on_main_thread else None
     try:
         _preflight(args)
         return handlers[args.command](args, progress)
     except PipelineError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Exception) as exc:
+        # Ctrl-C also reaches the JVM, so a py4j call in flight may fail with a gateway error instead of
+        # KeyboardInterrupt: after a SIGINT either way is the interrupt, and only that is said.
+        if not interrupts and not isinstance(exc, KeyboardInterrupt):
+            raise
         _stop_spark_quietly()
         print("interrupted", file=sys.stderr)
         return 130
+    finally:
+        if on_main_thread:
+            signal.signal(signal.SIGINT, previous)
 
 
 if __name__ == "__main__":
