@@ -16,7 +16,10 @@ __all__ = ["Progress"]
 
 
 class Progress:
-    """``with progress.stage("decoding 12 segments"):`` prints ``decoding 12 segments ... 3.1 s`` on stderr."""
+    """``with progress.stage("decoding 12 segments"):`` prints ``decoding 12 segments ...`` on stderr when it starts
+    and ``decoding 12 segments: 3.1 s`` when it ends: two whole lines, because Spark's own log lines (e.g. its
+    start-up warnings) may come in between.
+    """
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self._stream = stream if stream is not None else sys.stderr
@@ -24,14 +27,14 @@ class Progress:
 
     @contextmanager
     def stage(self, label: str) -> Iterator[None]:
-        print(f"{label} ...", end=" ", file=self._stream, flush=True)
+        print(f"{label} ...", file=self._stream, flush=True)
         began = time.monotonic()
         try:
             yield
         except BaseException:
-            print("failed", file=self._stream, flush=True)
+            print(f"{label}: stopped after {time.monotonic() - began:.1f} s", file=self._stream, flush=True)
             raise
-        print(f"{time.monotonic() - began:.1f} s", file=self._stream, flush=True)
+        print(f"{label}: {time.monotonic() - began:.1f} s", file=self._stream, flush=True)
 
     def note(self, text: str) -> None:
         """A line of its own (a summary, or why nothing was done)."""

@@ -108,3 +108,24 @@ def test_make_report_installs_only_the_pipeline_extra() -> None:
     assert "npm" not in dry_run
     assert "apt-get" not in dry_run
     assert "[test" not in dry_run
+
+
+def test_progress_names_each_stage_and_its_time_and_ends_with_a_summary() -> None:
+    import io
+    import re
+
+    from pipeline.progress import Progress
+
+    stream = io.StringIO()
+    progress = Progress(stream)
+    with progress.stage("decoding 3 segments"):
+        pass
+    with pytest.raises(KeyboardInterrupt), progress.stage("evaluating status"):
+        raise KeyboardInterrupt
+    progress.summary(2, 40)
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "decoding 3 segments ..."
+    assert re.fullmatch(r"decoding 3 segments: \d+\.\d s", lines[1])
+    assert lines[2] == "evaluating status ..."
+    assert re.fullmatch(r"evaluating status: stopped after \d+\.\d s", lines[3])
+    assert re.fullmatch(r"done: 2 tables written, 40 rows in \d+\.\d s", lines[4])
