@@ -54,8 +54,12 @@ campaigns: install-test
 	CAMPAIGN=1 $(BIN)/pytest -q -p no:cacheprovider -m campaign
 
 # The PySpark analysis of the broker's ./data (what `make run` writes): Parquet tables, report.txt, lag.png,
-# rebalances.png in ./pipeline-out
-report: install-test
+# rebalances.png in ./pipeline-out. Needs only the pipeline extra (and Java 17+), not the test tools.
+$(VENV)/.installed-pipeline: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e '.[pipeline]'
+	touch $@
+
+report: $(VENV)/.installed-pipeline
 	$(BIN)/python -m pipeline analyze --data-dir data --out pipeline-out
 
 bench: install-test

@@ -8,6 +8,7 @@ bounded summaries, and the report and plots are rendered from the Parquet files 
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import time
 from dataclasses import dataclass, field
@@ -23,6 +24,8 @@ from pipeline.config import AnalysisConfig, parse_as_of
 from pipeline.describe import describe
 from pipeline.inputs import InputSummary, summarize
 from pipeline.lag import lag_timeseries
+from pipeline.layout import list_segments
+from pipeline.progress import Progress
 from pipeline.rates import commit_rates, produce_rates
 from pipeline.rebalances import rebalances
 
@@ -95,7 +98,10 @@ def analyze(
     out_dir: Path,
     cfg: AnalysisConfig,
     tables: DecodedTables | None = None,
+    progress: Progress | None = None,
 ) -> Analysis:
+    """Every table under ``out_dir/tables`` plus ``inputs.json``; each stage reported on ``progress``."""
+    progress = progress if progress is not None else Progress(io.StringIO())
     timings: dict[str, float] = {}
     clock = time.monotonic()
 
@@ -109,8 +115,10 @@ def analyze(
         write_table(df, out_dir, name)
         lap(name)
 
-    t = tables if tables is not None else decode_tables(spark, data_dir, cfg)
-    summary = summarize(data_dir, t.raw_offsets, t.batches)
+    segments = len(list_segments(data_dir))
+    with progress.stage(f"decoding {segments} segments"):
+        t = tables if tables is not None else decode_tables(spark, data_dir, cfg)
+        summary = summarize(data_dir, t.raw_offsets, t.batches)
     as_of_ms = summary.as_of_ms = parse_as_of(cfg.as_of, summary.latest_ms)
     summary.tick_ms = bounded_tick(cfg.tick_ms, summary.earliest_ms, as_of_ms)
     if summary.tick_ms != cfg.tick_ms:
@@ -121,30 +129,33 @@ def analyze(
         )
     cfg = dataclasses.replace(cfg, tick_ms=summary.tick_ms)
     lap("decode")
-    write(t.commits, "offset_commits")
-    write(t.generations, "group_generations")
-    write(t.assignments, "group_assignments")
-    write(t.batches, "topic_batches")
-    write(t.leo, "topic_leo")
-    status = evaluate(
-        t.commits, t.generations, t.assignments, t.leo, cfg.burrow, as_of_ms=as_of_ms, tick_ms=cfg.tick_ms
-    )
-    write(status.status_history, "status_history")
-    write(status.partition_status.drop("brokers"), "partition_status")
-    write(status.group_status_history, "group_status_history")
-    write(status.group_status, "group_status")
-    write(status.status_transitions, "status_transitions")
-    write(lag_timeseries(t.commits, t.leo, t.batches, as_of_ms=as_of_ms, tick_ms=cfg.tick_ms), "lag_timeseries")
-    group_lag = (
-        spark.read.parquet(str(out_dir / "tables" / "lag_timeseries"))
-        .where(F.col("event") == "tick")
-        .groupBy("group", "ts_ms")
-        .agg(F.sum("lag_clamped").alias("total_lag"), F.count(F.lit(1)).alias("partitions"))
-    )
-    write(group_lag, "group_lag")
-    write(rebalances(t.generations, t.commits, as_of_ms=as_of_ms), "rebalances")
-    write(commit_rates(t.commits, width_ms=cfg.rate_window_ms, as_of_ms=as_of_ms), "commit_rates")
-    write(produce_rates(t.batches, width_ms=cfg.rate_window_ms, as_of_ms=as_of_ms), "produce_rates")
-    write(describe(t.commits, t.generations, t.leo, as_of_ms=as_of_ms), "describe")
+    with progress.stage("writing decoded tables"):
+        write(t.commits, "offset_commits")
+        write(t.generations, "group_generations")
+        write(t.assignments, "group_assignments")
+        write(t.batches, "topic_batches")
+        write(t.leo, "topic_leo")
+    with progress.stage("evaluating status"):
+        status = evaluate(
+            t.commits, t.generations, t.assignments, t.leo, cfg.burrow, as_of_ms=as_of_ms, tick_ms=cfg.tick_ms
+        )
+        write(status.status_history, "status_history")
+        write(status.partition_status.drop("brokers"), "partition_status")
+        write(status.group_status_history, "group_status_history")
+        write(status.group_status, "group_status")
+        write(status.status_transitions, "status_transitions")
+    with progress.stage("writing lag, rebalances, rates and describe"):
+        write(lag_timeseries(t.commits, t.leo, t.batches, as_of_ms=as_of_ms, tick_ms=cfg.tick_ms), "lag_timeseries")
+        group_lag = (
+            spark.read.parquet(str(out_dir / "tables" / "lag_timeseries"))
+            .where(F.col("event") == "tick")
+            .groupBy("group", "ts_ms")
+            .agg(F.sum("lag_clamped").alias("total_lag"), F.count(F.lit(1)).alias("partitions"))
+        )
+        write(group_lag, "group_lag")
+        write(rebalances(t.generations, t.commits, as_of_ms=as_of_ms), "rebalances")
+        write(commit_rates(t.commits, width_ms=cfg.rate_window_ms, as_of_ms=as_of_ms), "commit_rates")
+        write(produce_rates(t.batches, width_ms=cfg.rate_window_ms, as_of_ms=as_of_ms), "produce_rates")
+        write(describe(t.commits, t.generations, t.leo, as_of_ms=as_of_ms), "describe")
     (out_dir / "inputs.json").write_text(json.dumps(summary.to_json(), indent=2) + "\n", encoding="utf-8")
     return Analysis(out_dir, summary, timings)

@@ -1,22 +1,38 @@
 """``python -m pipeline {analyze,decode,describe,report,stream}``; also runnable as a file by ``spark-submit``.
 
-``--master`` defaults to ``local[*]`` unless ``spark-submit`` already chose one. Exit status 2 with one clear
-sentence when Java is missing.
+``--master`` defaults to ``local[*]`` unless ``spark-submit`` already chose one. Arguments, inputs and Java are
+checked before Spark starts (:mod:`pipeline.preflight`): a mistake is one sentence on stderr and exit status 2 (1
+for a group that does not exist, 130 for Ctrl-C). Progress goes to stderr, the command's output to stdout.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import logging
+import re
+import signal
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING
 
 if __package__ in (None, ""):  # run as a file (spark-submit pipeline/cli.py): make the package importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipeline.config import AnalysisConfig, BurrowConfig, parse_duration_ms
+from pipeline.preflight import (
+    PipelineError,
+    check_as_of,
+    check_data_dir,
+    check_java,
+    check_report_inputs,
+    pending_stream_kinds,
+)
+from pipeline.progress import Progress
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -94,96 +110,152 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _spark(args: argparse.Namespace) -> SparkSession:
+class GroupNotFoundError(PipelineError):
+    """``describe --group`` named a group the log never saw (Kafka's tool: exit 1)."""
+
+    exit_code = 1
+
+
+def _spark(args: argparse.Namespace, progress: Progress) -> SparkSession:
     from pipeline.session import build_session
 
     conf = dict(item.split("=", 1) for item in args.conf)
-    return build_session(args.master, conf)
+    with progress.stage("starting Spark"):
+        return build_session(args.master, conf)
 
 
-def _finish(out: Path, plots: bool) -> None:
+def _finish(out: Path, plots: bool, progress: Progress) -> None:
     from pipeline.report import render_outputs, write_report
 
-    paths = render_outputs(out) if plots else [write_report(out)]
+    with progress.stage("writing report.txt" + (" and pictures" if plots else "")):
+        paths = render_outputs(out) if plots else [write_report(out)]
     for path in paths:
         print(f"wrote {path}")
 
 
-def _analyze(args: argparse.Namespace) -> int:
+def _analyze(args: argparse.Namespace, progress: Progress) -> int:
     from pipeline.analyze import analyze
 
-    spark = _spark(args)
-    analysis = analyze(spark, args.data_dir, args.out, _config(args))
+    spark = _spark(args, progress)
+    analysis = analyze(spark, args.data_dir, args.out, _config(args), progress=progress)
     print(f"tables in {args.out / 'tables'} ({', '.join(f'{k} {v:.1f}s' for k, v in analysis.timings.items())})")
-    _finish(args.out, not args.no_plots)
+    _finish(args.out, not args.no_plots, progress)
+    progress.summary(len(analysis.timings) - 1, sum(analysis.summary.records.values()))
     return 0
 
 
-def _decode(args: argparse.Namespace) -> int:
+def _decode(args: argparse.Namespace, progress: Progress) -> int:
     from pipeline.analyze import decode_tables, write_table
 
-    spark = _spark(args)
+    spark = _spark(args, progress)
     cfg = AnalysisConfig(groups=args.groups, exclude_groups=args.exclude_groups)
     t = decode_tables(spark, args.data_dir, cfg)
-    for name, df in (
-        ("offset_commits", t.commits),
-        ("group_generations", t.generations),
-        ("group_assignments", t.assignments),
-        ("topic_batches", t.batches),
-        ("topic_leo", t.leo),
-    ):
-        write_table(df, args.out, name)
-        print(f"wrote {args.out / 'tables' / name}")
+    tables = {
+        "offset_commits": t.commits,
+        "group_generations": t.generations,
+        "group_assignments": t.assignments,
+        "topic_batches": t.batches,
+        "topic_leo": t.leo,
+    }
+    with progress.stage(f"decoding {len(check_data_dir(args.data_dir))} segments and writing tables"):
+        for name, df in tables.items():
+            write_table(df, args.out, name)
+            print(f"wrote {args.out / 'tables' / name}")
+    progress.summary(len(tables))
     return 0
 
 
-def _describe(args: argparse.Namespace) -> int:
+def _describe(args: argparse.Namespace, progress: Progress) -> int:
     from pyspark.sql import functions as F
 
     from pipeline.analyze import decode_tables, latest_time
     from pipeline.config import parse_as_of
     from pipeline.describe import describe, format_describe
 
-    spark = _spark(args)
+    spark = _spark(args, progress)
     pattern = None if args.group is None else _quote(args.group)
-    t = decode_tables(spark, args.data_dir, AnalysisConfig(groups=pattern))
-    as_of = parse_as_of(args.as_of, latest_time(t))
-    rows = describe(t.commits, t.generations, t.leo, as_of_ms=as_of)
-    if args.group is not None:
-        rows = rows.where(F.col("group") == args.group)
-    print(format_describe([r.asDict() for r in rows.collect()]), end="")
+    with progress.stage(f"decoding {len(check_data_dir(args.data_dir))} segments and describing"):
+        t = decode_tables(spark, args.data_dir, AnalysisConfig(groups=pattern))
+        as_of = parse_as_of(args.as_of, latest_time(t) if args.as_of == "max" else 0)
+        rows = describe(t.commits, t.generations, t.leo, as_of_ms=as_of)
+        if args.group is not None:
+            rows = rows.where(F.col("group") == args.group)
+        found = [r.asDict() for r in rows.collect()]
+    if args.group is not None and not found:
+        raise GroupNotFoundError(f"Consumer group '{args.group}' does not exist.")
+    print(format_describe(found), end="")
     return 0
 
 
 def _quote(text: str) -> str:
-    import re
-
     return re.escape(text)
 
 
-def _report(args: argparse.Namespace) -> int:
-    _finish(args.out, not args.no_plots)
+def _report(args: argparse.Namespace, progress: Progress) -> int:
+    _finish(args.out, not args.no_plots, progress)
     return 0
 
 
-def _stream(args: argparse.Namespace) -> int:
-    from pipeline.analyze import analyze, decode_tables
-    from pipeline.stream import ingest_once, raw_tables
+def _stream(args: argparse.Namespace, progress: Progress) -> int:
+    from pipeline.stream import RAW_TABLES, ingest_once, raw_tables
 
-    spark = _spark(args)
+    checkpoints = args.checkpoint or args.out / "_checkpoints"
+    if args.interval is None and not pending_stream_kinds(args.data_dir, checkpoints, RAW_TABLES):
+        progress.note(f"nothing new since {checkpoints}")
+        return 0
+    from pipeline.analyze import analyze, decode_tables
+
+    spark = _spark(args, progress)
     cfg = _config(args)
     interval = None if args.interval is None else parse_duration_ms(args.interval) / 1000
     while True:
-        added = ingest_once(spark, args.data_dir, args.out, args.checkpoint)
+        with progress.stage("ingesting appended batches"):
+            added = ingest_once(spark, args.data_dir, args.out, args.checkpoint)
         print("ingested " + ", ".join(f"{v} new {k} rows" for k, v in added.items()), flush=True)
         if not args.no_analyze:
             offsets, batches = raw_tables(spark, args.out)
             tables = decode_tables(spark, args.data_dir, cfg, raw_offsets=offsets, raw_batches=batches)
-            analyze(spark, args.data_dir, args.out, cfg, tables)
-            _finish(args.out, not args.no_plots)
+            analyze(spark, args.data_dir, args.out, cfg, tables, progress=progress)
+            _finish(args.out, not args.no_plots, progress)
         if interval is None:
             return 0
         time.sleep(interval)
+
+
+def _preflight(args: argparse.Namespace) -> bool:
+    """Every check that needs no Spark; returns whether the command needs Spark at all."""
+    if getattr(args, "as_of", None) is not None:
+        check_as_of(args.as_of)
+    try:
+        if args.command in ("analyze", "stream"):
+            _config(args)
+        if args.command == "stream" and args.interval is not None:
+            parse_duration_ms(args.interval)
+    except (ValueError, re.error) as exc:
+        raise PipelineError(str(exc)) from None
+    if args.command == "report":
+        check_report_inputs(args.out)
+        return False
+    check_data_dir(args.data_dir)
+    if importlib.util.find_spec("pyspark") is None:
+        raise PipelineError("the pipeline needs its optional dependencies: pip install '.[pipeline]'")
+    check_java()
+    return True
+
+
+def _stop_spark_quietly() -> None:
+    """After Ctrl-C the JVM (same process group) is dying too: stop what is left and say nothing about it."""
+    logging.getLogger("py4j").setLevel(logging.CRITICAL)
+    if "pyspark" not in sys.modules:
+        return
+    from pyspark.sql import SparkSession
+
+    try:
+        active = SparkSession.getActiveSession()
+        if active is not None:
+            active.stop()
+    except Exception:  # noqa: S110 (the gateway may already be gone; nothing useful to add)
+        pass
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -195,16 +267,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         "report": _report,
         "stream": _stream,
     }
+    progress = Progress()
+    interrupts: list[int] = []
+
+    def on_interrupt(signum: int, frame: FrameType | None) -> None:
+        interrupts.append(signum)
+        signal.default_int_handler(signum, frame)
+
+    on_main_thread = threading.current_thread() is threading.main_thread()  # signal handlers live there only
+    previous = signal.signal(signal.SIGINT, on_interrupt) if on_main_thread else None
     try:
-        from pipeline.session import JavaMissingError
-    except ModuleNotFoundError as exc:  # pyspark/pyarrow not installed
-        print(f"the pipeline needs its optional dependencies: pip install '.[pipeline]' ({exc})", file=sys.stderr)
-        return 2
-    try:
-        return handlers[args.command](args)
-    except JavaMissingError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        _preflight(args)
+        return handlers[args.command](args, progress)
+    except PipelineError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except (KeyboardInterrupt, Exception) as exc:
+        # Ctrl-C also reaches the JVM, so a py4j call in flight may fail with a gateway error instead of
+        # KeyboardInterrupt: after a SIGINT either way is the interrupt, and only that is said.
+        if not interrupts and not isinstance(exc, KeyboardInterrupt):
+            raise
+        _stop_spark_quietly()
+        print("interrupted", file=sys.stderr)
+        return 130
+    finally:
+        if on_main_thread:
+            signal.signal(signal.SIGINT, previous)
 
 
 if __name__ == "__main__":

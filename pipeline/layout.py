@@ -22,6 +22,7 @@ __all__ = [
     "OFFSETS_TOPIC",
     "SegmentFile",
     "complete_end",
+    "latest_ends",
     "list_segments",
     "split_points",
     "topic_partition_counts",
@@ -75,6 +76,19 @@ def list_segments(data_dir: str | Path, kind: str = "all") -> list[SegmentFile]:
             found.append(SegmentFile(topic, partition, base, file.path, file.stat().st_size))
     found.sort(key=lambda s: (s.topic, s.partition, s.base_offset))
     return found
+
+
+def latest_ends(data_dir: str | Path, kind: str, before: dict[str, int]) -> dict[str, int]:
+    """``{path relative to data_dir: end of its complete batches}`` for every segment of ``kind``.
+
+    The streaming source's offset; hopping starts where ``before`` stood (a file that shrank starts over).
+    """
+    ends: dict[str, int] = {}
+    for s in list_segments(data_dir, kind):
+        rel = os.path.relpath(s.path, data_dir)
+        begin = before.get(rel, 0)
+        ends[rel] = complete_end(s.path, begin if begin <= s.size else 0)
+    return ends
 
 
 def complete_end(path: str, start: int = 0, limit: int | None = None) -> int:

@@ -3,44 +3,25 @@
 * Workers must run the driver's interpreter (``PYSPARK_PYTHON``): otherwise Spark starts ``python3`` from PATH,
   which lacks pyarrow and the project, and fails deep inside a task.
 * A master given by ``spark-submit`` (``spark.master`` already in the conf) wins over ``--master``'s default.
-* Java is checked up front so a missing JDK is one clear sentence, not a py4j stack trace.
+* Java is checked up front (:func:`pipeline.preflight.check_java`) so a missing or broken JDK is one clear
+  sentence, not a py4j stack trace.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from collections.abc import Mapping
 
 from pyspark import SparkConf
 from pyspark.sql import SparkSession
 
+from pipeline.preflight import JavaMissingError, check_java
 from pipeline.source import KafkaLogDataSource
 
 __all__ = ["DEFAULT_MASTER", "JavaMissingError", "build_session", "check_java"]
 
 DEFAULT_MASTER = "local[*]"
-
-
-class JavaMissingError(RuntimeError):
-    """Spark needs a Java 17+ runtime and none was found."""
-
-
-def check_java() -> str:
-    """Path of the ``java`` Spark will use; raises :class:`JavaMissingError` with what to install if there is none."""
-    home = os.environ.get("JAVA_HOME")
-    if home:
-        candidate = os.path.join(home, "bin", "java")
-        if os.access(candidate, os.X_OK):
-            return candidate
-    found = shutil.which("java")
-    if found is None:
-        raise JavaMissingError(
-            "The pipeline runs on Apache Spark, which needs Java 17 or newer, and no `java` was found "
-            "(JAVA_HOME unset and nothing on PATH). On Debian: apt-get install openjdk-17-jre-headless"
-        )
-    return found
 
 
 def build_session(

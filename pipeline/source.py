@@ -24,7 +24,7 @@ from pyspark.sql.streaming.datasource import ReadLimit
 from pyspark.sql.types import StructType
 
 from pipeline.decode import decode_offsets_range, iter_topic_headers, topic_batch_columns
-from pipeline.layout import SegmentFile, complete_end, list_segments, split_points
+from pipeline.layout import SegmentFile, complete_end, latest_ends, list_segments, split_points
 from pipeline.schemas import OFFSETS_ARROW, OFFSETS_SPARK, TOPIC_BATCHES_ARROW, TOPIC_BATCHES_SPARK
 
 __all__ = ["KafkaLogDataSource", "SegmentRange"]
@@ -131,13 +131,7 @@ class KafkaLogStreamReader(DataSourceStreamReader):
         Only the default ``ReadAllAvailable`` limit is offered (no ``getDefaultReadLimit``), so ``limit`` never
         asks for less than everything.
         """
-        before: dict[str, int] = start.get("files", {})
-        files: dict[str, int] = {}
-        for s in list_segments(self.root, self.kind):
-            rel = os.path.relpath(s.path, self.root)
-            begin = before.get(rel, 0)
-            files[rel] = complete_end(s.path, begin if begin <= s.size else 0)
-        return {"files": files}
+        return {"files": latest_ends(self.root, self.kind, start.get("files", {}))}
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[InputPartition]:
         before: dict[str, int] = start.get("files", {})

@@ -10,8 +10,10 @@ time-windowed rule exact.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pyspark.sql import DataFrame, SparkSession
+if TYPE_CHECKING:  # pyspark stays unimported until a run needs it: stream --once checks for new data first
+    from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["RAW_TABLES", "ingest_once", "raw_tables"]
 

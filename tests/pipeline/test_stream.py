@@ -10,7 +10,8 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from pipeline.stream import ingest_once, raw_tables
+from pipeline.preflight import pending_stream_kinds
+from pipeline.stream import RAW_TABLES, ingest_once, raw_tables
 from pipeline.synth import SyntheticLog
 
 
@@ -23,12 +24,14 @@ def test_stream_picks_up_exactly_what_was_appended(spark: SparkSession, workdir:
             log.commit("g", "t", 0, 2 * i, 1000 * i)
     first = ingest_once(spark, str(data), out)
     assert first == {"offsets_log": 5, "topic_batches": 5}
+    assert pending_stream_kinds(data, out / "_checkpoints", RAW_TABLES) == []  # Spark's checkpoint, read without it
 
     log = SyntheticLog(data, offsets_partitions=1)  # the broker appends more, and is caught mid-append
     for i in range(5, 8):
         log.produce("t", 0, 2, 1000 * i)
         log.commit("g", "t", 0, 2 * i, 1000 * i)
     log.tear_commit("g", "t", 0, 99, 9000)
+    assert pending_stream_kinds(data, out / "_checkpoints", RAW_TABLES) == ["offsets", "topics"]
     second = ingest_once(spark, str(data), out)
     assert second == {"offsets_log": 3, "topic_batches": 3}  # the torn batch is not read...
 
