@@ -133,6 +133,34 @@ class BrokerControls:
         self._broker.clock.freeze()
         self._broker.rearm_timers()
 
+    @control("POST", "/time/unfreeze", answer=_clock)
+    def unfreeze_time(self) -> None:
+        """Time flows again, from the virtual instant reached.
+
+        Undoes `freeze_time`: timers run on their own again, and the clock never goes back."""
+        self._broker.clock.unfreeze()
+        self._broker.rearm_timers()
+
+    def frozen_timer_blocking(self, group_id: str) -> int | None:
+        """How far (virtual ms) a timer lies that alone can move the group on while time is frozen, else None.
+
+        Not a control: `wait_for_group` asks it so that a test waiting on a frozen clock fails at once, with the
+        `advance` it needs, instead of timing out. Only a group in PreparingRebalance whose members have all
+        rejoined waits on nothing but its timer (the initial rebalance delay, KIP-134); any other wait may end
+        by a client's next request."""
+        from coordinator.keys import join_key
+        from coordinator.state import GroupState
+
+        clock = self._broker.clock
+        group = self._broker.coordinator.group(group_id)
+        if not clock.frozen or group is None or not group.is_in(GroupState.PREPARING_REBALANCE):
+            return None
+        if not group.has_all_members_joined():
+            return None
+        deadline = self._broker.coordinator.timer.deadline(join_key(group_id))
+        now = clock.monotonic_ms()
+        return None if deadline is None or deadline <= now else deadline - now
+
     # -- faults --------------------------------------------------------------------------------------------------
 
     @control("POST", "/faults/errors", answer=_error_rule)
