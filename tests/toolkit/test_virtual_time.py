@@ -75,3 +75,28 @@ def test_unfreeze_time_resumes_real_time_from_the_virtual_instant(group_broker: 
     assert resumed["frozen"] is False
     assert resumed["now_ms"] >= frozen["now_ms"] + 60_000
     assert resumed["wall_ms"] >= frozen["wall_ms"] + 60_000
+
+
+def test_kafka_python_joins_and_leaves_under_time_frozen_before_its_first_join(
+    group_broker: GroupBrokerHandle,
+) -> None:
+    """The issue's trap, as a user met it: `freeze_time()` before kafka-python's first join left the group
+    PreparingRebalance (GroupNotReadyError after 15 s) and `close()` then waited on its LeaveGroup."""
+    from kafka import KafkaConsumer
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    admin = KafkaAdminClient(bootstrap_servers=group_broker.bootstrap_servers)
+    admin.create_topics([NewTopic("frozen", 2, 1)])
+    admin.close()
+    group_broker.freeze_time()
+    consumer = KafkaConsumer("frozen", bootstrap_servers=group_broker.bootstrap_servers, group_id="frozen-kp")
+    try:
+        while not consumer.assignment():
+            consumer.poll(timeout_ms=50)
+        group = group_broker.wait_for_group_blocking("frozen-kp", state="Stable", members=1)
+        assert group["generation"] >= 1
+    finally:
+        consumer.close()
+    [left] = group_broker.requests(api="LeaveGroup", group_id="frozen-kp")
+    assert set(left.error_codes) == {0}  # the request and its member
+    assert (group_broker.group("frozen-kp") or {}).get("state") == "Empty"
