@@ -28,6 +28,13 @@ Count = Annotated[int, AtLeast(1)]
 """How many requests (or appends) a fault applies to: at least one."""
 
 
+def _log() -> Any:
+    """The controls' logger, imported when a control runs (this module stays a stdlib-only leaf)."""
+    import structlog
+
+    return structlog.get_logger("toolkit.controls")
+
+
 def _clock(controls: BrokerControls, args: Mapping[str, Any], result: Any) -> Any:
     return controls.clock()
 
@@ -132,6 +139,36 @@ class BrokerControls:
         Stops the broker's clock, so a test decides alone when sessions and timeouts run out."""
         self._broker.clock.freeze()
         self._broker.rearm_timers()
+        _log().info("controls.time_frozen", now_ms=self._now())
+
+    @control("POST", "/time/unfreeze", answer=_clock)
+    def unfreeze_time(self) -> None:
+        """Time flows again, from the virtual instant reached.
+
+        Undoes `freeze_time`: timers run on their own again, and the clock never goes back."""
+        self._broker.clock.unfreeze()
+        self._broker.rearm_timers()
+        _log().info("controls.time_unfrozen", now_ms=self._now())
+
+    def frozen_timer_blocking(self, group_id: str) -> int | None:
+        """How far (virtual ms) a timer lies that alone can move the group on while time is frozen, else None.
+
+        Not a control: `wait_for_group` asks it so that a test waiting on a frozen clock fails at once, with the
+        `advance` it needs, instead of timing out. Only a group in PreparingRebalance whose members have all
+        rejoined waits on nothing but its timer (the initial rebalance delay, KIP-134); any other wait may end
+        by a client's next request."""
+        from coordinator.keys import join_key
+        from coordinator.state import GroupState
+
+        clock = self._broker.clock
+        group = self._broker.coordinator.group(group_id)
+        if not clock.frozen or group is None or not group.is_in(GroupState.PREPARING_REBALANCE):
+            return None
+        if not group.has_all_members_joined():
+            return None
+        deadline = self._broker.coordinator.timer.deadline(join_key(group_id))
+        now = clock.monotonic_ms()
+        return None if deadline is None or deadline <= now else deadline - now
 
     # -- faults --------------------------------------------------------------------------------------------------
 
@@ -173,16 +210,12 @@ class BrokerControls:
         """Close client connections (omit client_id: every connection).
 
         As a network failure would; returns how many were closed."""
-        import structlog
-
         dropped = 0
         for connection in list(self._broker.connections):
             if client_id is None or connection.session.client_id == client_id:
                 connection.close()
                 dropped += 1
-        structlog.get_logger("toolkit.controls").info(
-            "controls.connections_dropped", client_id=client_id, count=dropped
-        )
+        _log().info("controls.connections_dropped", client_id=client_id, count=dropped)
         return dropped
 
     @control("POST", "/offsets/fail-next", answer=_failing_appends)

@@ -34,7 +34,7 @@ H = TypeVar("H", bound=type)
 
 
 class GroupNotReadyError(AssertionError):
-    """`wait_for_group` timed out; the message shows the group as it was."""
+    """`wait_for_group` timed out, or waits on frozen time; the message shows the group as it was."""
 
 
 def _relay(name: str, declared: Callable[..., Any]) -> Callable[..., Any]:
@@ -91,7 +91,10 @@ class GroupBrokerHandle(_Controls):
         generation_at_least: int | None = None,
         timeout_s: float = 15.0,
     ) -> dict[str, Any]:
-        """Wait (without blocking the caller's event loop) until the group matches; returns its snapshot."""
+        """Wait (without blocking the caller's event loop) until the group matches; returns its snapshot.
+
+        Raises `GroupNotReadyError` after `timeout_s`, or at once when time is frozen and the group waits on nothing
+        but a timer (the message names the `advance` it needs): a frozen clock would never get there alone."""
         import asyncio  # here, not at import time: the plugin module stays a leaf
 
         snapshot: dict[str, Any] = await asyncio.to_thread(
@@ -113,11 +116,19 @@ class GroupBrokerHandle(_Controls):
         generation_at_least: int | None = None,
         timeout_s: float = 15.0,
     ) -> dict[str, Any]:
+        """`wait_for_group` for blocking tests; fails at once when only an `advance` could satisfy it."""
         deadline = time.monotonic() + timeout_s
+        controls = self._controls
         while True:
             ok, snapshot = self._matches(group_id, state, members, generation_at_least)
             if ok:
                 return dict(snapshot)
+            blocking_ms = self._embedded.call(lambda: controls.frozen_timer_blocking(group_id))
+            if blocking_ms is not None:
+                raise GroupNotReadyError(
+                    f"time is frozen: group {group_id!r} waits for a timer due at +{blocking_ms} ms virtual; "
+                    f"call advance({blocking_ms}) (or unfreeze_time()): {snapshot}"
+                )
             if time.monotonic() > deadline:
                 raise GroupNotReadyError(f"group {group_id!r} not as expected within {timeout_s}s: {snapshot}")
             time.sleep(0.02)

@@ -186,6 +186,16 @@ async def test_the_control_line_follows_bootstrap_and_errors_are_json(broker: tu
         assert "group_broker_requests_total" in await answer.text()
 
 
+async def test_post_time_unfreeze_lets_a_frozen_clock_flow_again(control: str) -> None:
+    """Issue #12: time frozen through the control API can be unfrozen through it, from the virtual instant."""
+    frozen = await ok(control, "POST", "/time/freeze")
+    assert frozen["frozen"] is True
+    await ok(control, "POST", "/time/advance", {"ms": 1_000})
+    resumed = await ok(control, "POST", "/time/unfreeze")
+    assert resumed["frozen"] is False and resumed["now_ms"] >= frozen["now_ms"] + 1_000
+    assert (await ok(control, "GET", "/time"))["frozen"] is False
+
+
 async def test_post_rebalance_makes_an_aiokafka_consumer_rebalance(control: str, bootstrap: str) -> None:
     group = f"forced-{uuid.uuid4().hex[:6]}"
     async with consumer_in(bootstrap, group) as (consumer, listener):

@@ -31,6 +31,7 @@ def test_the_handle_offers_every_control_with_its_declared_signature_and_doc() -
     assert {c.name for c in controls} >= {
         "advance",
         "freeze_time",
+        "unfreeze_time",
         "inject_error",
         "add_latency",
         "clear_faults",
@@ -77,6 +78,29 @@ def test_the_readme_handle_table_names_every_control() -> None:
     documented = set(re.findall(r"`(?:await )?([a-z_]+)[(`]", first_column))
     assert {c.name for c in declared_controls(BrokerControls)} <= documented
     assert all(hasattr(GroupBrokerHandle, name) for name in documented), documented
+
+
+def _written_as_in_the_readme(handle: type, name: str) -> str:
+    """A member's signature as the README writes it: names in order, `*` before keyword-only ones, real defaults."""
+    parts: list[str] = []
+    for parameter in list(inspect.signature(getattr(handle, name)).parameters.values())[1:]:
+        if parameter.kind is parameter.KEYWORD_ONLY and "*" not in parts:
+            parts.append("*")
+        default = "" if parameter.default is parameter.empty else f"={parameter.default!r}"
+        parts.append(parameter.name + default)
+    return f"{name}({', '.join(parts)})"
+
+
+def test_the_readme_handle_table_writes_each_signature_as_the_handle_declares_it() -> None:
+    """Issue #12: `add_latency(api=..., ms=...)` as documented raised TypeError; the table is checked against
+    `inspect.signature`, so a keyword written in the README is one the handle accepts, with its real default."""
+    table = _readme_section("| handle member |")
+    first_column = "".join(re.findall(r"^\| ([^|]+) \|", table, flags=re.M))
+    written = re.findall(r"`(?:await )?([a-z_]+\([^`]*\))`", first_column)
+    assert len(written) >= 17, written
+    for signature in written:
+        name = signature.split("(", 1)[0]
+        assert signature == _written_as_in_the_readme(GroupBrokerHandle, name), name
 
 
 def test_importing_the_plugin_loads_neither_the_server_nor_its_dependencies() -> None:

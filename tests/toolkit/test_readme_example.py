@@ -5,6 +5,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import CommitFailedError
 
 
+@pytest.mark.asyncio
 async def test_billing_survives_a_rebalance_and_a_failed_commit(group_broker):
     admin = AIOKafkaAdminClient(bootstrap_servers=group_broker.bootstrap_servers)
     await admin.start()
