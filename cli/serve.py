@@ -15,7 +15,7 @@ from pathlib import Path
 import uvloop
 
 from broker.config import BrokerConfig, ConfigError, load_config
-from broker.logging import configure_logging
+from broker.logging import LOG_LEVELS, configure_logging
 from broker.startup import StartupError
 from toolkit.kit import Toolkit
 
@@ -24,7 +24,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="server.py", description="group-broker: a Kafka-protocol broker")
     parser.add_argument("properties", nargs="?", type=Path, help="a Kafka server.properties file")
     parser.add_argument("--override", action="append", default=[], metavar="KEY=VALUE", help="set a config key")
-    parser.add_argument("--log-level", default="INFO")
+    parser.add_argument(
+        "--log-level", default="info", type=str.lower, choices=LOG_LEVELS, help="logged to stderr (default: info)"
+    )
     return parser.parse_args(argv)
 
 
