@@ -66,6 +66,7 @@ KEYS: dict[str, ConfigKey] = {
         ),
         _k("log.dirs", "list", KAFKA_DEFAULT_LOG_DIR, "Data directory (only the first entry is used)."),
         _k("log.dir", "string", KAFKA_DEFAULT_LOG_DIR, "Used when log.dirs is not set."),
+        _k("log.file", "string", None, "Append the broker's own log lines here instead of stderr (not a Kafka key)."),
         _k("socket.request.max.bytes", "int", 104857600, "Largest request frame accepted.", low=1),
         _k("max.connections", "int", INT32_MAX, "Open connections allowed at once.", low=1),
         _k(

@@ -16,7 +16,7 @@ import structlog
 from structlog.testing import capture_logs
 
 from broker.logging import configure_test_logging
-from tests.support.broker_process import ROOT
+from tests.support.broker_process import ROOT, BrokerProcess, run_server
 
 
 @pytest.fixture
@@ -97,3 +97,22 @@ def test_stdout_carries_only_the_bootstrap_and_control_lines(tmp_path: Path) -> 
     assert rest == ""
     logged = (tmp_path / "stderr").read_text()
     assert '"event": "broker.started"' in logged and '"event": "broker.stopped"' in logged
+
+
+def test_log_file_takes_the_logs_off_stderr(tmp_path: Path) -> None:
+    log_file = tmp_path / "broker.log"
+    broker = BrokerProcess(tmp_path / "data", {"log.file": str(log_file)})
+    broker.start(wait_loaded=False)
+    assert broker.stop() == 0
+    assert [line.split("=", 1)[0] for line in broker.log_lines()] == ["BOOTSTRAP"]  # stdout and stderr: no logs
+    logged = log_file.read_text()
+    assert '"event": "broker.started"' in logged and '"event": "broker.stopped"' in logged
+
+
+def test_an_unwritable_log_file_is_one_sentence(tmp_path: Path) -> None:
+    log_file = tmp_path / "no-such-dir" / "broker.log"
+    done = run_server("listeners=PLAINTEXT://127.0.0.1:0", f"log.dirs={tmp_path / 'data'}", f"log.file={log_file}")
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        f"group-broker: cannot write the log file {log_file} ('log.file'): No such file or directory: '{log_file}'"
+    ]
