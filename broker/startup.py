@@ -83,12 +83,13 @@ def lock_data_dir(path: Path) -> DataDirLock:
 def bind_listener(listener: str, host: str, port: int) -> socket.socket:
     """Bind and listen on one listener's address now, before anything is written, or raise StartupError.
 
-    `asyncio.start_server(sock=...)` serves it later. A wildcard host (empty) binds every address, dual-stack
-    where the system has it, as `asyncio.start_server(host=None)` would.
+    `asyncio.start_server(sock=...)` serves it later. A host is bound in its own address family (the first address
+    it resolves to); a wildcard host (empty) binds every address, dual-stack where the system has it.
     """
     try:
         if host:
-            return socket.create_server((host, port), backlog=100, reuse_port=False)
+            family, _, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+            return socket.create_server(address, family=family, backlog=100)
         if socket.has_dualstack_ipv6():
             return socket.create_server(("", port), family=socket.AF_INET6, dualstack_ipv6=True, backlog=100)
         return socket.create_server(("", port), backlog=100)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from broker.config import load_config
+from broker.startup import bind_listener
 from tests.support.broker_process import ROOT, run_server, running_broker
 from tests.support.tmpfs import small_tmpfs
 
@@ -110,3 +111,11 @@ def test_make_run_takes_the_port_from_port(make_args: list[str], port: int) -> N
     overrides = [command[i + 1] for i, arg in enumerate(command) if arg == "--override"]
     config = load_config(ROOT / "server.properties", overrides, {})
     assert config.listeners == [("PLAINTEXT", "127.0.0.1", port)]
+
+
+@pytest.mark.parametrize(("host", "family"), [("127.0.0.1", socket.AF_INET), ("::1", socket.AF_INET6)])
+def test_a_listener_is_bound_in_its_addresss_family(host: str, family: socket.AddressFamily) -> None:
+    """Binding moved out of asyncio (so it happens before storage opens); IPv6 listeners must still bind."""
+    with bind_listener(f"PLAINTEXT://[{host}]:0", host, 0) as sock:
+        assert sock.family == family
+        assert sock.getsockname()[0] == host
