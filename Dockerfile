@@ -8,12 +8,18 @@ COPY protocol ./protocol
 COPY coordinator ./coordinator
 COPY storage ./storage
 COPY broker ./broker
+COPY toolkit ./toolkit
+COPY cli ./cli
 COPY server.py server.properties ./
 RUN pip install --no-cache-dir .
 
 VOLUME /data
+# The image's defaults are KAFKA_* environment variables (Kafka's docker convention), not CMD arguments, so they
+# stay when you add your own: `docker run IMAGE --override group.max.size=5` keeps /data and the control API.
+# 9092: Kafka protocol (another port: `-e KAFKA_LISTENERS=PLAINTEXT://127.0.0.1:19092`);
+# 9644: control API (virtual time, faults, timelines, /metrics)
+ENV KAFKA_LISTENERS=PLAINTEXT://127.0.0.1:9092 \
+    KAFKA_LOG_DIRS=/data \
+    KAFKA_CONTROL_LISTENER=http://127.0.0.1:9644
 ENTRYPOINT ["python", "server.py", "server.properties"]
-# 9092: Kafka protocol; 9644: control API (virtual time, faults, timelines, /metrics)
-CMD ["--override", "listeners=PLAINTEXT://127.0.0.1:9092", \
-     "--override", "log.dirs=/data", \
-     "--override", "control.listener=http://127.0.0.1:9644"]
+CMD []

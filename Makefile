@@ -16,8 +16,10 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 
 install: $(VENV)/.installed
 
+# `make run PORT=19092` when 9092 is taken (the data stays in ./data, as server.properties says)
+PORT ?= 9092
 run: install
-	$(BIN)/python server.py server.properties
+	$(BIN)/python server.py server.properties --override listeners=PLAINTEXT://127.0.0.1:$(PORT)
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[test,pipeline]'

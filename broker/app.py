@@ -36,7 +36,7 @@ from broker.maintenance import Maintenance
 from broker.metrics import BrokerMetrics
 from broker.offsets_log import OFFSETS_TOPIC, OffsetsLog
 from broker.scheduler import TimerDriver
-from broker.startup import StartupError, check_data_dir, is_wildcard_host, listen_error, os_cause
+from broker.startup import StartupError, bind_listener, is_wildcard_host, lock_data_dir, os_cause
 from broker.topics import TopicChanges
 from coordinator.config import KAFKA_PROPERTIES, CoordinatorConfig
 from coordinator.coordinator import GroupCoordinator
@@ -78,7 +78,19 @@ class Broker:
         self.idle = IdleConnections(config["connections.max.idle.ms"], clock.monotonic_ms)
         self.idle.on_first = self.rearm_timers
 
-        self.logs = self._open_logs()
+        # Nothing is written before the checks that can refuse the start: bind first, then lock, then open.
+        self._sockets = [bind_listener(f"{n}://{h}:{p}", h, p) for n, h, p in config.listeners]
+        try:
+            self.dir_lock = lock_data_dir(config.log_dir)
+        except StartupError:
+            self._close_sockets()
+            raise
+        try:
+            self.logs = self._open_logs()
+        except StartupError:
+            self._close_sockets()
+            self.dir_lock.release()
+            raise
         self._ensure_offsets_topic()
         self.offsets_log = OffsetsLog(self.logs, clock.wall_ms, loop.call_soon, self._deliver_durability)
         self.offsets_log.on_written = self.fetches.on_append
@@ -124,9 +136,12 @@ class Broker:
             cleaner_config = CleanerConfig.from_broker_properties(dict(config.items()))
             self.compaction = Compaction(self.logs, cleaner_config, config["log.cleaner.backoff.ms"], clock.wall_ms)
 
+    def _close_sockets(self) -> None:
+        for sock in self._sockets:
+            sock.close()
+
     def _open_logs(self) -> LogManager:
         config = self.config
-        check_data_dir(config.log_dir)
         log_config = LogConfig.from_broker_properties(dict(config.items()))
         try:
             return LogManager([config.log_dir], log_config, node_id=config.node_id, clock=self.clock.wall_ms)
@@ -148,7 +163,7 @@ class Broker:
         return f"{host}:{self.ports[0]}"
 
     async def start(self) -> None:
-        """Bind the listeners, then load `__consumer_offsets` and run the timers and the cleaner."""
+        """Serve the listeners bound in the constructor, then load `__consumer_offsets`, run the timers and cleaner."""
         for partition in range(self.config["offsets.topic.num.partitions"]):
             self.coordinator.begin_loading(partition)
         await self._start_listeners()
@@ -162,21 +177,13 @@ class Broker:
         )
 
     async def _start_listeners(self) -> None:
-        """Bind every listener; a port that cannot be bound is a StartupError (one line), after closing the logs."""
-        for name, host, port in self.config.listeners:
-            listener = f"{name}://{host}:{port}"
-            try:
-                server = await asyncio.start_server(self._acceptor(name), host or None, port, reuse_address=True)
-            except OSError as exc:
-                for started in self._servers:
-                    started.close()
-                self.logs.close()
-                raise listen_error(listener, exc) from None
-            self._servers.append(server)
+        """Serve the listeners bound in the constructor (where a busy port already refused the start)."""
+        for (name, host, port), sock in zip(self.config.listeners, self._sockets, strict=True):
+            self._servers.append(await asyncio.start_server(self._acceptor(name), sock=sock))
             if is_wildcard_host(host):
                 log.warning(
                     "listener.no_authentication",
-                    listener=listener,
+                    listener=f"{name}://{host}:{port}",
                     reason="bound to a wildcard address: anyone who can reach the port is served, unauthenticated",
                 )
 
@@ -309,5 +316,6 @@ class Broker:
         # A storage error here (a full disk) is logged by the log manager and does not stop the shutdown; the exit
         # status stays 0, as Kafka's does when its log manager's shutdown fails.
         durable = self.logs.close()
+        self.dir_lock.release()
         log.info("broker.stopped", durable=durable)
         self.stopped.set()

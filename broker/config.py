@@ -66,6 +66,7 @@ KEYS: dict[str, ConfigKey] = {
         ),
         _k("log.dirs", "list", KAFKA_DEFAULT_LOG_DIR, "Data directory (only the first entry is used)."),
         _k("log.dir", "string", KAFKA_DEFAULT_LOG_DIR, "Used when log.dirs is not set."),
+        _k("log.file", "string", None, "Append the broker's own log lines here instead of stderr (not a Kafka key)."),
         _k("socket.request.max.bytes", "int", 104857600, "Largest request frame accepted.", low=1),
         _k("max.connections", "int", INT32_MAX, "Open connections allowed at once.", low=1),
         _k(
@@ -185,21 +186,29 @@ def parse_properties(text: str) -> dict[str, str]:
     return values
 
 
-def env_overrides(environ: Mapping[str, str]) -> dict[str, str]:
-    """KAFKA_GROUP_MAX_SIZE=5 -> group.max.size=5; `__` stands for `_` and `___` for `-` (docker convention)."""
-    values: dict[str, str] = {}
+def env_variables(environ: Mapping[str, str]) -> dict[str, tuple[str, str]]:
+    """KAFKA_GROUP_MAX_SIZE=5 -> {"group.max.size": ("KAFKA_GROUP_MAX_SIZE", "5")}: each key with the variable that
+    set it, so an error can name the variable; `__` stands for `_` and `___` for `-` (docker convention)."""
+    found: dict[str, tuple[str, str]] = {}
     for name, value in environ.items():
         if not name.startswith("KAFKA_") or name in _ENV_IGNORED:
             continue
         key = name[len("KAFKA_") :].lower().replace("___", "-").replace("__", "\0").replace("_", ".")
-        values[key.replace("\0", "_")] = value
-    return values
+        found[key.replace("\0", "_")] = (name, value)
+    return found
+
+
+def env_overrides(environ: Mapping[str, str]) -> dict[str, str]:
+    """KAFKA_GROUP_MAX_SIZE=5 -> group.max.size=5 (see `env_variables`)."""
+    return {key: value for key, (_, value) in env_variables(environ).items()}
 
 
 class BrokerConfig:
     """Typed, validated configuration; `config["group.max.size"]` returns the parsed value."""
 
-    def __init__(self, raw: Mapping[str, str] | None = None) -> None:
+    def __init__(self, raw: Mapping[str, str] | None = None, origins: Mapping[str, str] | None = None) -> None:
+        """`origins` names where a key's text came from ("environment variable KAFKA_X"), for its errors."""
+        self._origins = dict(origins or {})
         self._values: dict[str, Any] = {
             name: _PARSERS["list"](key.default) if key.type == "list" and isinstance(key.default, str) else key.default
             for name, key in KEYS.items()
@@ -210,15 +219,16 @@ class BrokerConfig:
         self._check_relations()
 
     def _set(self, name: str, text: str) -> None:
+        origin = f" (from {self._origins[name]})" if name in self._origins else ""
         key = KEYS.get(name)
         if key is None:
-            raise ConfigError(f"unknown config key '{name}'")
+            raise ConfigError(f"unknown config key '{name}'{origin}")
         try:
             value = _PARSERS[key.type](text)
         except ValueError as exc:
-            raise ConfigError(f"invalid value {text!r} for '{name}': {exc}") from None
+            raise ConfigError(f"invalid value {text!r} for '{name}'{origin}: {exc}") from None
         if key.low is not None and isinstance(value, int) and value < key.low:
-            raise ConfigError(f"invalid value {text!r} for '{name}': must be at least {key.low}")
+            raise ConfigError(f"invalid value {text!r} for '{name}'{origin}: must be at least {key.low}")
         self._values[name] = value
         self.explicit[name] = text
 
@@ -362,16 +372,23 @@ def parse_control_listener(text: str) -> tuple[str, int]:
 def load_config(
     properties_file: Path | None, overrides: Iterable[str], environ: Mapping[str, str] | None = None
 ) -> BrokerConfig:
+    """Kafka's layering, later wins: defaults < the properties file < `KAFKA_*` environment < `--override`.
+
+    Each key remembers its source, so an error names the file, the variable or `--override` it came from.
+    """
     raw: dict[str, str] = {}
+    origins: dict[str, str] = {}
     if properties_file is not None:
-        raw.update(parse_properties(properties_file.read_text()))
-    raw.update(env_overrides(os.environ if environ is None else environ))
+        for name, value in parse_properties(properties_file.read_text()).items():
+            raw[name], origins[name] = value, str(properties_file)
+    for name, (variable, value) in env_variables(os.environ if environ is None else environ).items():
+        raw[name], origins[name] = value, f"environment variable {variable}"
     for item in overrides:
         name, sep, value = item.partition("=")
         if not sep:
             raise ConfigError(f"--override expects key=value, got {item!r}")
-        raw[name.strip()] = value
-    return BrokerConfig(raw)
+        raw[name.strip()], origins[name.strip()] = value, "--override"
+    return BrokerConfig(raw, origins)
 
 
 def markdown_table() -> str:

@@ -1,31 +1,89 @@
-"""structlog set-up: JSON lines when stdout is not a terminal (CI, docker, files), readable console otherwise.
+"""structlog set-up: logs go to stderr (stdout is kept for the `BOOTSTRAP=` / `CONTROL=` lines scripts read), as JSON
+lines when stderr is not a terminal (CI, docker, files), a readable console otherwise.
 
 Connection tasks bind `conn_id`, `peer` and `client_id` with contextvars, so every line a request causes, including
 the coordinator's group events, says which connection it came from.
+
+Test runs (the embedded broker of the pytest plugin) log warnings and above only, so a failing test is not buried
+under partition loading; `GROUP_BROKER_LOG_LEVEL=debug` (or info) asks for more.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import sys
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TextIO
 
 import structlog
 
+TEST_LOG_LEVEL_VARIABLE = "GROUP_BROKER_LOG_LEVEL"
+TEST_LOG_LEVEL_DEFAULT = "WARNING"
+#: structlog's method names and their levels (`exception` logs at error level)
+_METHOD_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "msg": logging.INFO,
+    "warning": logging.WARNING,
+    "warn": logging.WARNING,
+    "error": logging.ERROR,
+    "exception": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "fatal": logging.CRITICAL,
+}
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
-def configure_logging(level: str = "INFO", *, json: bool | None = None) -> None:
-    if json is None:
-        json = not sys.stdout.isatty()
+
+def _level_number(level: str) -> int:
+    number = _METHOD_LEVELS.get(level.lower())
+    if number is None:
+        raise ValueError(f"unknown log level {level!r}: expected {', '.join(LOG_LEVELS)}")
+    return number
+
+
+def _processors(json: bool) -> list[Any]:
     renderer: Any = structlog.processors.JSONRenderer() if json else structlog.dev.ConsoleRenderer()
+    return [
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        structlog.processors.format_exc_info,
+        renderer,
+    ]
+
+
+def configure_logging(level: str = "INFO", *, json: bool | None = None, stream: TextIO | None = None) -> None:
+    """The broker process's logging: `level` and above to `stream` (stderr by default)."""
+    out = sys.stderr if stream is None else stream
     structlog.configure(
-        processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            structlog.processors.format_exc_info,
-            renderer,
-        ],
-        wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
-        logger_factory=structlog.PrintLoggerFactory(sys.stdout),
+        processors=_processors(not out.isatty() if json is None else json),
+        wrapper_class=structlog.make_filtering_bound_logger(_level_number(level)),
+        logger_factory=structlog.PrintLoggerFactory(out),
         cache_logger_on_first_use=True,
+    )
+
+
+def configure_test_logging(environ: Mapping[str, str] | None = None, stream: TextIO | None = None) -> None:
+    """Logging for a broker embedded in a test run: warnings and above on stderr, unless the variable asks for more.
+
+    A structlog configuration the user's project already made is kept as it is. The level is a processor, not
+    the bound logger's filter, so `structlog.testing.capture_logs()` (which replaces the processors) still sees
+    every event.
+    """
+    if structlog.is_configured():
+        return
+    env = os.environ if environ is None else environ
+    threshold = _level_number(env.get(TEST_LOG_LEVEL_VARIABLE, TEST_LOG_LEVEL_DEFAULT))
+
+    def below_threshold(_logger: Any, method: str, event: structlog.typing.EventDict) -> structlog.typing.EventDict:
+        if _METHOD_LEVELS.get(method, logging.INFO) < threshold:
+            raise structlog.DropEvent
+        return event
+
+    out = sys.stderr if stream is None else stream
+    structlog.configure(
+        processors=[below_threshold, *_processors(json=False)],
+        logger_factory=structlog.PrintLoggerFactory(out),
+        cache_logger_on_first_use=False,
     )

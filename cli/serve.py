@@ -1,7 +1,7 @@
 """The broker process: `python server.py [server.properties] [--override key=value ...]`, configured like Kafka.
 
-Installs uvloop, configures structlog, starts the broker and runs until SIGTERM/SIGINT, then shuts down gracefully
-(stop accepting, finish in-flight requests, flush storage) and exits 0.
+Installs uvloop, configures structlog (to stderr, or the `log.file`), starts the broker and runs until
+SIGTERM/SIGINT, then shuts down gracefully (stop accepting, finish in-flight requests, flush storage) and exits 0.
 """
 
 from __future__ import annotations
@@ -11,12 +11,13 @@ import asyncio
 import signal
 import sys
 from pathlib import Path
+from typing import TextIO
 
 import uvloop
 
 from broker.config import BrokerConfig, ConfigError, load_config
-from broker.logging import configure_logging
-from broker.startup import StartupError
+from broker.logging import LOG_LEVELS, configure_logging
+from broker.startup import StartupError, os_cause
 from toolkit.kit import Toolkit
 
 
@@ -24,7 +25,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="server.py", description="group-broker: a Kafka-protocol broker")
     parser.add_argument("properties", nargs="?", type=Path, help="a Kafka server.properties file")
     parser.add_argument("--override", action="append", default=[], metavar="KEY=VALUE", help="set a config key")
-    parser.add_argument("--log-level", default="INFO")
+    parser.add_argument(
+        "--log-level", default="info", type=str.lower, choices=LOG_LEVELS, help="logged to stderr (default: info)"
+    )
     return parser.parse_args(argv)
 
 
@@ -43,14 +46,27 @@ async def serve(config: BrokerConfig) -> None:
     await kit.stop()
 
 
+def open_log_file(path: str) -> TextIO:
+    """The `log.file` stream (appended, line-buffered), or StartupError naming the file and the cause."""
+    try:
+        return open(path, "a", buffering=1, encoding="utf-8")  # kept open for the process's lifetime
+    except OSError as exc:
+        raise StartupError(f"cannot write the log file {path} ('log.file'): {os_cause(exc)}") from None
+
+
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
-    configure_logging(args.log_level)
     try:
         config = load_config(args.properties, args.override)
     except (ConfigError, OSError) as exc:
         print(f"group-broker: configuration error: {exc}", file=sys.stderr)
         return 2
+    try:
+        log_stream = open_log_file(config["log.file"]) if config["log.file"] else None
+    except StartupError as exc:
+        print(f"group-broker: {exc}", file=sys.stderr)
+        return 2
+    configure_logging(args.log_level, stream=log_stream)
     try:
         uvloop.run(serve(config))
     except StartupError as exc:

@@ -19,6 +19,7 @@ import uvloop
 
 from broker.app import Broker
 from broker.config import BrokerConfig
+from broker.logging import configure_test_logging
 from toolkit.kit import Toolkit
 
 T = TypeVar("T")
@@ -65,6 +66,7 @@ class EmbeddedBroker:
         return self.kit.control_url
 
     def start(self, timeout_s: float = 10.0) -> EmbeddedBroker:
+        configure_test_logging()  # warnings only, unless GROUP_BROKER_LOG_LEVEL asks for more
         ready: Future[None] = Future()
 
         def run() -> None:

@@ -1,7 +1,8 @@
 """Run the real broker as a child process (`python server.py`), as users and CI do, on an ephemeral port.
 
-End-to-end tests talk to it with real clients over TCP on 127.0.0.1. The process can be stopped gracefully,
-killed with SIGKILL (crash tests) and restarted on the same log directory.
+End-to-end tests talk to it with real clients over TCP on 127.0.0.1. The broker prints `BOOTSTRAP=` alone on
+stdout and logs to stderr; both are captured here as one stream (`output`), so tests read its JSON log lines too.
+The process can be stopped gracefully, killed with SIGKILL (crash tests) and restarted on the same log directory.
 """
 
 from __future__ import annotations

@@ -70,3 +70,33 @@ def test_readme_testing_example_is_the_tested_file() -> None:
     root = Path(__file__).parents[2]
     example = (root / "tests" / "toolkit" / "test_readme_example.py").read_text()
     assert "```python\n" + example + "```" in (root / "README.md").read_text()
+
+
+def test_an_unknown_key_from_the_environment_names_the_variable() -> None:
+    with pytest.raises(ConfigError) as raised:
+        load_config(None, [], {"KAFKA_NO_SUCH_KEY": "1"})
+    assert str(raised.value) == "unknown config key 'no.such.key' (from environment variable KAFKA_NO_SUCH_KEY)"
+    with pytest.raises(ConfigError, match=r"'group\.max\.size' \(from environment variable KAFKA_GROUP_MAX_SIZE\)"):
+        load_config(None, [], {"KAFKA_GROUP_MAX_SIZE": "many"})
+
+
+def test_a_bad_key_from_the_file_or_the_command_line_names_its_source(tmp_path: Path) -> None:
+    props = tmp_path / "server.properties"
+    props.write_text("no.such.key=1\n")
+    with pytest.raises(ConfigError, match=rf"'no\.such\.key' \(from {props}\)$"):
+        load_config(props, [], {})
+    with pytest.raises(ConfigError, match=r"'no\.such\.key' \(from --override\)$"):
+        load_config(None, ["no.such.key=1"], {})
+
+
+def test_precedence_override_then_environment_then_file_then_default(tmp_path: Path) -> None:
+    """README, "Configuration": `--override` > `KAFKA_*` environment > properties file > defaults."""
+    props = tmp_path / "server.properties"
+    props.write_text("group.max.size=1\n")
+    env = {"KAFKA_GROUP_MAX_SIZE": "2"}
+    assert load_config(props, ["group.max.size=3"], env)["group.max.size"] == 3
+    assert load_config(props, [], env)["group.max.size"] == 2
+    assert load_config(props, [], {})["group.max.size"] == 1
+    assert load_config(None, [], {})["group.max.size"] == BrokerConfig()["group.max.size"]
+    # a bad environment value does not matter when --override replaces it
+    assert load_config(None, ["group.max.size=3"], {"KAFKA_GROUP_MAX_SIZE": "many"})["group.max.size"] == 3

@@ -7,9 +7,8 @@ authentication: the operator asked for security and got none, without a word.
 
 from __future__ import annotations
 
-import asyncio
+import socket
 from pathlib import Path
-from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
@@ -78,14 +77,13 @@ def test_server_refuses_an_ssl_listener_with_one_line_and_exit_2(tmp_path: Path)
 async def test_a_wildcard_listener_warns_once_that_it_has_no_authentication(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real_start_server = asyncio.start_server
+    real_bind_listener = broker.app.bind_listener
 
-    async def loopback_only(*args: Any, **kwargs: Any) -> asyncio.Server:
+    def loopback_only(listener: str, _host: str, port: int) -> socket.socket:
         """Tests never bind a wildcard address on a shared machine: the listener really binds 127.0.0.1."""
-        callback, _host, port = args
-        return await real_start_server(callback, "127.0.0.1", port, **kwargs)
+        return real_bind_listener(listener, "127.0.0.1", port)
 
-    monkeypatch.setattr(broker.app.asyncio, "start_server", loopback_only)
+    monkeypatch.setattr(broker.app, "bind_listener", loopback_only)
     listeners = "PLAINTEXT://0.0.0.0:0,LOOP://127.0.0.1:0,ANY://:0"
     protocol_map = {"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,LOOP:PLAINTEXT,ANY:PLAINTEXT"}
     config = broker_config(tmp_path, listeners=listeners, **protocol_map)
