@@ -35,7 +35,11 @@ def reopen(directory: Path, recovery_point: int | None = None) -> PartitionLog:
 
 def batch_positions(path: Path) -> list[tuple[int, int]]:
     """``(start, end)`` of every batch in a segment file (which must be intact)."""
-    data = path.read_bytes()
+    return batch_spans(path.read_bytes())
+
+
+def batch_spans(data: bytes) -> list[tuple[int, int]]:
+    """``(start, end)`` of every batch in intact concatenated batches."""
     spans = []
     pos = 0
     while pos < len(data):

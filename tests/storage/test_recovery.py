@@ -12,7 +12,7 @@ from storage.config import LogConfig
 from storage.partition_log import PartitionLog
 from storage.segment import CLEANED_SUFFIX, LogSegment, SegmentSpec
 from tests.storage.helpers import decode_all, make_batch, offsets_of
-from tests.storage.on_disk import BATCHES, RECORDS, build, reopen
+from tests.storage.on_disk import BATCHES, RECORDS, batch_spans, build, reopen
 
 
 def last_segment(directory: Path) -> Path:
@@ -35,12 +35,7 @@ def last_batch_start(path: Path) -> int:
 
 
 def last_batch_start_in(data: bytes) -> int:
-    pos = 0
-    last = 0
-    while pos < len(data):
-        last = pos
-        pos += struct.unpack_from(">i", data, pos + 8)[0] + 12
-    return last
+    return batch_spans(data)[-1][0]
 
 
 @pytest.mark.parametrize("recovery_point", [None, 0, BATCHES * RECORDS])
