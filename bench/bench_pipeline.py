@@ -89,7 +89,8 @@ def run() -> list[tuple[str, str]]:
         from pipeline.analyze import analyze
         from pipeline.config import AnalysisConfig
         from pipeline.extract import read_raw
-        from pipeline.session import JavaMissingError, build_session
+        from pipeline.preflight import JavaMissingError
+        from pipeline.session import build_session
     except ModuleNotFoundError as exc:
         return [("skipped", f"pipeline extra not installed ({exc})")]
     root = build_log()

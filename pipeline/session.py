@@ -16,10 +16,10 @@ from collections.abc import Mapping
 from pyspark import SparkConf
 from pyspark.sql import SparkSession
 
-from pipeline.preflight import JavaMissingError, check_java
+from pipeline.preflight import check_java
 from pipeline.source import KafkaLogDataSource
 
-__all__ = ["DEFAULT_MASTER", "JavaMissingError", "build_session", "check_java"]
+__all__ = ["DEFAULT_MASTER", "build_session"]
 
 DEFAULT_MASTER = "local[*]"
 

@@ -14,8 +14,8 @@ import matplotlib.image
 
 from pipeline.cli import main
 from pipeline.describe import format_describe
+from pipeline.preflight import JavaMissingError, check_java
 from pipeline.report import render_outputs
-from pipeline.session import JavaMissingError, check_java
 from tests.pipeline.conftest import Known
 
 
