@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-test
 
-.PHONY: install install-test tools run test campaigns lint codegen bench report clean
+.PHONY: install install-test tools reference-kafka run test campaigns lint codegen bench report clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -36,7 +36,20 @@ tools:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then echo "installing:$$missing"; apt-get update -qq && apt-get install -y -qq $$missing; fi
 
-install-test: $(STAMP) node_modules/.package-lock.json tools
+# The reference Apache Kafka broker of the differential suite (tests/reference/server/pom.xml pins the release):
+# its runtime classpath, fetched once from Maven Central into target/lib. Without Maven (a developer's laptop) this
+# prints a notice and the tests that need Kafka skip with the reason; CI has Maven.
+REFERENCE_SERVER := tests/reference/server
+$(REFERENCE_SERVER)/target/lib/.fetched: $(REFERENCE_SERVER)/pom.xml
+	@if command -v mvn >/dev/null 2>&1; then \
+	  rm -rf $(REFERENCE_SERVER)/target/lib && \
+	  mvn -q -B -f $(REFERENCE_SERVER)/pom.xml dependency:copy-dependencies -DincludeScope=runtime \
+	    -DoutputDirectory=$(CURDIR)/$(REFERENCE_SERVER)/target/lib && touch $@; \
+	else echo "mvn not found: the tests against the reference Kafka broker will be skipped"; fi
+
+reference-kafka: $(REFERENCE_SERVER)/target/lib/.fetched
+
+install-test: $(STAMP) node_modules/.package-lock.json tools reference-kafka
 
 codegen: install-test
 	$(BIN)/python -m protocol.codegen
@@ -68,4 +81,4 @@ bench: install-test
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) build *.egg-info node_modules
+	rm -rf $(VENV) build *.egg-info node_modules tests/reference/*/target

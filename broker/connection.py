@@ -16,7 +16,7 @@ import structlog
 
 from broker.context import ConnectionSession, RequestContext
 from broker.record_slices import RecordSlices, RecordsShrankError
-from broker.responses import has_top_level_error_code, top_level_error_response
+from broker.responses import as_written, has_top_level_error_code, top_level_error_response
 from protocol import api
 from protocol.errors import DecodeError, EncodeError, ErrorCode, UnsupportedVersionError
 from protocol.frame import FrameBuffer, FrameError
@@ -155,6 +155,7 @@ class Connection:
             raise CloseConnection(f"internal error handling api key {request.api_key}: {exc!r}") from exc
         if body is None:
             return None
+        body = as_written(request.api_key, request.api_version, body)
         try:
             if request.api_key == ApiKey.FETCH:  # the only response whose records may still be in segment files
                 return api.encode_response_parts(request.api_key, request.api_version, request.correlation_id, body)
@@ -183,7 +184,7 @@ class Connection:
             offset=exc.offset,
             reason=exc.reason,
         )
-        body = top_level_error_response(api_key, ErrorCode.INVALID_REQUEST)
+        body = as_written(api_key, api_version, top_level_error_response(api_key, ErrorCode.INVALID_REQUEST))
         return api.encode_response(api_key, api_version, correlation_id, body)
 
     def _active(self) -> None:

@@ -92,6 +92,19 @@ async def test_join_group_v4_plus_without_member_id_gets_member_id_required(brok
     await client.close()
 
 
+async def test_join_group_errors_carry_a_null_protocol_name_from_v7(broker: Broker) -> None:
+    """Kafka's JoinGroupResponse writes an empty protocol name as null where the field is nullable (v7+), as ""
+    below; found by the differential suite against Kafka 4."""
+    client = await WireClient.connect(broker.ports[0])
+    names = {}
+    for version in (4, 6, 7, 9):
+        response = await client.call(ApiKey.JOIN_GROUP, version, join_request(f"null-name-{version}"))
+        assert response.error_code == ErrorCode.MEMBER_ID_REQUIRED
+        names[version] = response.protocol_name
+    assert names == {4: "", 6: "", 7: None, 9: None}
+    await client.close()
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # A whole member life cycle
 # ---------------------------------------------------------------------------------------------------------------

@@ -1,0 +1,47 @@
+"""The scenario registry: each scenario is an async function of a `Session`, registered with `@scenario`."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from tests.differential.session import Session
+
+ScenarioFn = Callable[[Session], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """A named scenario; ``covers`` says which rule (#N), timeline (T1-T5) or API it exercises."""
+
+    name: str
+    covers: str
+    run: ScenarioFn
+    doc: str
+
+
+SCENARIOS: dict[str, Scenario] = {}
+
+
+def scenario(covers: str) -> Callable[[ScenarioFn], ScenarioFn]:
+    """Register the decorated function under its name (which must be unique) as covering ``covers``."""
+
+    def register(fn: ScenarioFn) -> ScenarioFn:
+        name = fn.__name__
+        if name in SCENARIOS:
+            raise ValueError(f"two scenarios are called {name!r}")
+        SCENARIOS[name] = Scenario(name, covers, fn, (fn.__doc__ or "").strip())
+        return fn
+
+    return register
+
+
+def load_all() -> dict[str, Scenario]:
+    """Import every module of ``tests.differential.scenarios`` so their scenarios register."""
+    from tests.differential import scenarios
+
+    for module in pkgutil.iter_modules(scenarios.__path__):
+        importlib.import_module(f"{scenarios.__name__}.{module.name}")
+    return SCENARIOS
