@@ -297,16 +297,8 @@ def _segment_files(directory: Path) -> list[Path]:
     return [directory / name for name in logs + leftovers]
 
 
-def main(
-    argv: Sequence[str] | None = None,
-    out: TextIO | None = None,
-    err: TextIO | None = None,
-    *,
-    prog: str = "python -m storage.dump",
-) -> int:
-    """``prog`` names the command in usage lines (``group-broker dump-log`` hands it over)."""
-    stdout = sys.stdout if out is None else out
-    stderr = sys.stderr if err is None else err
+def build_parser(prog: str = "python -m storage.dump") -> argparse.ArgumentParser:
+    """The dump tool's arguments (the README's `dump-log` lines are checked against it)."""
     parser = argparse.ArgumentParser(
         prog=prog,
         description="Print the record batches of Kafka-format segment files.",
@@ -319,7 +311,20 @@ def main(
         action="store_true",
         help="decode records as __consumer_offsets keys and values (implies --print-data-log)",
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+    *,
+    prog: str = "python -m storage.dump",
+) -> int:
+    """``prog`` names the command in usage lines (``group-broker dump-log`` hands it over)."""
+    stdout = sys.stdout if out is None else out
+    stderr = sys.stderr if err is None else err
+    args = build_parser(prog).parse_args(argv)
     path: Path = args.path
     if not path.exists():
         print(f"error: {path}: no such file or directory", file=stderr)
