@@ -22,7 +22,7 @@ from tests.differential.runner import Target, compare_all, run_one
 from tests.reference.settings import SHARED_GROUP_SETTINGS
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m tests.differential", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -59,7 +59,7 @@ async def _print_differences(scenarios: list[Scenario], ours: Target, kafka: Tar
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
     scenarios = [s for s in load_all().values() if args.pattern in s.name or args.pattern in s.covers]
     if args.known_table:
         print(known_table(), end="")
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{s.name:50} {s.covers:10} {s.doc.splitlines()[0] if s.doc else ''}")
         return 0
     if args.against is None:
-        _parser().error("--against HOST:PORT is required (or --list / --known-table)")
+        build_parser().error("--against HOST:PORT is required (or --list / --known-table)")
     if args.reference is None:
         return asyncio.run(_print_transcripts(scenarios, args.against))
     return asyncio.run(_print_differences(scenarios, args.against, args.reference))

@@ -6,6 +6,7 @@ line at once and a negative test can feed a broken line and see it reported:
 * `group-broker ...`, `python -m cli ...`, `python server.py ...`: the real argparse parsers (`cli.main`, `cli.serve`,
   `storage.dump`), then the broker's config loader for the properties file and every `--override key=value`;
 * `python -m pipeline ...` and `spark-submit ... pipeline/cli.py ...`: the pipeline's parser;
+* `python -m tests.differential ...`: the differential runner's parser;
 * `make [VAR=value] target`: the target exists (`make -n`) and the Makefile uses the variable;
 * `curl ... $C/path`: the control API declares the method and path, and takes every JSON body field and query
   parameter the line sends;
@@ -121,6 +122,8 @@ def _check_python(args: list[str]) -> Problems:
         return check_group_broker(args[2:])
     if args[:2] == ["-m", "pipeline"]:
         return check_pipeline(args[2:])
+    if args[:2] == ["-m", "tests.differential"]:
+        return check_differential(args[2:])
     if args[:1] == ["server.py"]:
         return check_serve(args[1:])
     return [f"no checker knows `python {' '.join(args[:2])}`"]
@@ -177,6 +180,13 @@ def check_pipeline(args: list[str]) -> Problems:
     from pipeline.cli import build_parser
 
     found = parse_problem(build_parser().parse_args, args, "python -m pipeline")
+    return [found] if found else []
+
+
+def check_differential(args: list[str]) -> Problems:
+    from tests.differential.__main__ import build_parser
+
+    found = parse_problem(build_parser().parse_args, args, "python -m tests.differential")
     return [found] if found else []
 
 

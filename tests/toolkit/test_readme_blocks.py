@@ -20,6 +20,7 @@ cannot go untested. How each kind is covered:
 | text, `offsets reset` output | `cli.describe_format.format_reset` renders it byte for byte |
 | sh, pipeline Install and run | `pip` extras in pyproject.toml; `pipeline.cli.build_parser` |
 | sh, Spark standalone cluster | zipped directories exist; `spark-submit`'s application by the pipeline parser |
+| sh, differential suite | `tests.differential`'s parser |
 | (no language), Developer map | its rows are the layers of import-linter's contract in pyproject.toml |
 
 The Docker lines of the prose (`docker run IMAGE --override ...`, `-e KAFKA_LISTENERS=...`) are reproduced and
@@ -57,6 +58,7 @@ INVENTORY: dict[tuple[str, str], tuple[str, str]] = {
     ("text", "GROUP           TOPIC"): ("reset-table", "cli.describe_format.format_reset"),
     ("sh", "pip install -e "): (COMMANDS, "pyproject.toml extras, pipeline.cli.build_parser"),
     ("sh", "# the cluster "): (COMMANDS, "repository directories, pipeline.cli.build_parser"),
+    ("sh", "python -m tests.differential"): (COMMANDS, "tests.differential parser"),
     ("", "toolkit : cli : pipeline "): ("layers", "pyproject.toml [tool.importlinter] layers contract"),
 }
 """(language, start of the first line) -> (how the block is checked, what it is checked against)."""
