@@ -1,37 +1,21 @@
-"""Every difference from Kafka the differential suite knows of, pinned: the test fails if one disappears (fixed:
-delete it here) or a new one appears. Each carries the reason; the README's "Differences from Kafka" table is
-generated from this file (`python -m tests.differential --known-table`) and a test keeps the two equal."""
+"""The differences from Kafka the scenarios pin (each next to its scenario, ``@scenario(..., known=...)``), as the
+README's "Differences from Kafka" table: generated here (`python -m tests.differential --known-table`), and a test
+keeps the README equal to it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 from tests.differential.compare import Difference
-
-
-@dataclass(frozen=True, slots=True)
-class Known:
-    path: str
-    ours: Any
-    kafka: Any
-    why: str
-
-    def difference(self) -> Difference:
-        return Difference(self.path, self.ours, self.kafka)
-
-
-KNOWN: dict[str, tuple[Known, ...]] = {}
+from tests.differential.registry import load_all
 
 
 def expected(scenario: str) -> list[Difference]:
-    return [known.difference() for known in KNOWN.get(scenario, ())]
+    return [known.difference() for known in load_all()[scenario].known]
 
 
 def known_table() -> str:
     """The README table: scenario, field, the two answers, and why they differ."""
     rows = ["| Scenario | Field | group-broker | Kafka | Why |", "|---|---|---|---|---|"]
-    for scenario, items in sorted(KNOWN.items()):
-        for k in items:
-            rows.append(f"| `{scenario}` | `{k.path}` | `{k.ours!r}` | `{k.kafka!r}` | {k.why} |")
+    for name, s in sorted(load_all().items()):
+        for k in s.known:
+            rows.append(f"| `{name}` ({s.covers}) | `{k.path}` | `{k.ours!r}` | `{k.kafka!r}` | {k.why} |")
     return "\n".join(rows) + "\n"

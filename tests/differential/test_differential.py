@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from tests.differential.known import KNOWN, expected, known_table
+from tests.differential.known import expected, known_table
 from tests.differential.registry import load_all
 from tests.differential.runner import Comparison, Target, compare_all
 from tests.reference.kafka import ReferenceKafka
@@ -36,10 +36,6 @@ def test_answers_as_kafka_does(name: str, comparisons: dict[str, Comparison]) ->
         + ["Kafka:"]
         + [f"  {step.label}: {step.outcome}" for step in comparison.kafka]
     )
-
-
-def test_every_pinned_difference_names_a_scenario() -> None:
-    assert set(KNOWN) <= set(SCENARIOS)
 
 
 def test_readme_lists_every_pinned_difference() -> None:
