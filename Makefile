@@ -36,7 +36,15 @@ tools:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then echo "installing:$$missing"; apt-get update -qq && apt-get install -y -qq $$missing; fi
 
-install-test: $(STAMP) node_modules/.package-lock.json tools
+# The Java client programs of the end-to-end tests (tests/e2e/test_java_client.py): compiled, with their runtime
+# classpath (kafka-clients pinned in the pom) copied to target/lib, so the tests run `java` and never call Maven.
+JAVA_CLIENTS := tests/reference/clients
+$(JAVA_CLIENTS)/target/.built: $(JAVA_CLIENTS)/pom.xml $(shell find $(JAVA_CLIENTS)/src -name '*.java' 2>/dev/null)
+	mvn -q -B -Dstyle.color=never -f $(JAVA_CLIENTS)/pom.xml compile dependency:copy-dependencies \
+		-DoutputDirectory=target/lib
+	touch $@
+
+install-test: $(STAMP) node_modules/.package-lock.json tools $(JAVA_CLIENTS)/target/.built
 
 codegen: install-test
 	$(BIN)/python -m protocol.codegen
