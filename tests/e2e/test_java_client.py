@@ -205,8 +205,8 @@ def test_admin_client_group_operations(java: JavaAdapter, broker_process: Broker
         assert only["assignment"] == {topic: [0, 1]}
         idle_described = admin.call("describeGroup", group=idle)
         assert (idle_described["state"], idle_described["members"]) == ("Empty", [])
-        # Up to DescribeGroups v5 (the broker's newest) Kafka describes a group it does not know as Dead, without
-        # an error; the client first asks ConsumerGroupDescribe, whose GROUP_ID_NOT_FOUND sends it to DescribeGroups.
+        # Up to DescribeGroups v5 (the newest the broker serves) Kafka describes a group it does not know as Dead,
+        # without an error (v6, KIP-1043, answers GROUP_ID_NOT_FOUND instead).
         assert admin.call("describeGroup", group=unknown)["state"] == "Dead"
 
         # Offsets: the admin client may not commit for a group with live members; it may for an empty one.

@@ -22,8 +22,8 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * <p>One JVM hosts every consumer of a test, so starting a group member costs no JVM start. A consumer is only
  * touched from the request loop, one call at a time (KafkaConsumer is not thread-safe); with the classic protocol
  * its heartbeats run on the client's own heartbeat thread, so a member that is not being polled stays in the group
- * until max.poll.interval.ms. Ops, each naming the consumer: open {name, group, topic, sessionTimeoutMs,
- * heartbeatIntervalMs, groupProtocol}, poll {name, timeoutMs} -> [{partition, offset, key, value}],
+ * until max.poll.interval.ms. Ops, each naming the consumer: open {name, group, topic, groupProtocol, and for the
+ * classic protocol sessionTimeoutMs, heartbeatIntervalMs}, poll {name, timeoutMs} -> [{partition, offset, key, value}],
  * assignment {name} -> [partition], commit {name} (commitSync), committed {name, partitions} ->
  * {"partition": offset or null}, close {name} (close() sends LeaveGroup).
  */
@@ -66,8 +66,11 @@ public final class ConsumerServer {
         config.put("group.protocol", request.path("groupProtocol").asText("classic"));
         config.put("auto.offset.reset", "earliest");
         config.put("enable.auto.commit", "false");
-        config.put("session.timeout.ms", request.get("sessionTimeoutMs").asText());
-        config.put("heartbeat.interval.ms", request.get("heartbeatIntervalMs").asText());
+        // the classic protocol's own timeouts; with group.protocol=consumer the broker decides them (KIP-848)
+        if (request.has("sessionTimeoutMs")) {
+            config.put("session.timeout.ms", request.get("sessionTimeoutMs").asText());
+            config.put("heartbeat.interval.ms", request.get("heartbeatIntervalMs").asText());
+        }
         KafkaConsumer<String, String> consumer =
             new KafkaConsumer<>(config, new StringDeserializer(), new StringDeserializer());
         String topic = request.get("topic").asText();
