@@ -45,7 +45,7 @@ CLASSES = CLIENTS / "target" / "classes"
 LIB = CLIENTS / "target" / "lib"
 ERRORS = "org.apache.kafka.common.errors."
 # A short-lived test JVM: the C1 compiler only and the serial collector start faster and share the two cores better.
-JVM_FLAGS = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xss512k"]
+JVM_FLAGS = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"]
 
 
 def _java_command(program: str) -> list[str]:
