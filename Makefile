@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-test
 
-.PHONY: install install-test tools reference-kafka run test campaigns lint codegen bench report clean
+.PHONY: install install-test tools reference-kafka java-clients run test campaigns lint codegen bench report clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -49,7 +49,19 @@ $(REFERENCE_SERVER)/target/lib/.fetched: $(REFERENCE_SERVER)/pom.xml
 
 reference-kafka: $(REFERENCE_SERVER)/target/lib/.fetched
 
-install-test: $(STAMP) node_modules/.package-lock.json tools reference-kafka
+# The Java client programs of the end-to-end tests (tests/e2e/test_java_client.py): compiled, with their runtime
+# classpath (kafka-clients pinned in the pom) copied to target/lib, so the tests run `java` and never call Maven.
+# Without Maven this prints a notice and the Java client tests skip with the reason.
+JAVA_CLIENTS := tests/reference/clients
+$(JAVA_CLIENTS)/target/.built: $(JAVA_CLIENTS)/pom.xml $(shell find $(JAVA_CLIENTS)/src -name '*.java' 2>/dev/null)
+	@if command -v mvn >/dev/null 2>&1; then \
+	  mvn -q -B -Dstyle.color=never -f $(JAVA_CLIENTS)/pom.xml compile dependency:copy-dependencies \
+	    -DoutputDirectory=$(CURDIR)/$(JAVA_CLIENTS)/target/lib && touch $@; \
+	else echo "mvn not found: the Java client tests will be skipped"; fi
+
+java-clients: $(JAVA_CLIENTS)/target/.built
+
+install-test: $(STAMP) node_modules/.package-lock.json tools reference-kafka java-clients
 
 codegen: install-test
 	$(BIN)/python -m protocol.codegen

@@ -254,6 +254,21 @@ def broker_events(broker: BrokerProcess, group: str, event: str | None = None) -
     return events
 
 
+# What the broker logs when it cannot take a request as a client sent it.
+BAD_REQUEST_EVENTS = (
+    "request.malformed",
+    "connection.closed_on_bad_request",
+    "request.handler_failed",
+    "response.encode_failed",
+)
+
+
+def assert_broker_accepted_every_request(broker: BrokerProcess, client: str) -> None:
+    """No request of the test was malformed, crashed a handler or got an answer that failed to encode."""
+    bad = [line for line in broker.log_lines() if any(f'"{event}"' in line for event in BAD_REQUEST_EVENTS)]
+    assert not bad, f"broker rejected {client} requests:\n" + "".join(bad[:10])
+
+
 @contextmanager
 def explained_by_broker(broker: BrokerProcess, group: str) -> Iterator[None]:
     """On a failed assertion, attach the coordinator's events for the group (what the broker thought happened)."""

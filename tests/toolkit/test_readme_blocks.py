@@ -10,6 +10,7 @@ cannot go untested. How each kind is covered:
 | sh, Quick start: `make run` ... | every line: the target exists (`make -n`), its `VAR=` is one the Makefile uses |
 | python, Using it from clients | parses; the clients' own suites: tests/e2e/test_{aiokafka,kafka_python,confluent}.py |
 | js, kafkajs constructor | tests/e2e/test_kafkajs.py |
+| java, the Java client's constructor | tests/e2e/test_java_client.py (reference/clients/*.java build the same) |
 | sh, `kcat -b ...` | tests/e2e/test_kcat.py (kcat is external: its options are its own) |
 | python, test_billing.py | runs as copied: test_the_complete_pytest_example_runs_as_copied_into_a_fresh_project |
 | ini, pytest.ini | the same test (the project's only config) |
@@ -48,6 +49,7 @@ INVENTORY: dict[tuple[str, str], tuple[str, str]] = {
     ("sh", "make run "): (COMMANDS, "Makefile targets and variables"),
     ("python", "# aiokafka"): ("python", "tests/e2e/test_aiokafka.py"),
     ("js", "// kafkajs"): ("elsewhere", "tests/e2e/test_kafkajs.py"),
+    ("java", "// the Java client"): ("elsewhere", "tests/e2e/test_java_client.py"),
     ("sh", "kcat -b "): (COMMANDS, "tests/e2e/test_kcat.py"),
     ("python", "# test_billing.py"): ("runs", "test_the_complete_pytest_example_runs_as_copied_into_a_fresh_project"),
     ("ini", "# pytest.ini"): ("runs", "test_the_complete_pytest_example_runs_as_copied_into_a_fresh_project"),
