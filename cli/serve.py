@@ -21,8 +21,9 @@ from broker.startup import StartupError, os_cause
 from toolkit.kit import Toolkit
 
 
-def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="server.py", description="group-broker: a Kafka-protocol broker")
+def parse_args(argv: list[str], prog: str = "server.py") -> argparse.Namespace:
+    """The arguments; `prog` is what the user typed (`server.py`, or `group-broker serve` through the CLI)."""
+    parser = argparse.ArgumentParser(prog=prog, description="group-broker: a Kafka-protocol broker")
     parser.add_argument("properties", nargs="?", type=Path, help="a Kafka server.properties file")
     parser.add_argument("--override", action="append", default=[], metavar="KEY=VALUE", help="set a config key")
     parser.add_argument(
@@ -54,8 +55,8 @@ def open_log_file(path: str) -> TextIO:
         raise StartupError(f"cannot write the log file {path} ('log.file'): {os_cause(exc)}") from None
 
 
-def main(argv: list[str]) -> int:
-    args = parse_args(argv)
+def main(argv: list[str], prog: str = "server.py") -> int:
+    args = parse_args(argv, prog)
     try:
         config = load_config(args.properties, args.override)
     except (ConfigError, OSError) as exc:
