@@ -11,12 +11,11 @@ import asyncio
 import signal
 import sys
 from pathlib import Path
-from typing import TextIO
 
 import uvloop
 
 from broker.config import BrokerConfig, ConfigError, load_config
-from broker.logging import LOG_LEVELS, configure_logging
+from broker.logging import LOG_LEVELS, LogFile, configure_logging
 from broker.startup import StartupError, os_cause
 from toolkit.kit import Toolkit
 
@@ -47,12 +46,15 @@ async def serve(config: BrokerConfig) -> None:
     await kit.stop()
 
 
-def open_log_file(path: str) -> TextIO:
-    """The `log.file` stream (appended, line-buffered), or StartupError naming the file and the cause."""
+def open_log_file(path: str) -> LogFile:
+    """The `log.file` stream (appended, line-buffered, created by the first line logged: a start that the later
+    checks refuse leaves no file), or StartupError naming the file and the cause."""
+    log_file = LogFile(path)
     try:
-        return open(path, "a", buffering=1, encoding="utf-8")  # kept open for the process's lifetime
+        log_file.check()
     except OSError as exc:
         raise StartupError(f"cannot write the log file {path} ('log.file'): {os_cause(exc)}") from None
+    return log_file
 
 
 def main(argv: list[str], prog: str = "server.py") -> int:
