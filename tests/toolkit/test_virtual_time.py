@@ -108,6 +108,13 @@ async def _connect(broker: GroupBrokerHandle) -> WireClient:
     return await WireClient.connect(int(broker.bootstrap_servers.rsplit(":", 1)[1]))
 
 
+async def _frozen_failure(broker: GroupBrokerHandle, group: str, **wanted: Any) -> str:
+    """The message of the wait's FrozenTimeError (its kind, not the clock, shows it came before the timeout)."""
+    with pytest.raises(FrozenTimeError) as raised:
+        await broker.wait_for_group(group, **wanted, timeout_s=120)
+    return str(raised.value)
+
+
 async def test_a_session_expiry_under_frozen_time_fails_fast_naming_the_member(
     group_broker: GroupBrokerHandle,
 ) -> None:
@@ -118,9 +125,7 @@ async def test_a_session_expiry_under_frozen_time_fails_fast_naming_the_member(
     client = await _connect(group_broker)
     member, _ = await join_and_sync(client, "frozen-session")
     await client.close()  # gone without a LeaveGroup: nobody heartbeats any more
-    with pytest.raises(FrozenTimeError) as raised:
-        await group_broker.wait_for_group("frozen-session", members=0, timeout_s=120)
-    message = str(raised.value)
+    message = await _frozen_failure(group_broker, "frozen-session", members=0)
     assert "time is frozen: group 'frozen-session' (Stable, generation 1)" in message
     assert f"session of member {member} due at +10000 ms" in message
     assert "call advance(10000)" in message
@@ -140,11 +145,9 @@ async def test_a_leader_that_never_syncs_under_frozen_time_fails_fast_naming_the
             ApiKey.JOIN_GROUP, 5, join_request("frozen-sync", first.member_id, session_ms=45_000)
         )
         assert joined.error_code == ErrorCode.NONE and joined.leader == first.member_id
-        with pytest.raises(FrozenTimeError) as raised:
-            await group_broker.wait_for_group("frozen-sync", state="Stable", timeout_s=120)
+        message = await _frozen_failure(group_broker, "frozen-sync", state="Stable")
     finally:
         await client.close()
-    message = str(raised.value)
     assert "group 'frozen-sync' (CompletingRebalance, generation 1)" in message
     assert "sync timeout due at +30000 ms" in message
     assert f"session of member {first.member_id} due at +45000 ms" in message
@@ -163,12 +166,10 @@ async def test_a_member_that_never_rejoins_under_frozen_time_fails_fast_naming_t
         await leaving.close()  # gone without a LeaveGroup, never to rejoin
         member = (await staying.call(ApiKey.JOIN_GROUP, 5, join_request("frozen-rejoin"))).member_id
         joining = asyncio.create_task(staying.call(ApiKey.JOIN_GROUP, 5, join_request("frozen-rejoin", member)))
-        with pytest.raises(FrozenTimeError) as raised:
-            await group_broker.wait_for_group("frozen-rejoin", state="CompletingRebalance", timeout_s=120)
+        message = await _frozen_failure(group_broker, "frozen-rejoin", state="CompletingRebalance")
         joining.cancel()
     finally:
         await staying.close()
-    message = str(raised.value)
     assert "group 'frozen-rejoin' (PreparingRebalance, generation 1)" in message
     assert "join/rebalance due at +30000 ms" in message
     assert f"session of member {gone} due at +10000 ms" in message
