@@ -10,11 +10,12 @@ under partition loading; `GROUP_BROKER_LOG_LEVEL=debug` (or info) asks for more.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import sys
 from collections.abc import Mapping
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 import structlog
 
@@ -53,13 +54,57 @@ def _processors(json: bool) -> list[Any]:
     ]
 
 
-def configure_logging(level: str = "INFO", *, json: bool | None = None, stream: TextIO | None = None) -> None:
+class LogFile:
+    """The `log.file` stream: appended to, line by line, but created only by the first line logged.
+
+    The start-up checks (busy port, locked data directory) must create nothing when they refuse the start, and
+    nothing is logged before they pass, so the file appears only for a broker that starts. `check` proves up front
+    that the file can be written without creating it: an existing file is opened at once, a new one needs a
+    writable directory (`access` reports a read-only mount too, even to root)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._stream: TextIO | None = None
+
+    def check(self) -> None:
+        """Raise OSError (naming the path) when the file could not be written; creates nothing."""
+        if os.path.exists(self.path):
+            self._open()
+            return
+        parent = os.path.dirname(self.path) or "."
+        if not os.path.isdir(parent):
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), self.path)
+        if not os.access(parent, os.W_OK | os.X_OK):
+            cause = errno.EROFS if _read_only(parent) else errno.EACCES
+            raise PermissionError(cause, os.strerror(cause), self.path)
+
+    def _open(self) -> TextIO:
+        if self._stream is None:
+            self._stream = open(self.path, "a", buffering=1, encoding="utf-8")  # noqa: SIM115 - the process's log
+        return self._stream
+
+    def write(self, text: str) -> int:
+        return self._open().write(text)
+
+    def flush(self) -> None:
+        if self._stream is not None:
+            self._stream.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+
+def _read_only(directory: str) -> bool:
+    return bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
+
+
+def configure_logging(level: str = "INFO", *, json: bool | None = None, stream: TextIO | LogFile | None = None) -> None:
     """The broker process's logging: `level` and above to `stream` (stderr by default)."""
     out = sys.stderr if stream is None else stream
     structlog.configure(
         processors=_processors(not out.isatty() if json is None else json),
         wrapper_class=structlog.make_filtering_bound_logger(_level_number(level)),
-        logger_factory=structlog.PrintLoggerFactory(out),
+        logger_factory=structlog.PrintLoggerFactory(cast(TextIO, out)),  # a LogFile has the write/flush it uses
         cache_logger_on_first_use=True,
     )
 

@@ -246,7 +246,7 @@ def _delegated(argv: Sequence[str]) -> int | None:
     if argv and argv[0] == "serve":
         from cli.serve import main as serve_main
 
-        return serve_main(list(argv[1:]))
+        return serve_main(list(argv[1:]), prog="group-broker serve")
     if argv and argv[0] == "dump-log":
         from storage import dump
 

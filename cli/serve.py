@@ -11,18 +11,18 @@ import asyncio
 import signal
 import sys
 from pathlib import Path
-from typing import TextIO
 
 import uvloop
 
 from broker.config import BrokerConfig, ConfigError, load_config
-from broker.logging import LOG_LEVELS, configure_logging
+from broker.logging import LOG_LEVELS, LogFile, configure_logging
 from broker.startup import StartupError, os_cause
 from toolkit.kit import Toolkit
 
 
-def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="server.py", description="group-broker: a Kafka-protocol broker")
+def parse_args(argv: list[str], prog: str = "server.py") -> argparse.Namespace:
+    """The arguments; `prog` is what the user typed (`server.py`, or `group-broker serve` through the CLI)."""
+    parser = argparse.ArgumentParser(prog=prog, description="group-broker: a Kafka-protocol broker")
     parser.add_argument("properties", nargs="?", type=Path, help="a Kafka server.properties file")
     parser.add_argument("--override", action="append", default=[], metavar="KEY=VALUE", help="set a config key")
     parser.add_argument(
@@ -46,16 +46,19 @@ async def serve(config: BrokerConfig) -> None:
     await kit.stop()
 
 
-def open_log_file(path: str) -> TextIO:
-    """The `log.file` stream (appended, line-buffered), or StartupError naming the file and the cause."""
+def open_log_file(path: str) -> LogFile:
+    """The `log.file` stream (appended, line-buffered, created by the first line logged: a start that the later
+    checks refuse leaves no file), or StartupError naming the file and the cause."""
+    log_file = LogFile(path)
     try:
-        return open(path, "a", buffering=1, encoding="utf-8")  # kept open for the process's lifetime
+        log_file.check()
     except OSError as exc:
         raise StartupError(f"cannot write the log file {path} ('log.file'): {os_cause(exc)}") from None
+    return log_file
 
 
-def main(argv: list[str]) -> int:
-    args = parse_args(argv)
+def main(argv: list[str], prog: str = "server.py") -> int:
+    args = parse_args(argv, prog)
     try:
         config = load_config(args.properties, args.override)
     except (ConfigError, OSError) as exc:

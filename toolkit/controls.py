@@ -14,15 +14,17 @@ tables (`toolkit/names.py`) only when a control runs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Annotated, Any
 
 from toolkit.control_spec import AtLeast, ControlError, control
+from toolkit.frozen_wait import FrozenWait, PendingTimer
 
 if TYPE_CHECKING:
     from broker.app import Broker
     from toolkit.coordinator_moves import CoordinatorMoves
     from toolkit.faults import Faults
+    from toolkit.group_activity import GroupActivity
 
 Count = Annotated[int, AtLeast(1)]
 """How many requests (or appends) a fault applies to: at least one."""
@@ -108,10 +110,11 @@ def _loading(controls: BrokerControls, args: Mapping[str, Any], result: Any) -> 
 class BrokerControls:
     """The controls of one broker. Call them on the broker's loop (the handle and the control API do)."""
 
-    def __init__(self, broker: Broker, faults: Faults, moves: CoordinatorMoves) -> None:
+    def __init__(self, broker: Broker, faults: Faults, moves: CoordinatorMoves, activity: GroupActivity) -> None:
         self._broker = broker
         self._faults = faults
         self._moves = moves
+        self._activity = activity
 
     def _now(self) -> int:
         return self._broker.clock.monotonic_ms()
@@ -150,25 +153,48 @@ class BrokerControls:
         self._broker.rearm_timers()
         _log().info("controls.time_unfrozen", now_ms=self._now())
 
-    def frozen_timer_blocking(self, group_id: str) -> int | None:
-        """How far (virtual ms) a timer lies that alone can move the group on while time is frozen, else None.
+    def frozen_timer_blocking(self, group_id: str, members: int | None = None) -> FrozenWait | None:
+        """The group's pending timers when time is frozen and a timer could move it on, else None.
 
-        Not a control: `wait_for_group` asks it so that a test waiting on a frozen clock fails at once, with the
-        `advance` it needs, instead of timing out. Only a group in PreparingRebalance whose members have all
-        rejoined waits on nothing but its timer (the initial rebalance delay, KIP-134); any other wait may end
-        by a client's next request."""
-        from coordinator.keys import join_key
+        Not a control: `wait_for_group` asks it so that a test waiting on a frozen clock fails fast, with the
+        `advance` it needs, instead of timing out (its docstring gives the rule). None when time flows, the group
+        is unknown, no timer is pending, or the wait wants more `members` than the group has (timers only ever
+        remove members: only a client's JoinGroup adds one). `exact` when the group is PreparingRebalance with
+        every member parked in its JoinGroup: only its timer (the initial delay, KIP-134, or the rebalance
+        timeout) completes the join."""
+        from coordinator.keys import heartbeat_key, join_key, sync_key
         from coordinator.state import GroupState
 
         clock = self._broker.clock
-        group = self._broker.coordinator.group(group_id)
-        if not clock.frozen or group is None or not group.is_in(GroupState.PREPARING_REBALANCE):
+        coordinator = self._broker.coordinator
+        group = coordinator.group(group_id)
+        if not clock.frozen or group is None or (members is not None and members > len(group.members)):
             return None
-        if not group.has_all_members_joined():
-            return None
-        deadline = self._broker.coordinator.timer.deadline(join_key(group_id))
+        keys: list[tuple[str, Hashable]] = [
+            ("join/rebalance", join_key(group_id)),
+            ("sync timeout", sync_key(group_id)),
+        ]
+        keys += [(f"session of member {m}", heartbeat_key(group_id, m)) for m in group.members]
+        keys += [(f"pending member id {m}", heartbeat_key(group_id, m)) for m in sorted(group.pending_members)]
         now = clock.monotonic_ms()
-        return None if deadline is None or deadline <= now else deadline - now
+        timers = tuple(
+            PendingTimer(what, deadline - now)
+            for what, key in keys
+            if (deadline := coordinator.timer.deadline(key)) is not None and deadline > now
+        )
+        if not timers:
+            return None
+        exact = group.is_in(GroupState.PREPARING_REBALANCE) and group.has_all_members_joined()
+        fingerprint = (
+            group.state.value,
+            group.generation_id,
+            tuple(sorted(group.members)),
+            group.num_awaiting_join,
+            tuple(sorted(group.pending_members)),
+            tuple(sorted(group.pending_sync_members)),
+            self._activity.requests(group_id),
+        )
+        return FrozenWait(group_id, group.state.value, group.generation_id, timers, exact, fingerprint)
 
     # -- faults --------------------------------------------------------------------------------------------------
 

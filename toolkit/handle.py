@@ -32,9 +32,20 @@ else:
 
 H = TypeVar("H", bound=type)
 
+FROZEN_GRACE_S = 5.0
+"""Real seconds a group must stand still under frozen time before a wait on it gives up (above the 3 s default
+`heartbeat.interval.ms` of Kafka clients, so a live member always shows up within it)."""
+
 
 class GroupNotReadyError(AssertionError):
     """`wait_for_group` timed out, or waits on frozen time; the message shows the group as it was."""
+
+
+class FrozenTimeError(GroupNotReadyError):
+    """`wait_for_group` gave up before its timeout: time is frozen and only an `advance` can move the group on.
+
+    A `GroupNotReadyError` (code catching that keeps working); the message names the group, its state, its pending
+    timers and the `advance(ms)` that fires the next one."""
 
 
 def _relay(name: str, declared: Callable[..., Any]) -> Callable[..., Any]:
@@ -90,11 +101,14 @@ class GroupBrokerHandle(_Controls):
         members: int | None = None,
         generation_at_least: int | None = None,
         timeout_s: float = 15.0,
+        frozen_grace_s: float = FROZEN_GRACE_S,
     ) -> dict[str, Any]:
         """Wait (without blocking the caller's event loop) until the group matches; returns its snapshot.
 
-        Raises `GroupNotReadyError` after `timeout_s`, or at once when time is frozen and the group waits on nothing
-        but a timer (the message names the `advance` it needs): a frozen clock would never get there alone."""
+        Raises `GroupNotReadyError` after `timeout_s`. With time frozen it raises `FrozenTimeError` (a
+        `GroupNotReadyError`) as soon as only an `advance` could get the group there, naming the group, its state,
+        its pending timers and the `advance(ms)` that fires the next one; see `wait_for_group_blocking` for the
+        rule and `frozen_grace_s`."""
         import asyncio  # here, not at import time: the plugin module stays a leaf
 
         snapshot: dict[str, Any] = await asyncio.to_thread(
@@ -104,6 +118,7 @@ class GroupBrokerHandle(_Controls):
             members=members,
             generation_at_least=generation_at_least,
             timeout_s=timeout_s,
+            frozen_grace_s=frozen_grace_s,
         )
         return snapshot
 
@@ -115,21 +130,41 @@ class GroupBrokerHandle(_Controls):
         members: int | None = None,
         generation_at_least: int | None = None,
         timeout_s: float = 15.0,
+        frozen_grace_s: float = FROZEN_GRACE_S,
     ) -> dict[str, Any]:
-        """`wait_for_group` for blocking tests; fails at once when only an `advance` could satisfy it."""
+        """`wait_for_group` for blocking tests.
+
+        The frozen-time rule: while the group does not match, time is frozen and the group has coordinator timers
+        pending (join/rebalance, sync, member sessions) that could get it there, the wait raises `FrozenTimeError`
+
+        - at once when every member is parked in its JoinGroup (PreparingRebalance, all joined): no client can
+          complete that join, only its timer;
+        - otherwise once the group has stood still for `frozen_grace_s` of real time: the same state, generation,
+          members, pending joins and syncs, and no request naming the group (Heartbeat, JoinGroup, SyncGroup,
+          LeaveGroup, OffsetCommit, FindCoordinator, ...) in that time.
+
+        Why this cannot fail a wait a live client would still satisfy: a live member of a group talks to it at
+        least every `heartbeat.interval.ms` of real time (3 s by default in every Kafka client; frozen broker time
+        does not slow clients down), which resets the grace (5 s by default); a client on its way in sends
+        FindCoordinator or JoinGroup naming the group. A wait for more members than the group has never fails
+        fast (timers only remove members). Pass a larger `frozen_grace_s` for clients that heartbeat less often."""
         deadline = time.monotonic() + timeout_s
         controls = self._controls
+        fingerprint: object = None
+        quiet_since = 0.0
         while True:
             ok, snapshot = self._matches(group_id, state, members, generation_at_least)
             if ok:
                 return dict(snapshot)
-            blocking_ms = self._embedded.call(lambda: controls.frozen_timer_blocking(group_id))
-            if blocking_ms is not None:
-                raise GroupNotReadyError(
-                    f"time is frozen: group {group_id!r} waits for a timer due at +{blocking_ms} ms virtual; "
-                    f"call advance({blocking_ms}) (or unfreeze_time()): {snapshot}"
-                )
-            if time.monotonic() > deadline:
+            now = time.monotonic()
+            blocked = self._embedded.call(lambda: controls.frozen_timer_blocking(group_id, members))
+            if blocked is None:
+                fingerprint = None
+            elif blocked.fingerprint != fingerprint:
+                fingerprint, quiet_since = blocked.fingerprint, now
+            if blocked is not None and (blocked.exact or now - quiet_since >= frozen_grace_s):
+                raise FrozenTimeError(f"{blocked.describe()}. Group: {snapshot}")
+            if now > deadline:
                 raise GroupNotReadyError(f"group {group_id!r} not as expected within {timeout_s}s: {snapshot}")
             time.sleep(0.02)
 

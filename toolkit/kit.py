@@ -15,6 +15,7 @@ from coordinator.persistence import RecordLog
 from toolkit.controls import BrokerControls
 from toolkit.coordinator_moves import CoordinatorMoves
 from toolkit.faults import FailingRecordLog, FaultMiddleware, Faults, Sleeper
+from toolkit.group_activity import GroupActivity
 from toolkit.recorder import Recorder
 from toolkit.timeline.model import Timeline
 
@@ -34,7 +35,8 @@ class Toolkit:
             events_per_group=broker.config["timeline.events.per.group"],
         )
         moves = CoordinatorMoves(broker)
-        self.controls = BrokerControls(broker, faults, moves)
+        activity = GroupActivity()
+        self.controls = BrokerControls(broker, faults, moves, activity)
         sleeper = Sleeper(broker.clock, broker.rearm_timers)
         broker.driver.add(sleeper)
         broker.dispatcher.use(FaultMiddleware(faults, sleeper))
@@ -42,6 +44,7 @@ class Toolkit:
         faults.on_change = broker.dispatcher.refresh
         broker.dispatcher.observe(self.timeline)
         broker.dispatcher.observe(self.recorder)
+        broker.dispatcher.observe(activity)
         broker.events.subscribe(self.timeline.on_event)
         self.control_api: ControlApi | None = None
 

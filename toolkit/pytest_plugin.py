@@ -19,9 +19,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from toolkit.handle import GroupBrokerHandle, GroupNotReadyError
+from toolkit.handle import FrozenTimeError, GroupBrokerHandle, GroupNotReadyError
 
-__all__ = ["GroupBrokerHandle", "GroupNotReadyError", "group_broker", "group_broker_config"]
+__all__ = ["FrozenTimeError", "GroupBrokerHandle", "GroupNotReadyError", "group_broker", "group_broker_config"]
 
 
 @pytest.fixture

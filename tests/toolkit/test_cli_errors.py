@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import socket
+from collections.abc import Callable
 
 import pytest
 
 from cli.main import main
+from cli.serve import main as serve_main
 from toolkit.pytest_plugin import GroupBrokerHandle
 
 
@@ -102,3 +104,20 @@ def test_every_subcommands_help_lists_its_options_and_defaults(
     out = " ".join(capsys.readouterr().out.split())  # argparse wraps to the terminal width
     for text in expected:
         assert text in out
+
+
+@pytest.mark.parametrize(
+    ("run", "usage"),
+    [
+        (lambda: main(["serve", "--help"]), "usage: group-broker serve "),
+        (lambda: serve_main(["--help"]), "usage: server.py "),
+    ],
+    ids=["group-broker serve", "server.py"],
+)
+def test_the_serve_usage_line_says_what_the_user_typed(
+    run: Callable[[], int], usage: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        run()
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out.startswith(usage)

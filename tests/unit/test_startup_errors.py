@@ -81,6 +81,23 @@ def test_a_busy_port_is_one_sentence_and_creates_nothing(tmp_path: Path) -> None
     assert not data.exists()  # checked before the data directory (and `__consumer_offsets`) is created
 
 
+def test_a_busy_port_creates_no_log_file(tmp_path: Path) -> None:
+    """`log.file` is a start-up check too, but one that creates nothing: the file appears with the first log line,
+    after the listeners are bound and the data directory is locked."""
+    log_file = tmp_path / "x.log"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        line = one_error_line(
+            start_server(
+                f"listeners=PLAINTEXT://127.0.0.1:{port}", f"log.dirs={tmp_path / 'd'}", f"log.file={log_file}"
+            )
+        )
+    assert line.startswith(f"group-broker: 127.0.0.1:{port} is in use")
+    assert not log_file.exists()
+
+
 def test_a_second_broker_on_the_same_data_dir_is_refused_and_touches_nothing(tmp_path: Path) -> None:
     data = tmp_path / "data"
     with running_broker(data) as first:
