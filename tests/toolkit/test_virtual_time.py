@@ -49,7 +49,7 @@ async def test_a_join_under_frozen_time_completes_when_the_initial_delay_is_zero
 ) -> None:
     group_broker.freeze_time()
     async with _join(group_broker, "frozen-zero") as joined:
-        group = await group_broker.wait_for_group("frozen-zero", state="CompletingRebalance", timeout_s=5)
+        group = await group_broker.wait_for_group("frozen-zero", state="CompletingRebalance", timeout_s=30)
         assert group["generation"] == 1
         assert (await joined).error_code == ErrorCode.NONE
     assert group_broker.clock()["frozen"] is True
