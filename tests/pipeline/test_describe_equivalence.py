@@ -19,7 +19,6 @@ from pipeline.analyze import decode_tables
 from pipeline.config import AnalysisConfig
 from pipeline.describe import describe_tables
 from pipeline.describe_python import describe_python
-from pipeline.describe_rules import group_pattern
 from tests.pipeline.conftest import Known
 from tests.pipeline.describe_logs import AS_OF_TIMES, build_edges, ordered
 
@@ -28,16 +27,18 @@ def test_engines_agree_on_the_damaged_edge_log(spark: SparkSession, workdir: Pat
     data = workdir / "describe-edges"
     build_edges(data)
     tables = decode_tables(spark, str(data), AnalysisConfig())
-    for as_of in AS_OF_TIMES:
-        assert ordered(describe_tables(tables, as_of)) == ordered(describe_python(data, as_of)), as_of
-    only_g = decode_tables(spark, str(data), AnalysisConfig(groups=group_pattern("g")))
-    spark_rows = describe_tables(only_g, "max", group="g")
-    assert spark_rows  # not vacuous
-    assert ordered(spark_rows) == ordered(describe_python(data, "max", group="g"))
+    found = {as_of: describe_tables(tables, as_of) for as_of in AS_OF_TIMES}
+    for as_of, spark_rows in found.items():
+        assert ordered(spark_rows) == ordered(describe_python(data, as_of)), as_of
+    assert [len(rows) for rows in found.values()] == [0, 4, 4]  # the comparisons are not between empty lists
 
 
 def test_engines_agree_on_the_known_answer_log(known: Known) -> None:
-    for as_of in ("1970-01-01T00:00:00Z", "1970-01-01T00:04:10Z", "max"):
-        spark_rows = describe_tables(known.tables, as_of)
-        assert ordered(spark_rows) == ordered(describe_python(known.data_dir, as_of)), as_of
-    assert describe_tables(known.tables, "max")  # the comparison above is not between two empty lists
+    """At its as-of time (1900 s): Burrow's vectors with big offsets, transaction markers, a compacted partition.
+
+    (At 250 s both engines are checked against the same hand-worked rows: ``test_known_answers.py`` for Spark,
+    ``test_outputs.py``'s CLI test for the default engine, which is python on a log this small.)
+    """
+    spark_rows = describe_tables(known.tables, "max")
+    assert len(spark_rows) > 20
+    assert ordered(spark_rows) == ordered(describe_python(known.data_dir, "max"))
