@@ -3,8 +3,8 @@
 LEO(t) for a topic partition is the end offset of the last batch whose (running max) timestamp is <= t. Query rows
 are unioned with the LEO change rows and a running ``last(..., ignorenulls)`` over ``(topic, partition)`` ordered by
 time carries the latest LEO forward. Change rows sort before query rows at equal times (a batch stamped exactly t
-counts as written by t), and by LEO among themselves, so the result is deterministic. One sort per topic
-partition, no range join, no driver loop.
+counts as written by t: rule 4 of :mod:`pipeline.describe_rules`), and by LEO among themselves, so the result is
+deterministic. One sort per topic partition, no range join, no driver loop.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@
 ``--master`` defaults to ``local[*]`` unless ``spark-submit`` already chose one. Arguments, inputs and Java are
 checked before Spark starts (:mod:`pipeline.preflight`): a mistake is one sentence on stderr and exit status 2 (1
 for a group that does not exist, 130 for Ctrl-C). Progress goes to stderr, the command's output to stdout.
+``describe`` on a small log (``--engine auto``) runs without Spark at all (:mod:`pipeline.describe_python`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from typing import TYPE_CHECKING
 if __package__ in (None, ""):  # run as a file (spark-submit pipeline/cli.py): make the package importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from cli.describe_format import format_describe
 from pipeline.config import AnalysisConfig, BurrowConfig, parse_duration_ms
+from pipeline.describe_rules import ENGINE_AUTO_MAX_BYTES, ENGINES, choose_engine, group_pattern
 from pipeline.preflight import (
     PipelineError,
     check_as_of,
@@ -95,7 +98,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("describe", help="print kafka-consumer-groups --describe as of a time")
     _common(p, out=False)
     p.add_argument("--group", default=None, help="only this group")
-    p.add_argument("--as-of", default="max")
+    p.add_argument("--as-of", default="max", help="max (latest time in the logs), now, or an ISO-8601 time")
+    p.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="auto",
+        help=f"python: read the log in this process, no Spark (about a second on a few MB); spark: decode on "
+        f"Spark (20-30 s to start, for big logs); auto (default): python when the segment files total under "
+        f"{ENGINE_AUTO_MAX_BYTES // (1024 * 1024)} MiB, else spark",
+    )
     p = sub.add_parser("report", help="re-render report.txt and the pictures from an --out directory")
     p.add_argument("--out", required=True, type=Path)
     p.add_argument("--no-plots", action="store_true")
@@ -166,29 +177,26 @@ def _decode(args: argparse.Namespace, progress: Progress) -> int:
 
 
 def _describe(args: argparse.Namespace, progress: Progress) -> int:
-    from pyspark.sql import functions as F
+    segments = check_data_dir(args.data_dir)
+    stage = f"decoding {len(segments)} segments and describing"
+    if args.engine == "python":
+        from pipeline.describe_python import describe_python
 
-    from pipeline.analyze import decode_tables, latest_time
-    from pipeline.config import parse_as_of
-    from pipeline.describe import describe, format_describe
+        with progress.stage(stage):
+            found = describe_python(args.data_dir, args.as_of, args.group)
+    else:
+        from pipeline.analyze import decode_tables
+        from pipeline.describe import describe_tables
 
-    spark = _spark(args, progress)
-    pattern = None if args.group is None else _quote(args.group)
-    with progress.stage(f"decoding {len(check_data_dir(args.data_dir))} segments and describing"):
-        t = decode_tables(spark, args.data_dir, AnalysisConfig(groups=pattern))
-        as_of = parse_as_of(args.as_of, latest_time(t) if args.as_of == "max" else 0)
-        rows = describe(t.commits, t.generations, t.leo, as_of_ms=as_of)
-        if args.group is not None:
-            rows = rows.where(F.col("group") == args.group)
-        found = [r.asDict() for r in rows.collect()]
+        spark = _spark(args, progress)
+        pattern = None if args.group is None else group_pattern(args.group)
+        with progress.stage(stage):
+            tables = decode_tables(spark, args.data_dir, AnalysisConfig(groups=pattern))
+            found = describe_tables(tables, args.as_of, args.group)
     if args.group is not None and not found:
         raise GroupNotFoundError(f"Consumer group '{args.group}' does not exist.")
     print(format_describe(found), end="")
     return 0
-
-
-def _quote(text: str) -> str:
-    return re.escape(text)
 
 
 def _report(args: argparse.Namespace, progress: Progress) -> int:
@@ -223,7 +231,11 @@ def _stream(args: argparse.Namespace, progress: Progress) -> int:
 
 
 def _preflight(args: argparse.Namespace) -> bool:
-    """Every check that needs no Spark; returns whether the command needs Spark at all."""
+    """Every check that needs no Spark; returns whether the command needs Spark at all.
+
+    ``describe --engine auto`` is resolved here (``args.engine`` becomes ``python`` or ``spark``), so the Spark
+    checks only run when Spark will.
+    """
     if getattr(args, "as_of", None) is not None:
         check_as_of(args.as_of)
     try:
@@ -236,7 +248,11 @@ def _preflight(args: argparse.Namespace) -> bool:
     if args.command == "report":
         check_report_inputs(args.out)
         return False
-    check_data_dir(args.data_dir)
+    segments = check_data_dir(args.data_dir)
+    if args.command == "describe":
+        args.engine = choose_engine(args.engine, segments)
+        if args.engine == "python":
+            return False
     if importlib.util.find_spec("pyspark") is None:
         raise PipelineError("the pipeline needs its optional dependencies: pip install '.[pipeline]'")
     check_java()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from pipeline.describe_rules import COMMIT_RECORDS, GROUP_RECORDS, LOG_START_TIME
 from pipeline.layout import list_segments
 
 __all__ = [
@@ -22,8 +23,8 @@ __all__ = [
     "topic_leo",
 ]
 
-#: "Since forever": the time of a partition's log-start row in ``topic_leo``.
-LONG_MIN = -(2**63)
+#: "Since forever": the time of a partition's log-start row in ``topic_leo`` (rule 4 of :mod:`pipeline.describe_rules`).
+LONG_MIN = LOG_START_TIME
 
 
 def read_raw(spark: SparkSession, data_dir: str, kind: str) -> DataFrame:
@@ -46,7 +47,7 @@ def filter_groups(df: DataFrame, include: str | None, exclude: str | None) -> Da
 def offset_commits(raw: DataFrame) -> DataFrame:
     """One row per OffsetCommit record (tombstones included, flagged); ``ts_ms`` is the commit time (log time for
     tombstones, which carry none)."""
-    return raw.where(F.col("record_type").isin("offset_commit", "offset_tombstone")).select(
+    return raw.where(F.col("record_type").isin(*COMMIT_RECORDS)).select(
         "group",
         "topic",
         "partition",
@@ -70,7 +71,7 @@ def group_generations(raw: DataFrame) -> DataFrame:
     ``ts_ms`` is when the record was written (the log time), which is when the assignment took effect;
     ``state_ts_ms`` is the coordinator's ``current_state_timestamp``.
     """
-    return raw.where(F.col("record_type").isin("group_metadata", "group_tombstone")).select(
+    return raw.where(F.col("record_type").isin(*GROUP_RECORDS)).select(
         "group",
         "generation",
         "protocol_type",
@@ -133,7 +134,8 @@ def log_starts(spark: SparkSession, data_dir: str) -> DataFrame:
 
 
 def topic_leo(batches: DataFrame, starts: DataFrame) -> DataFrame:
-    """The log-end offset of every topic partition as a step function of time.
+    """The log-end offset of every topic partition as a step function of time (rule 4 of
+    :mod:`pipeline.describe_rules`).
 
     A batch's end offset counts from the running max of batch timestamps in offset order (so LEO never goes down
     when a producer's clock does). Each partition also gets a row at the beginning of time holding its log-start

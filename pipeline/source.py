@@ -23,14 +23,13 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStrea
 from pyspark.sql.streaming.datasource import ReadLimit
 from pyspark.sql.types import StructType
 
-from pipeline.decode import decode_offsets_range, iter_topic_headers, topic_batch_columns
 from pipeline.layout import SegmentFile, complete_end, latest_ends, list_segments, split_points
+from pipeline.scan import offsets_columns, topic_columns
 from pipeline.schemas import OFFSETS_ARROW, OFFSETS_SPARK, TOPIC_BATCHES_ARROW, TOPIC_BATCHES_SPARK
 
 __all__ = ["KafkaLogDataSource", "SegmentRange"]
 
 DEFAULT_SPLIT_BYTES = 16 * 1024 * 1024
-_READ_CHUNK = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -70,21 +69,11 @@ def _pack(ranges: Sequence[SegmentRange], target: int) -> list[RangesPartition]:
 
 def _read_range(r: SegmentRange, kind: str) -> Iterator[pa.RecordBatch]:
     if kind == "topics":
-        cols = topic_batch_columns(r.topic, r.partition, r.segment_base, iter_topic_headers(r.path, r.start, r.end))
+        cols = topic_columns(r.topic, r.partition, r.segment_base, r.path, r.start, r.end)
         yield pa.RecordBatch.from_pydict(cols, schema=TOPIC_BATCHES_ARROW)
         return
-    # Offsets: read batch-aligned chunks so memory stays bounded however large the range is.
-    with open(r.path, "rb") as f:
-        for lo, hi in _chunks(r):
-            f.seek(lo)
-            cols = decode_offsets_range(f.read(hi - lo), r.partition, r.segment_base)
-            if cols["log_offset"]:
-                yield pa.RecordBatch.from_pydict(cols, schema=OFFSETS_ARROW)
-
-
-def _chunks(r: SegmentRange) -> list[tuple[int, int]]:
-    points = split_points(r.path, _READ_CHUNK, r.start, r.end) if r.end - r.start > _READ_CHUNK else [r.start, r.end]
-    return list(pairwise(points))
+    for cols in offsets_columns(r.path, r.partition, r.segment_base, r.start, r.end):
+        yield pa.RecordBatch.from_pydict(cols, schema=OFFSETS_ARROW)
 
 
 class KafkaLogReader(DataSourceReader):

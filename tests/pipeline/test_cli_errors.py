@@ -7,31 +7,14 @@ ever imported: timing-free evidence that Spark was not started. Nothing here nee
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from pipeline.layout import latest_ends
 from pipeline.synth import SyntheticLog
-
-ROOT = Path(__file__).resolve().parents[2]
-_RUN = (
-    "import sys\n"
-    "from pipeline.cli import main\n"
-    "rc = main(sys.argv[1:])\n"
-    "print('pyspark imported:', 'pyspark' in sys.modules)\n"
-    "sys.exit(rc)\n"
-)
-
-
-def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-c", _RUN, *args], capture_output=True, text=True, env=environment, timeout=120, check=False
-    )
+from tests.pipeline.cli_run import ROOT, run_cli
 
 
 def assert_refused(result: subprocess.CompletedProcess[str], sentence: str, code: int = 2) -> None:
@@ -81,7 +64,7 @@ def test_a_broken_java_home_is_named_before_spark(small_log: Path, tmp_path: Pat
     java = home / "bin" / "java"
     java.write_text("#!/bin/sh\necho 'Error: could not find libjava.so' >&2\nexit 1\n", encoding="utf-8")
     java.chmod(0o755)
-    result = run_cli("describe", "--data-dir", str(small_log), env={"JAVA_HOME": str(home)})
+    result = run_cli("describe", "--engine", "spark", "--data-dir", str(small_log), env={"JAVA_HOME": str(home)})
     assert_refused(result, f"JAVA_HOME={home}")
     assert "could not find libjava.so" in result.stderr
 

@@ -22,7 +22,7 @@ def test_describe_of_a_missing_group_says_it_does_not_exist(
         log.create_topic("t", 1)
         log.produce("t", 0, 2, 1000)
         log.commit("g", "t", 0, 2, 1000)
-    assert main(["describe", "--data-dir", str(data), "--group", "nosuch"]) == 1
+    assert main(["describe", "--engine", "spark", "--data-dir", str(data), "--group", "nosuch"]) == 1
     out, err = capsys.readouterr()
     assert out == ""
     assert "Error: Consumer group 'nosuch' does not exist." in err
@@ -30,7 +30,7 @@ def test_describe_of_a_missing_group_says_it_does_not_exist(
     assert "starting Spark ..." in lines and any(line.startswith("starting Spark: ") for line in lines)
     assert "decoding 2 segments and describing ..." in lines
 
-    assert main(["describe", "--data-dir", str(data), "--group", "g"]) == 0
+    assert main(["describe", "--engine", "spark", "--data-dir", str(data), "--group", "g"]) == 0
     out, _ = capsys.readouterr()
     assert "GROUP" in out and "g " in out
 

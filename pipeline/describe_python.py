@@ -1,0 +1,151 @@
+"""``describe`` without Spark: the log read and evaluated in this process, for logs small enough to hold.
+
+Implements the rules of :mod:`pipeline.describe_rules` (read that module for what each step means) over the very
+rows the Spark data source produces (:mod:`pipeline.scan`), so both engines see the same records, damaged
+batches included. Spark's start-up costs 20-30 s; reading a few MB here takes well under a second. Memory grows
+with the number of records, which is why ``--engine auto`` only picks this below
+:data:`pipeline.describe_rules.ENGINE_AUTO_MAX_BYTES`. Nothing here may import pyspark.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cli.describe_format import DESCRIBE_COLUMNS
+from pipeline.config import parse_as_of
+from pipeline.describe_rules import COMMIT_RECORDS, GROUP_RECORDS, LOG_START_TIME, lag
+from pipeline.layout import SegmentFile, complete_end, list_segments
+from pipeline.scan import offsets_columns, topic_columns
+
+__all__ = ["describe_python"]
+
+Position = tuple[int, int]
+TopicPartition = tuple[str, int]
+
+
+@dataclass
+class _Log:
+    """What ``describe`` needs of the log, whatever the as-of time: every commit, group record and LEO step."""
+
+    #: (group, topic, partition) -> [(log time, position, committed offset or None for a tombstone)]
+    commits: dict[tuple[str, str, int], list[tuple[int, Position, int | None]]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
+    #: group -> [(log time, position, members or None for a tombstone)]
+    groups: dict[str, list[tuple[int, Position, list[dict[str, Any]] | None]]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
+    #: (topic, partition) -> LEO steps sorted by (time, LEO) (rule 4)
+    leo: dict[TopicPartition, list[tuple[int, int]]] = field(default_factory=dict)
+    latest_ms: int = 0  # rule 6
+
+
+def describe_python(data_dir: str | Path, as_of: str = "max", group: str | None = None) -> list[dict[str, Any]]:
+    """The ``--describe`` rows (keys :data:`DESCRIBE_COLUMNS`) as of ``as_of`` (``max``, ``now`` or ISO-8601)."""
+    segments = list_segments(data_dir)
+    log = _read_offsets((s for s in segments if s.is_offsets), group)
+    log.leo = _leo_steps([s for s in segments if not s.is_offsets])
+    log.latest_ms = max(log.latest_ms, *(t for steps in log.leo.values() for t, _ in steps[1:]), 0)
+    return _rows(log, parse_as_of(as_of, log.latest_ms))
+
+
+def _read_offsets(segments: Iterable[SegmentFile], group: str | None) -> _Log:
+    log = _Log()
+    for s in segments:
+        for cols in offsets_columns(s.path, s.partition, s.base_offset, 0, complete_end(s.path)):
+            for part, offset, ts, kind, grp, topic, partition, committed, commit_ts, members in zip(
+                cols["log_partition"],
+                cols["log_offset"],
+                cols["log_ts_ms"],
+                cols["record_type"],
+                cols["group"],
+                cols["topic"],
+                cols["partition"],
+                cols["committed_offset"],
+                cols["commit_ts_ms"],
+                cols["members"],
+                strict=True,
+            ):
+                if group is not None and grp != group:
+                    continue
+                log.latest_ms = max(log.latest_ms, ts, commit_ts or 0)
+                if kind in COMMIT_RECORDS:
+                    log.commits[(grp, topic, partition)].append((ts, (part, offset), committed))
+                elif kind in GROUP_RECORDS:
+                    log.groups[grp].append((ts, (part, offset), None if kind == "group_tombstone" else members))
+    return log
+
+
+def _leo_steps(segments: Sequence[SegmentFile]) -> dict[TopicPartition, list[tuple[int, int]]]:
+    """Rule 4's step function of every topic partition on disk, the log-start step first."""
+    batches: dict[TopicPartition, list[tuple[int, int, int]]] = defaultdict(list)
+    starts: dict[TopicPartition, int] = {}
+    for s in segments:
+        key = (s.topic, s.partition)
+        starts[key] = min(starts.get(key, s.base_offset), s.base_offset)
+        cols = topic_columns(s.topic, s.partition, s.base_offset, s.path, 0, complete_end(s.path))
+        batches[key].extend(zip(cols["base_offset"], cols["max_ts_ms"], cols["last_offset"], strict=True))
+    steps: dict[TopicPartition, list[tuple[int, int]]] = {}
+    for key, start in starts.items():
+        by_time: dict[int, int] = {}
+        running = None
+        for _, max_ts, last_offset in sorted(batches[key], key=lambda b: b[0]):
+            running = max_ts if running is None else max(running, max_ts)
+            by_time[running] = max(by_time.get(running, last_offset + 1), last_offset + 1)
+        steps[key] = [(LOG_START_TIME, start), *sorted(by_time.items())]
+    return steps
+
+
+def _newest(records: list[tuple[int, Position, Any]], as_of_ms: int) -> tuple[int, Position, Any] | None:
+    """Rules 1 and 2: the newest record by position among those written by the as-of time."""
+    return max((r for r in records if r[0] <= as_of_ms), key=lambda r: r[1], default=None)
+
+
+def _leo_at(steps: list[tuple[int, int]] | None, as_of_ms: int) -> int | None:
+    """Rule 4: the last step at or before the as-of time (ties: the step at exactly that time counts)."""
+    if steps is None:
+        return None
+    return steps[bisect.bisect_right(steps, (as_of_ms, float("inf"))) - 1][1]
+
+
+def _rows(log: _Log, as_of_ms: int) -> list[dict[str, Any]]:
+    dead: set[str] = set()
+    owners: dict[tuple[str, str, int], list[dict[str, Any]]] = defaultdict(list)
+    for grp, records in log.groups.items():
+        metadata = _newest(records, as_of_ms)
+        if metadata is None:
+            continue
+        if metadata[2] is None:
+            dead.add(grp)
+            continue
+        for member in metadata[2]:
+            for assigned in member["assignment"]:
+                for partition in assigned["partitions"]:
+                    owners[(grp, assigned["topic"], partition)].append(member)
+    committed: dict[tuple[str, str, int], int] = {}
+    for key, history in log.commits.items():
+        commit = _newest(history, as_of_ms)
+        if commit is not None and commit[2] is not None:
+            committed[key] = commit[2]
+    rows: list[dict[str, Any]] = []
+    for key in owners.keys() | committed.keys():
+        if key[0] in dead:
+            continue
+        current = committed.get(key)
+        leo = _leo_at(log.leo.get(key[1:]), as_of_ms)
+        members: list[dict[str, Any] | None] = [*owners.get(key, [])] or [None]
+        for member in members:
+            values = (*key, current, leo, lag(leo, current), *_member_columns(member))
+            rows.append(dict(zip(DESCRIBE_COLUMNS, values, strict=True)))
+    return rows
+
+
+def _member_columns(member: dict[str, Any] | None) -> tuple[str | None, str | None, str | None]:
+    if member is None:
+        return None, None, None
+    return member["member_id"], member["client_host"], member["client_id"]
