@@ -122,6 +122,8 @@ class Fixture:
 
 Requests = Callable[[Fixture, int], Awaitable[None]]
 TOPIC_VISIBLE_S = 10.0
+RETRY_S = 20.0
+LOAD_IN_PROGRESS = 14  # COORDINATOR_LOAD_IN_PROGRESS: retriable
 
 
 async def make_topic(f: Fixture, name: str, partitions: int = 1) -> uuid.UUID:
@@ -173,12 +175,18 @@ async def _list_offsets_all(f: Fixture, v: int) -> None:
 
 
 async def _init_producer_id(f: Fixture, v: int) -> None:
+    """A producer id for an idempotent producer. A fresh Kafka answers COORDINATOR_LOAD_IN_PROGRESS until its
+    controller hands out the first block of ids, and clients retry it; so does this, and records the answer that
+    ends the retries (a fact about readiness, not behaviour, is not compared)."""
     body = InitProducerIdRequest(transactional_id=None, transaction_timeout_ms=60_000)
-    answer = await f.conn.send(ApiKey.INIT_PRODUCER_ID, v, body).future
-    if answer is None:
+    deadline = time.monotonic() + RETRY_S
+    response = await f.ask(ApiKey.INIT_PRODUCER_ID, v, body)
+    while response is not None and response.error_code == LOAD_IN_PROGRESS and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+        response = await f.ask(ApiKey.INIT_PRODUCER_ID, v, body)
+    if response is None:
         f.s.note(f"v{v} non-transactional", {"closed": True})
         return
-    response = api.decode_response(ApiKey.INIT_PRODUCER_ID, v, answer)[1]
     f.s.note(
         f"v{v} non-transactional",
         {"error_code": response.error_code, "has_id": response.producer_id >= 0, "epoch": response.producer_epoch},
