@@ -71,7 +71,8 @@ def _metadata_v12_bad_tags(cid: int) -> bytes:
 
 
 def _metadata_v12_duplicate_tags(cid: int) -> bytes:
-    """Metadata v12 whose tagged-field section carries tag 0 twice (Kafka requires strictly increasing tags)."""
+    """Metadata v12 whose tagged-field section carries the unknown tag 0 twice (both brokers keep unknown tags
+    without checking their order, and answer)."""
     body = encoded(ApiKey.METADATA, 12, cid, MetadataRequest(topics=[]))
     return sized(body[:-1] + b"\x02\x00\x01x\x00\x01y")
 
@@ -113,7 +114,7 @@ async def malformed_bodies(s: Session) -> None:
     """Bodies that cannot be read: cut short, a string past the end, a broken or repeated tagged-field section,
     trailing bytes; for an API with a top-level error code (JoinGroup) and one without (Metadata)."""
     join = join_body(s.name("malformed"))
-    await probe(s, "JoinGroup v5 cut after the header", _cut(ApiKey.JOIN_GROUP, 5, join, 26), ApiKey.JOIN_GROUP, 5)
+    await probe(s, "JoinGroup v5 cut 4 bytes into the body", _cut(ApiKey.JOIN_GROUP, 5, join, 26), ApiKey.JOIN_GROUP, 5)
     await probe(s, "JoinGroup v9 cut mid-body", _cut(ApiKey.JOIN_GROUP, 9, join, 40), ApiKey.JOIN_GROUP, 9)
     api_versions = ApiVersionsRequest(client_software_name="differential", client_software_version="1.0")
     cut_versions = _cut(ApiKey.API_VERSIONS, 3, api_versions, 30)
