@@ -16,9 +16,9 @@ import structlog
 
 from broker.context import ConnectionSession, RequestContext
 from broker.record_slices import RecordSlices, RecordsShrankError
-from broker.responses import as_written, has_top_level_error_code, top_level_error_response
+from broker.responses import as_written
 from protocol import api
-from protocol.errors import DecodeError, EncodeError, ErrorCode, UnsupportedVersionError
+from protocol.errors import DecodeError, EncodeError, UnsupportedVersionError
 from protocol.frame import FrameBuffer, FrameError
 from protocol.registry import APIS, ApiKey
 
@@ -137,7 +137,7 @@ class Connection:
                 return [api.encode_response(ApiKey.API_VERSIONS, 0, exc.correlation_id, body)]
             raise CloseConnection(f"unsupported api key {exc.api_key} version {exc.api_version}") from None
         except DecodeError as exc:
-            return [self._malformed(frame, exc)]
+            raise self._malformed(frame, exc) from None
         route = self._dispatcher.route(request.api_key, request.api_version)
         if route is None:
             raise CloseConnection(f"api key {request.api_key} version {request.api_version} is not served")
@@ -164,28 +164,16 @@ class Connection:
             log.exception("response.encode_failed", api_key=request.api_key, api_version=request.api_version)
             raise CloseConnection(f"cannot encode response: {exc}") from exc
 
-    def _malformed(self, frame: bytes, exc: DecodeError) -> bytes:
-        """Answer INVALID_REQUEST where the response has a top-level error code; otherwise drop the connection.
-
-        Either way exactly one warning is logged: `request.malformed` for an answered request, or the
-        connection's `connection.closed_on_bad_request` (with the field path and offset in its reason).
-        """
+    @staticmethod
+    def _malformed(frame: bytes, exc: DecodeError) -> CloseConnection:
+        """A request that cannot be read closes the connection, whatever the API: Kafka's
+        RequestContext.parseRequest raises InvalidRequestException and the socket is closed. One warning, the
+        connection's `connection.closed_on_bad_request`, names the API (if the header could be read), field, offset."""
         try:
-            api_key, api_version, correlation_id = api.peek_header(frame)
+            api_key, api_version, _ = api.peek_header(frame)
         except DecodeError:
-            raise CloseConnection(f"malformed request header: {exc}") from None
-        if not has_top_level_error_code(api_key, api_version):
-            raise CloseConnection(f"malformed {APIS[api_key].key.name} v{api_version}: {exc}")
-        log.warning(
-            "request.malformed",
-            api_key=api_key,
-            api_version=api_version,
-            path=exc.path,
-            offset=exc.offset,
-            reason=exc.reason,
-        )
-        body = as_written(api_key, api_version, top_level_error_response(api_key, ErrorCode.INVALID_REQUEST))
-        return api.encode_response(api_key, api_version, correlation_id, body)
+            return CloseConnection(f"malformed request header: {exc}")
+        return CloseConnection(f"malformed {APIS[api_key].key.name} v{api_version}: {exc}")
 
     def _active(self) -> None:
         if self._idle is not None and not self.closed.is_set():

@@ -13,6 +13,7 @@ can never negotiate a version we would fail to serve.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from time import perf_counter
@@ -26,6 +27,10 @@ from protocol.messages.api_versions import ApiVersion, ApiVersionsRequest, ApiVe
 from protocol.registry import APIS, ApiKey
 
 Handler = Callable[[RequestContext, Any], Awaitable[Any]]
+#: ApiVersions carries the client's software name and version from this version on (KIP-511).
+CLIENT_SOFTWARE_VERSION = 3
+#: Kafka's ApiVersionsRequest.SOFTWARE_NAME_VERSION_PATTERN: letters, digits, '-' and '.', alphanumeric at both ends.
+SOFTWARE_NAME_OR_VERSION = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 log = structlog.get_logger("broker.dispatch")
 
 
@@ -142,6 +147,13 @@ class Dispatcher:
         ]
 
     async def _api_versions(self, ctx: RequestContext, request: ApiVersionsRequest) -> ApiVersionsResponse:
+        """v3+ name the client (KIP-511); a name or version outside Kafka's pattern (the empty string included) is
+        INVALID_REQUEST without ranges, as Kafka's ApiVersionsRequest.isValid decides."""
+        if ctx.api_version >= CLIENT_SOFTWARE_VERSION and not (
+            SOFTWARE_NAME_OR_VERSION.fullmatch(request.client_software_name)
+            and SOFTWARE_NAME_OR_VERSION.fullmatch(request.client_software_version)
+        ):
+            return ApiVersionsResponse(error_code=ErrorCode.INVALID_REQUEST)
         return ApiVersionsResponse(error_code=ErrorCode.NONE, api_keys=self.advertised())
 
     def unsupported_api_versions(self) -> ApiVersionsResponse:

@@ -1,7 +1,8 @@
 """OffsetCommit (#32-#35): validate against the group, write the commits, answer once they are durable.
 
 Per partition, in Kafka's order: unknown topic/partition (UNKNOWN_TOPIC_OR_PARTITION, if the broker gave us its
-metadata view), then the group-level validation (one code for every partition), then metadata too large
+metadata view; a commit left with no partition is answered as it is, without touching the group, as Kafka's
+API layer does), then the group-level validation (one code for every partition), then metadata too large
 (OFFSET_METADATA_TOO_LARGE). What remains is written as one batch of OffsetCommit records; the commits become
 visible to OffsetFetch only when the batch is durable, and a failed write maps to Kafka's per-partition codes.
 """
@@ -80,6 +81,8 @@ class OffsetCommitMixin(OffsetManagerBase):
                     )
                 )
 
+        if not slots:  # Kafka's API layer answers this itself: the group is neither checked nor created
+            return CoordinatorResult.of(response)
         error = self._gate(request.group_id, allow_empty_id=True)
         group: ClassicGroup | None = None
         if error is None:

@@ -25,7 +25,9 @@ TRANSACTION_KEY_TYPE = 1
 SHARE_KEY_TYPE = 2
 BATCHED_VERSION = 4
 
+#: v0-3 answers carry Kafka's `Errors.message()`: the error's name on success ("NONE"), else its exception text.
 _MESSAGES = {
+    ErrorCode.NONE: "NONE",
     ErrorCode.COORDINATOR_NOT_AVAILABLE: "The coordinator is not available.",
     ErrorCode.INVALID_REQUEST: "Unknown coordinator key type.",
 }
@@ -96,7 +98,8 @@ def find_coordinator(
                     host=node.host,
                     port=node.port,
                     error_code=error,
-                    error_message=_MESSAGES.get(error),
+                    # Kafka sets no message on a per-key answer (only a failed request's carries one).
+                    error_message=_MESSAGES[error] if error == ErrorCode.INVALID_REQUEST else "",
                 )
                 for key, error, node in answers
             ]

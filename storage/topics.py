@@ -56,9 +56,9 @@ def validate_topic_name(name: str) -> None:
             f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME_LENGTH} characters, topic name: {name}"
         )
     if not _LEGAL.fullmatch(name):
-        raise InvalidTopicError(
-            f"Topic name \"{name}\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' "
-            "and '-'"
+        raise InvalidTopicError(  # Kafka 4's wording (the KRaft controller's answer to CreateTopics)
+            f"Topic name is invalid: '{name}' contains one or more characters other than ASCII alphanumerics, '.', "
+            "'_' and '-'"
         )
 
 

@@ -61,6 +61,8 @@ SOURCE_DYNAMIC_TOPIC = 1
 SOURCE_STATIC_BROKER = 4
 SOURCE_DEFAULT = 5
 CONFIG_TYPE_STRING = 2
+#: Kafka's `Errors.UNKNOWN_TOPIC_OR_PARTITION.message()`, which DeleteTopics v5+ carries for an unknown name.
+UNKNOWN_TOPIC_MESSAGE = "This server does not host this topic-partition."
 _TIMED_OUT = "The topic change did not finish within timeout_ms; it goes on and takes effect when done."
 
 _T = TypeVar("_T")
@@ -188,7 +190,7 @@ class ClusterHandlers:
         for topic in request.topics:
             if counts[topic.name] > 1:
                 continue
-            result = CreatableTopicResult(name=topic.name)
+            result = CreatableTopicResult(name=topic.name, error_message=None)  # Kafka: null unless refused
             results.append(result)
             error, message = self._check_replication(topic.num_partitions, topic.replication_factor, topic.assignments)
             if error:
@@ -234,7 +236,11 @@ class ClusterHandlers:
         if replication_factor == 0 or replication_factor < -1:
             return ErrorCode.INVALID_REPLICATION_FACTOR, "Replication factor must be larger than 0, or -1"
         if replication_factor > available:
-            message = f"Replication factor: {replication_factor} larger than available brokers: {available}."
+            message = (
+                f"Unable to replicate the partition {replication_factor} time(s): The target replication factor of "
+                f"{replication_factor} cannot be reached because only {available} broker(s) are registered or some "
+                "brokers have all their log directories cordoned."
+            )
             return ErrorCode.INVALID_REPLICATION_FACTOR, message
         return ErrorCode.NONE, None
 
@@ -285,6 +291,8 @@ class ClusterHandlers:
                 deleted = await self._finish_within(self._topics.delete_topic(resolved), request.timeout_ms)
             except StorageError as exc:
                 result.error_code = exc.error_code
+                if exc.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+                    result.error_message = UNKNOWN_TOPIC_MESSAGE  # Kafka: the error's own message
                 continue
             if deleted is None:
                 result.error_code, result.error_message = ErrorCode.REQUEST_TIMED_OUT, _TIMED_OUT
@@ -304,9 +312,9 @@ class ClusterHandlers:
             if info is None:
                 result.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 continue
-            if topic.count <= info.partitions:
-                result.error_code = ErrorCode.INVALID_PARTITIONS
-                result.error_message = f"Topic currently has {info.partitions} partitions, {topic.count} is not greater"
+            error, message = _partition_increase_error(topic.name, info.partitions, topic.count, topic.assignments)
+            if error:
+                result.error_code, result.error_message = error, message
                 continue
             if request.validate_only:
                 continue
@@ -353,7 +361,7 @@ class ClusterHandlers:
             info = self._logs.topic(name)
             if info is None:
                 result.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-                result.error_message = f"Topic {name} does not exist"
+                result.error_message = ""  # Kafka sends no message here
                 return None
             return [
                 (key, value, SOURCE_DYNAMIC_TOPIC if key in info.configs else SOURCE_DEFAULT, False)
@@ -383,3 +391,23 @@ class ClusterHandlers:
         result.error_code = ErrorCode.INVALID_REQUEST
         result.error_message = f"Unsupported resource type {resource_type}"
         return None
+
+
+def _partition_increase_error(
+    name: str, current: int, count: int, assignments: Sequence[object] | None
+) -> tuple[int, str | None]:
+    """CreatePartitions' refusals in Kafka's order and words (ReplicationControlManager.createPartitions): not an
+    increase, then a replica assignment (when given, even empty) that does not cover every new partition."""
+    if count < current:
+        return (
+            ErrorCode.INVALID_PARTITIONS,
+            f"The topic {name} currently has {current} partition(s); {count} would not be an increase.",
+        )
+    if count == current:
+        return ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partition(s)."
+    added = count - current
+    if assignments is not None and len(assignments) != added:
+        given = len(assignments)
+        message = f"Attempted to add {added} additional partition(s), but only {given} assignment(s) were specified."
+        return ErrorCode.INVALID_REPLICA_ASSIGNMENT, message
+    return ErrorCode.NONE, None

@@ -56,6 +56,8 @@ EARLIEST_TIMESTAMP = -2
 LATEST_TIMESTAMP = -1
 MAX_TIMESTAMP = -3
 EARLIEST_LOCAL_TIMESTAMP = -4  # KIP-405: without tiered storage the local log is the whole log
+NO_OFFSET = -1
+READ_COMMITTED = 1  # Fetch's isolation_level
 INT32_MAX = 2**31 - 1
 
 
@@ -101,6 +103,8 @@ class RecordHandlers:
                     )
                 else:
                     result = self._append(ctx, topic.name, data.index, data.records)
+                if result.error_code != ErrorCode.NONE:
+                    result.base_offset = NO_OFFSET  # Kafka's PartitionResponse(error): no offset was assigned
                 partitions.append(result)
             responses.append(TopicProduceResponse(name=topic.name, partition_responses=partitions))
         if request.acks == 0:
@@ -255,6 +259,8 @@ class RecordHandlers:
         """
         by_id = self._topic_names() if version >= 13 else {}
         budget = max(0, max_bytes)
+        # Kafka lists aborted transactions only to read_committed fetches; read_uncommitted ones carry null.
+        read_committed = request.isolation_level == READ_COMMITTED
         min_one_batch = True
         total = 0
         errors = False
@@ -263,13 +269,13 @@ class RecordHandlers:
             out = FetchableTopicResponse(topic=topic.topic if version < 13 else "", topic_id=topic.topic_id)
             responses.append(out)
             for wanted in topic.partitions:
-                data = PartitionData(partition_index=wanted.partition)
+                data = PartitionData(
+                    partition_index=wanted.partition, aborted_transactions=[] if read_committed else None
+                )
                 out.partitions.append(data)
                 partition_log = self._logs.get(name, wanted.partition) if name is not None else None
                 if partition_log is None:
-                    data.error_code = (
-                        ErrorCode.UNKNOWN_TOPIC_ID if name is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-                    )
+                    _failed(data, ErrorCode.UNKNOWN_TOPIC_ID if name is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
                     errors = True
                     continue
                 self._fill_offsets(data, partition_log)
@@ -280,7 +286,7 @@ class RecordHandlers:
                         min_one_batch=min_one_batch,
                     )
                 except StorageError as exc:
-                    data.error_code = exc.error_code
+                    _failed(data, exc.error_code, read=True)
                     errors = True
                     continue
                 if not slices:
@@ -348,3 +354,12 @@ class RecordHandlers:
         # v3+) and always hands out a fresh id at epoch 0; idempotent producers bump their epoch locally. Bumping
         # the id we were sent would also let any client fence another client's producer.
         return InitProducerIdResponse(producer_id=self.producer_ids.allocate(), producer_epoch=0)
+
+
+def _failed(data: PartitionData, error: int, *, read: bool = False) -> None:
+    """A partition's fetch error as Kafka writes it: no offset is known (-1). An unknown topic is answered before
+    any read (FetchResponse.partitionResponse: an empty aborted-transaction list); a failed read (``read``, e.g.
+    OFFSET_OUT_OF_RANGE) carries null there, whatever the isolation level."""
+    data.error_code = error
+    data.high_watermark = data.last_stable_offset = data.log_start_offset = NO_OFFSET
+    data.aborted_transactions = None if read else []

@@ -79,8 +79,10 @@ async def test_oversized_frame_is_refused_on_its_size_prefix(tmp_path) -> None: 
         await small.stop()
 
 
-async def test_malformed_body_with_top_level_error_code_gets_invalid_request(broker: Broker) -> None:
-    """The frame is intact, only the body is wrong: answer INVALID_REQUEST and keep the connection."""
+async def test_malformed_body_closes_the_connection_as_kafka_does(broker: Broker) -> None:
+    """Trailing bytes after a whole body are ignored; a body that cannot be read closes the connection, whatever the
+    API (Kafka's RequestContext.parseRequest raises InvalidRequestException and the socket is closed; the
+    differential suite's malformed_bodies shows it). Only this connection: another one still answers."""
     client = await WireClient.connect(broker.ports[0])
     frame = struct.pack(">hhih", 18, 2, 5, -1) + b"\x01"  # ApiVersions v2 has no body; trailing bytes are ignored
     client.writer.write(struct.pack(">i", len(frame)) + frame)
@@ -88,9 +90,26 @@ async def test_malformed_body_with_top_level_error_code_gets_invalid_request(bro
     assert header.correlation_id == 5 and body.error_code == ErrorCode.NONE
     frame = struct.pack(">hhih", 18, 3, 6, -1) + b"\x00\x05ab"  # v3: client_software_name claims 4 bytes, has 2
     client.writer.write(struct.pack(">i", len(frame)) + frame)
-    header, body = api.decode_response(ApiKey.API_VERSIONS, 3, await client.read_frame())
-    assert header.correlation_id == 6 and body.error_code == ErrorCode.INVALID_REQUEST
-    assert (await client.call(ApiKey.API_VERSIONS, 0, ApiVersionsRequest())).error_code == ErrorCode.NONE
+    assert await client.closed_by_peer()
+    await client.close()
+    healthy = await WireClient.connect(broker.ports[0])
+    assert (await healthy.call(ApiKey.API_VERSIONS, 0, ApiVersionsRequest())).error_code == ErrorCode.NONE
+    await healthy.close()
+
+
+async def test_api_versions_v3_refuses_software_names_kafka_refuses(broker: Broker) -> None:
+    """KIP-511's name and version pattern: anything else (the empty string included) is INVALID_REQUEST with no
+    ranges, on a connection that stays open, as Kafka's ApiVersionsRequest.isValid decides."""
+    client = await WireClient.connect(broker.ports[0])
+    for name, version in (("bad name!", "1.0"), ("", ""), ("librdkafka", "2.3.0-"), ("-x", "1")):
+        request = ApiVersionsRequest(client_software_name=name, client_software_version=version)
+        response = await client.call(ApiKey.API_VERSIONS, 3, request)
+        assert (response.error_code, response.api_keys) == (ErrorCode.INVALID_REQUEST, []), (name, version)
+    for name, version in (("librdkafka", "2.3.0"), ("a", "1"), ("apache-kafka-java", "4.4.0")):
+        request = ApiVersionsRequest(client_software_name=name, client_software_version=version)
+        response = await client.call(ApiKey.API_VERSIONS, 3, request)
+        assert response.error_code == ErrorCode.NONE and response.api_keys, (name, version)
+    assert (await client.call(ApiKey.API_VERSIONS, 2, ApiVersionsRequest())).error_code == ErrorCode.NONE
     await client.close()
 
 

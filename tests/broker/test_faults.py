@@ -28,7 +28,7 @@ from protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProto
 from protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
 from protocol.registry import ApiKey
 from tests.broker.conftest import broker_config
-from tests.broker.wire import WireClient
+from tests.broker.wire import NAMED_API_VERSIONS, WireClient
 
 GROUP = "steady"
 MAX_FRAME = 64 * 1024
@@ -197,7 +197,7 @@ FAULTS: dict[str, bytes] = {
     "unserved-version": frame(struct.pack(">hhih", ApiKey.PRODUCE, 2, 1, -1)),
     # a frame too short to hold a request header
     "garbage-header": frame(b"\x07"),
-    # a Produce v9 whose body is noise: Produce has no top-level error code to answer INVALID_REQUEST with
+    # a Produce v9 whose body is noise: a body that cannot be read closes the connection, as in Kafka
     "garbage-body": frame(struct.pack(">hhih", ApiKey.PRODUCE, 9, 1, -1) + b"\xff" * 16),
     # a size prefix beyond socket.request.max.bytes: refused before anything is buffered
     "oversized-frame": struct.pack(">i", MAX_FRAME + 1),
@@ -218,7 +218,7 @@ async def test_a_bad_connection_is_closed_alone_with_one_warning(
             await bad.writer.drain()
             assert await bad.closed_by_peer()
             await bad.close()
-            assert (await observer.call(ApiKey.API_VERSIONS, 3, ApiVersionsRequest())).error_code == ErrorCode.NONE
+            assert (await observer.call(ApiKey.API_VERSIONS, 3, NAMED_API_VERSIONS)).error_code == ErrorCode.NONE
     warnings = [e for e in logs if e["log_level"] != "info" and e["log_level"] != "debug"]
     assert len(warnings) == 1, warnings
     assert warnings[0]["log_level"] == "warning"

@@ -418,3 +418,31 @@ async def test_list_offsets_v0_answers_old_style_offsets(broker: Broker) -> None
     none = await list_offsets(client, "legacy", LATEST, version=0, max_num_offsets=0)
     assert none.old_style_offsets == []
     await client.close()
+
+
+async def test_error_answers_carry_kafkas_sentinels(broker: Broker) -> None:
+    """As Kafka 4.4 answers (found by the differential suite): a refused produce has base offset -1; a fetch error
+    has high watermark, last stable and log start offset -1; read_uncommitted fetches carry no aborted-transaction
+    list (null), nor does a failed read, while an unknown topic gets an empty one."""
+    broker.create_topic("sentinels", 1, {})
+    client = await connect(broker)
+    ok = await produce(client, "sentinels", batch(b"one", b"two"))
+    assert (ok.error_code, ok.base_offset) == (ErrorCode.NONE, 0)
+    refused = await produce(client, "nowhere", batch(b"x"))
+    assert (refused.error_code, refused.base_offset) == (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1)
+    read = await fetch(client, "sentinels", 0)
+    assert (read.error_code, read.high_watermark, read.aborted_transactions) == (ErrorCode.NONE, 2, None)
+    for topic, offset, error, aborted in (
+        ("sentinels", 99, ErrorCode.OFFSET_OUT_OF_RANGE, None),
+        ("nowhere", 0, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, []),
+    ):
+        response = await client.call(ApiKey.FETCH, FETCH_VERSION, fetch_request(topic, offset))
+        [failed] = response.responses[0].partitions
+        assert (failed.error_code, failed.high_watermark, failed.last_stable_offset, failed.log_start_offset) == (
+            error,
+            -1,
+            -1,
+            -1,
+        )
+        assert failed.aborted_transactions == aborted
+    await client.close()

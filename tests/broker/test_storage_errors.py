@@ -19,7 +19,6 @@ from broker.app import Broker
 from broker.offsets_log import OFFSETS_TOPIC
 from protocol import api
 from protocol.errors import ErrorCode
-from protocol.messages.api_versions import ApiVersionsRequest
 from protocol.messages.offset_commit import (
     OffsetCommitRequest,
     OffsetCommitRequestPartition,
@@ -28,7 +27,7 @@ from protocol.messages.offset_commit import (
 from protocol.registry import ApiKey
 from storage import segment as segment_module
 from storage.partition_log import PartitionLog
-from tests.broker.wire import WireClient
+from tests.broker.wire import NAMED_API_VERSIONS, WireClient
 from tests.support.data_plane import batch, decoded, fetch, produce
 
 COMMIT_VERSION = 8  # flexible: a compact string carries a 40,000-character group id to the broker
@@ -78,7 +77,7 @@ async def test_produce_on_a_full_disk_answers_kafka_storage_error_and_the_connec
         other = await produce(client, "t", batch(b"b"), partition=1)
     assert refused.error_code == ErrorCode.KAFKA_STORAGE_ERROR
     assert other.error_code == ErrorCode.NONE
-    versions = await client.call(ApiKey.API_VERSIONS, 3, ApiVersionsRequest())
+    versions = await client.call(ApiKey.API_VERSIONS, 3, NAMED_API_VERSIONS)
     assert versions.error_code == ErrorCode.NONE  # the same connection still serves requests
     again = await produce(client, "t", batch(b"c"))
     assert (again.error_code, again.base_offset) == (ErrorCode.NONE, 1)  # right after the last acknowledged one
@@ -103,7 +102,7 @@ async def test_an_unencodable_group_id_commit_is_refused_alone_while_another_gro
     assert commit_errors(huge_response) == {ErrorCode.UNKNOWN_SERVER_ERROR}
     assert commit_errors(other_response) == {ErrorCode.NONE}
     # The refused client's connection is still usable, and its group has nothing committed.
-    versions = await huge_client.call(ApiKey.API_VERSIONS, 3, ApiVersionsRequest())
+    versions = await huge_client.call(ApiKey.API_VERSIONS, 3, NAMED_API_VERSIONS)
     assert versions.error_code == ErrorCode.NONE
     await huge_client.close()
     await other_client.close()

@@ -11,12 +11,11 @@ from typing import Any
 from broker.app import Broker
 from protocol import api
 from protocol.errors import ErrorCode
-from protocol.messages.api_versions import ApiVersionsRequest
 from protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
 from protocol.messages.delete_topics import DeleteTopicsRequest
 from protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 from protocol.registry import ApiKey
-from tests.broker.wire import WireClient
+from tests.broker.wire import NAMED_API_VERSIONS, WireClient
 from tests.support.broker_process import wait_until_async
 
 WIDE = 20_000
@@ -47,7 +46,7 @@ async def test_other_clients_are_answered_while_20000_partitions_are_created(bro
     data_dir = broker.config.log_dir
     creation = await send(creator, ApiKey.CREATE_TOPICS, 5, create_request("wide", WIDE))
     await wait_until_async(lambda: os.path.isdir(os.path.join(data_dir, "wide-0")) or creation.done(), 60)
-    versions = await bystander.call(ApiKey.API_VERSIONS, 3, ApiVersionsRequest())
+    versions = await bystander.call(ApiKey.API_VERSIONS, 3, NAMED_API_VERSIONS)
     assert versions.error_code == ErrorCode.NONE
     assert not creation.done(), "the bystander was answered only after the creation finished"
     # Not visible until complete; creating it again meanwhile is refused as Kafka's controller would.
@@ -66,7 +65,7 @@ async def test_other_clients_are_answered_while_20000_partitions_are_created(bro
     assert info is not None and info.partitions == WIDE
 
     deletion = await send(creator, ApiKey.DELETE_TOPICS, 4, DeleteTopicsRequest(topic_names=["wide"], timeout_ms=0))
-    versions = await bystander.call(ApiKey.API_VERSIONS, 3, ApiVersionsRequest())
+    versions = await bystander.call(ApiKey.API_VERSIONS, 3, NAMED_API_VERSIONS)
     assert versions.error_code == ErrorCode.NONE
     assert not deletion.done(), "the bystander was answered only after the deletion finished"
     [deleted] = (await deletion).responses

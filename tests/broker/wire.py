@@ -8,7 +8,12 @@ import struct
 from typing import Any
 
 from protocol import api
+from protocol.messages.api_versions import ApiVersionsRequest
 from protocol.messages.request_header import RequestHeader
+
+#: An ApiVersions v3+ request body as a real client sends it: KIP-511 names the client, and Kafka refuses an empty
+#: name or version with INVALID_REQUEST.
+NAMED_API_VERSIONS = ApiVersionsRequest(client_software_name="wire", client_software_version="1")
 
 
 class WireClient:

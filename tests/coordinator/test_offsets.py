@@ -7,6 +7,7 @@ import pytest
 from coordinator.errors import offset_fetch_error
 from coordinator.state import GroupState
 from protocol.errors import ErrorCode
+from protocol.messages.offset_commit import OffsetCommitRequest
 from protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchRequestGroup, OffsetFetchRequestTopics
 from tests.coordinator.harness import CoordinatorTestContext, completing, dead_group
 
@@ -82,6 +83,18 @@ def test_rule_33_commit_to_a_missing_group_creates_a_simple_group_or_fails_by_ve
 
 
 # -- #34 -----------------------------------------------------------------------------------------------------
+
+
+def test_rule_34_a_commit_without_a_known_partition_never_reaches_the_group() -> None:
+    """Kafka's API layer answers a commit whose partitions are all unknown (or that has none) itself: no group
+    check, no group created (KafkaApis.handleOffsetCommitRequest; found by the differential suite)."""
+    ctx = CoordinatorTestContext(known_partition=lambda topic, partition: topic != "ghost")
+    reply = ctx.commit(group_id="g", offsets={("ghost", 0): 1}, generation_id=3, member_id="someone")
+    assert ctx.commit_errors(reply) == {("ghost", 0): ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
+    assert ctx.coordinator.group("g") is None
+    empty = ctx.commit(OffsetCommitRequest(group_id="h", topics=[]))
+    assert empty.value.topics == []
+    assert ctx.coordinator.group("h") is None
 
 
 def test_rule_34_unknown_partitions_and_oversized_metadata_fail_alone() -> None:

@@ -96,6 +96,31 @@ def test_rule_03_find_coordinator_v4_answers_per_key_and_routes_by_partition() -
     assert txn.error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE
 
 
+def test_rule_03_find_coordinator_error_message_is_kafkas_per_version() -> None:
+    """Kafka's v0-3 answer carries `Errors.message()` ("NONE" on success, the exception's text on an error); its
+    v4+ per-key entries never set the message, so it is the schema default "" (found by the differential suite)."""
+    leaders = {0: Node(1, "a", 9092)}
+    for version in (1, 3):
+        old = find_coordinator(
+            FindCoordinatorRequest(key="GydZG_"),
+            version,
+            num_partitions=50,
+            offsets_topic_exists=True,
+            leader_of=leaders.get,
+        )
+        assert old.error_message == "NONE"
+    missing = find_coordinator(
+        FindCoordinatorRequest(key="x"), 3, num_partitions=50, offsets_topic_exists=True, leader_of=leaders.get
+    )
+    assert missing.error_message == "The coordinator is not available."
+    request = FindCoordinatorRequest(coordinator_keys=["GydZG_", "x"])
+    new = find_coordinator(request, 4, num_partitions=50, offsets_topic_exists=True, leader_of=leaders.get)
+    assert [(c.error_code, c.error_message) for c in new.coordinators] == [
+        (NONE, ""),
+        (ErrorCode.COORDINATOR_NOT_AVAILABLE, ""),
+    ]
+
+
 # -- #4 ------------------------------------------------------------------------------------------------------
 
 

@@ -1,0 +1,112 @@
+"""What group-broker advertises in ApiVersions against what Kafka 4.4 does: one pinned difference per API, each with
+the issue that closes it (or why it stays), so the list visibly shrinks as later issues land."""
+
+from __future__ import annotations
+
+from tests.differential.registry import Known
+
+MISSING = "<missing>"
+KIP_896 = "Kafka 4 removed these old versions (KIP-896); group-broker still serves them for older clients."
+NEWEST = "The newest versions come with Kafka 4's schemas: issue #16."
+BOTH = "Old versions Kafka 4 removed (KIP-896) are still served here; the newest ones come with issue #16."
+PARITY = "Served from issue #16 (API parity for a single node)."
+TXN = "Transactions: issue #15."
+KIP_848 = "KIP-848 consumer groups: issue #14."
+SECURITY = "Security (SASL, ACLs, tokens, SCRAM): issue #17."
+SHARE = "Share groups (KIP-932) are not planned."
+STREAMS = "Streams groups (KIP-1071) are not planned."
+CLUSTER = "Multi-node, quota and KRaft controller administration are not planned for a single-node broker."
+
+#: API name -> (group-broker's range, Kafka's range, why): the ApiVersions v3 answer, compared per API.
+RANGES: dict[str, tuple[str, str, str]] = {
+    "PRODUCE": ("3-10", "0-13", "Produce v0-2 predate the record format the log stores; v11-13 come with issue #16."),
+    "FETCH": ("4-16", "4-18", NEWEST),
+    "LIST_OFFSETS": ("0-8", "1-11", BOTH),
+    "METADATA": ("0-12", "0-13", NEWEST),
+    "OFFSET_COMMIT": ("0-9", "2-10", BOTH),
+    "OFFSET_FETCH": ("0-9", "1-10", BOTH),
+    "DESCRIBE_GROUPS": ("0-5", "0-6", NEWEST),
+    "API_VERSIONS": ("0-4", "0-5", NEWEST),
+    "CREATE_TOPICS": ("0-7", "2-7", KIP_896),
+    "DELETE_TOPICS": ("0-6", "1-6", KIP_896),
+    "DESCRIBE_CONFIGS": ("0-4", "1-4", KIP_896),
+    "DELETE_GROUPS": ("0-2", "0-3", NEWEST),
+    "SASL_HANDSHAKE": (MISSING, "0-1", SECURITY),
+    "DELETE_RECORDS": (MISSING, "0-2", PARITY),
+    "OFFSET_FOR_LEADER_EPOCH": (MISSING, "2-4", PARITY),
+    "ADD_PARTITIONS_TO_TXN": (MISSING, "0-5", TXN),
+    "ADD_OFFSETS_TO_TXN": (MISSING, "0-4", TXN),
+    "END_TXN": (MISSING, "0-5", TXN),
+    "WRITE_TXN_MARKERS": (MISSING, "1-2", TXN),
+    "TXN_OFFSET_COMMIT": (MISSING, "0-6", TXN),
+    "DESCRIBE_ACLS": (MISSING, "1-3", SECURITY),
+    "CREATE_ACLS": (MISSING, "1-3", SECURITY),
+    "DELETE_ACLS": (MISSING, "1-3", SECURITY),
+    "ALTER_CONFIGS": (MISSING, "0-2", PARITY),
+    "ALTER_REPLICA_LOG_DIRS": (MISSING, "1-2", CLUSTER),
+    "DESCRIBE_LOG_DIRS": (MISSING, "1-5", PARITY),
+    "SASL_AUTHENTICATE": (MISSING, "0-2", SECURITY),
+    "CREATE_DELEGATION_TOKEN": (MISSING, "1-3", SECURITY),
+    "RENEW_DELEGATION_TOKEN": (MISSING, "1-2", SECURITY),
+    "EXPIRE_DELEGATION_TOKEN": (MISSING, "1-2", SECURITY),
+    "DESCRIBE_DELEGATION_TOKEN": (MISSING, "1-3", SECURITY),
+    "ELECT_LEADERS": (MISSING, "0-2", PARITY),
+    "INCREMENTAL_ALTER_CONFIGS": (MISSING, "0-1", PARITY),
+    "ALTER_PARTITION_REASSIGNMENTS": (MISSING, "0-1", PARITY),
+    "LIST_PARTITION_REASSIGNMENTS": (MISSING, "0-0", PARITY),
+    "DESCRIBE_CLIENT_QUOTAS": (MISSING, "0-1", CLUSTER),
+    "ALTER_CLIENT_QUOTAS": (MISSING, "0-1", CLUSTER),
+    "DESCRIBE_USER_SCRAM_CREDENTIALS": (MISSING, "0-0", SECURITY),
+    "ALTER_USER_SCRAM_CREDENTIALS": (MISSING, "0-0", SECURITY),
+    "DESCRIBE_QUORUM": (MISSING, "0-2", PARITY),
+    "UPDATE_FEATURES": (MISSING, "0-2", CLUSTER),
+    "DESCRIBE_CLUSTER": (MISSING, "0-2", PARITY),
+    "DESCRIBE_PRODUCERS": (MISSING, "0-0", TXN),
+    "UNREGISTER_BROKER": (MISSING, "0-0", CLUSTER),
+    "DESCRIBE_TRANSACTIONS": (MISSING, "0-0", TXN),
+    "LIST_TRANSACTIONS": (MISSING, "0-2", TXN),
+    "CONSUMER_GROUP_HEARTBEAT": (MISSING, "0-1", KIP_848),
+    "CONSUMER_GROUP_DESCRIBE": (MISSING, "0-1", KIP_848),
+    "LIST_CONFIG_RESOURCES": (MISSING, "0-1", PARITY),
+    "DESCRIBE_TOPIC_PARTITIONS": (MISSING, "0-0", PARITY),
+    "SHARE_GROUP_HEARTBEAT": (MISSING, "1-1", SHARE),
+    "SHARE_GROUP_DESCRIBE": (MISSING, "1-1", SHARE),
+    "SHARE_FETCH": (MISSING, "1-2", SHARE),
+    "SHARE_ACKNOWLEDGE": (MISSING, "1-2", SHARE),
+    "ADD_RAFT_VOTER": (MISSING, "0-1", CLUSTER),
+    "REMOVE_RAFT_VOTER": (MISSING, "0-0", CLUSTER),
+    "INITIALIZE_SHARE_GROUP_STATE": (MISSING, "0-0", SHARE),
+    "READ_SHARE_GROUP_STATE": (MISSING, "0-0", SHARE),
+    "WRITE_SHARE_GROUP_STATE": (MISSING, "0-1", SHARE),
+    "DELETE_SHARE_GROUP_STATE": (MISSING, "0-0", SHARE),
+    "READ_SHARE_GROUP_STATE_SUMMARY": (MISSING, "0-1", SHARE),
+    "STREAMS_GROUP_HEARTBEAT": (MISSING, "0-1", STREAMS),
+    "STREAMS_GROUP_DESCRIBE": (MISSING, "0-1", STREAMS),
+    "DESCRIBE_SHARE_GROUP_OFFSETS": (MISSING, "0-1", SHARE),
+    "ALTER_SHARE_GROUP_OFFSETS": (MISSING, "0-0", SHARE),
+    "DELETE_SHARE_GROUP_OFFSETS": (MISSING, "0-0", SHARE),
+    "STREAMS_GROUP_TOPOLOGY_DESCRIPTION_UPDATE": (MISSING, "0-0", STREAMS),
+    "UNREGISTER_CONTROLLER": (MISSING, "0-0", CLUSTER),
+}
+
+NO_FEATURES = "group-broker is not a KRaft node: it has no feature levels, and no client needs one for what it serves."
+
+#: (path, Kafka's value, why) for the feature levels Kafka reports and group-broker does not.
+FEATURES: tuple[tuple[str, object, str], ...] = (
+    ("supported features.metadata.version", "7-33", NO_FEATURES),
+    ("finalized features.group.version", 1, "The consumer group protocol's feature level: issue #14 (KIP-848)."),
+    ("finalized features.streams.version", 1, STREAMS),
+    ("finalized features.transaction.version", 2, "The transaction protocol's feature level: issue #15."),
+    ("finalized features.eligible.leader.replicas.version", 1, CLUSTER),
+    ("finalized features.share.version", 2, SHARE),
+    ("finalized features.metadata.version", 33, NO_FEATURES),
+)
+
+ADVERTISED: tuple[Known, ...] = tuple(
+    Known(f"ranges.{name}", ours, kafka, why) for name, (ours, kafka, why) in RANGES.items()
+) + tuple(Known(path, MISSING, kafka, why) for path, kafka, why in FEATURES)
+
+#: KIP-511's fallback answer names key 18's range, which is one version short of Kafka's (ApiVersions v5).
+FALLBACK: tuple[Known, ...] = tuple(
+    Known(f"ApiVersions v{version}.api_keys[0].max_version", 4, 5, NEWEST) for version in (6, 127)
+)
