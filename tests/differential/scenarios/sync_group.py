@@ -1,0 +1,120 @@
+"""SyncGroup rules #20-#25 of design/group-protocol.md."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from protocol.registry import ApiKey
+from tests.differential.registry import scenario
+from tests.differential.scenarios.common import SYNC_V, heartbeat, one_partition_plan, sync, sync_body
+from tests.differential.scenarios.group_flow import (
+    collect_join,
+    group_state,
+    join_in_order,
+    leave,
+    new_member,
+    send_member_join,
+    stable_group,
+)
+from tests.differential.session import Session
+
+
+@scenario("#20")
+async def sync_validation_order(s: Session) -> None:
+    """SyncGroup checks the member first, then the generation, then (v5+) the protocol type and name, which must be
+    present and match the group's; else UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, INCONSISTENT_GROUP_PROTOCOL."""
+    group = s.name("sync-validate")
+    a = await new_member(s, group, "A")
+    await stable_group(s, group, [a])
+    conn = await s.connect()
+    await sync(conn, group, 7, "stranger", "unknown member, wrong generation")
+    await sync(conn, group, 7, a.member_id, "wrong generation")
+    await sync(conn, group, 7, a.member_id, "wrong generation, bad protocol type")
+    cases: dict[str, dict[str, str | None]] = {
+        "another protocol type": {"protocol_type": "connect"},
+        "another protocol name": {"protocol_name": "roundrobin"},
+        "no protocol type": {"protocol_type": None},
+        "no protocol name": {"protocol_name": None},
+    }
+    for label, change in cases.items():
+        body = dataclasses.replace(sync_body(group, 1, a.member_id), **change)
+        await conn.call(ApiKey.SYNC_GROUP, SYNC_V, body, f"v5, {label}")
+    older = dataclasses.replace(sync_body(group, 1, a.member_id), protocol_type=None, protocol_name=None)
+    await conn.call(ApiKey.SYNC_GROUP, 4, older, "v4 carries neither")
+
+
+@scenario("#21")
+async def sync_outside_a_rebalance(s: Session) -> None:
+    """SyncGroup to a missing or Empty group is UNKNOWN_MEMBER_ID; during PreparingRebalance REBALANCE_IN_PROGRESS."""
+    conn = await s.connect()
+    await sync(conn, s.name("sync-nogroup"), 1, "ghost", "missing group")
+    group = s.name("sync-states")
+    a, b = await new_member(s, group, "A"), await new_member(s, group, "B")
+    await stable_group(s, group, [a, b])
+    pending = send_member_join(group, a, topics=("orders", "payments"))
+    await a.conn.parked(pending, "A rejoins with a new subscription", 300)
+    await sync(b.conn, group, 1, b.member_id, "B syncs during the rebalance")
+    await leave(b.conn, group, b.member_id, "B leaves")
+    await a.conn.reply(pending, "A joined alone")
+    await leave(b.conn, group, a.member_id, "A leaves")
+    await sync(conn, group, 2, a.member_id, "Empty group")
+
+
+@scenario("#22")
+async def leader_sync_completes_parked_syncs(s: Session) -> None:
+    """In CompletingRebalance every SyncGroup waits for the leader's; a member the leader leaves out of its plan gets
+    an empty assignment; the group is then Stable."""
+    group = s.name("sync-complete")
+    a, b, c = [await new_member(s, group, name) for name in "ABC"]
+    await join_in_order(s, group, [a, b, c], "form")
+    pending_b = b.conn.send(ApiKey.SYNC_GROUP, SYNC_V, sync_body(group, 1, b.member_id))
+    await b.conn.parked(pending_b, "B syncs before the leader", 300)
+    pending_c = c.conn.send(ApiKey.SYNC_GROUP, SYNC_V, sync_body(group, 1, c.member_id))
+    await c.conn.parked(pending_c, "C syncs before the leader", 100)
+    plan = one_partition_plan("orders", a.member_id, b.member_id)
+    await sync(a.conn, group, 1, a.member_id, "the leader leaves C out", plan=plan)
+    await b.conn.reply(pending_b, "B's assignment")
+    await c.conn.reply(pending_c, "C's assignment")
+    await group_state(s, a.conn, group, "stable")
+
+
+@scenario("#23")
+async def stable_sync_repeats_the_assignment(s: Session) -> None:
+    """In Stable any member's SyncGroup, repeated or not, gets its current assignment at once (a new plan from the
+    leader is ignored)."""
+    group = s.name("sync-stable")
+    a, b = await new_member(s, group, "A"), await new_member(s, group, "B")
+    await stable_group(s, group, [a, b])
+    await sync(b.conn, group, 1, b.member_id, "B again")
+    plan = one_partition_plan("orders", b.member_id, a.member_id)
+    await sync(a.conn, group, 1, a.member_id, "the leader again with another plan", plan=plan)
+    await sync(b.conn, group, 1, b.member_id, "B once more")
+
+
+@scenario("#24")
+async def members_that_never_sync_are_removed(s: Session) -> None:
+    """A member that got its JoinGroup answer but never sends SyncGroup is removed at the rebalance timeout, and a
+    new rebalance starts."""
+    group = s.name("sync-expire")
+    a = await new_member(s, group, "A", rebalance_ms=600)
+    b = await new_member(s, group, "B", rebalance_ms=600)
+    await join_in_order(s, group, [a, b], "form")
+    await sync(a.conn, group, 1, a.member_id, "A syncs", plan=one_partition_plan("orders", a.member_id, b.member_id))
+    await s.sleep_ms(900)  # B's sync deadline is at 0.6 s, the next rebalance's at 1.2 s
+    await heartbeat(a.conn, group, 1, a.member_id, "A's heartbeat after B's sync deadline")
+    await heartbeat(b.conn, group, 1, b.member_id, "B's heartbeat")
+    await group_state(s, a.conn, group, "B is gone")
+    await collect_join(s, a, send_member_join(group, a), "A rejoins")
+
+
+@scenario("#24")
+async def new_rebalance_answers_parked_syncs(s: Session) -> None:
+    """A rebalance that starts while SyncGroups are parked answers them REBALANCE_IN_PROGRESS with no assignment."""
+    group = s.name("sync-restart")
+    a, b = await new_member(s, group, "A"), await new_member(s, group, "B")
+    await join_in_order(s, group, [a, b], "form")
+    pending = b.conn.send(ApiKey.SYNC_GROUP, SYNC_V, sync_body(group, 1, b.member_id))
+    await b.conn.parked(pending, "B syncs before the leader", 300)
+    rejoin = send_member_join(group, a, topics=("orders", "payments"))
+    await a.conn.parked(rejoin, "A rejoins with a new subscription", 300)
+    await b.conn.reply(pending, "B's parked sync")
