@@ -30,16 +30,16 @@ async def sync_validation_order(s: Session) -> None:
     await sync(conn, group, 7, "stranger", "unknown member, wrong generation")
     await sync(conn, group, 7, a.member_id, "wrong generation")
     await sync(conn, group, 7, a.member_id, "wrong generation, bad protocol type")
-    cases: dict[str, dict[str, str | None]] = {
-        "another protocol type": {"protocol_type": "connect"},
-        "another protocol name": {"protocol_name": "roundrobin"},
-        "no protocol type": {"protocol_type": None},
-        "no protocol name": {"protocol_name": None},
+    base = sync_body(group, 1, a.member_id)
+    cases = {
+        "another protocol type": dataclasses.replace(base, protocol_type="connect"),
+        "another protocol name": dataclasses.replace(base, protocol_name="roundrobin"),
+        "no protocol type": dataclasses.replace(base, protocol_type=None),
+        "no protocol name": dataclasses.replace(base, protocol_name=None),
     }
-    for label, change in cases.items():
-        body = dataclasses.replace(sync_body(group, 1, a.member_id), **change)
+    for label, body in cases.items():
         await conn.call(ApiKey.SYNC_GROUP, SYNC_V, body, f"v5, {label}")
-    older = dataclasses.replace(sync_body(group, 1, a.member_id), protocol_type=None, protocol_name=None)
+    older = dataclasses.replace(base, protocol_type=None, protocol_name=None)
     await conn.call(ApiKey.SYNC_GROUP, 4, older, "v4 carries neither")
 
 
