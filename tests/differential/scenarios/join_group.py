@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import time
 
 from protocol.registry import ApiKey
 from tests.broker.group_wire import subscription
-from tests.differential.registry import scenario
+from tests.differential.registry import Known, scenario
 from tests.differential.scenarios.common import (
     JOIN_V,
     SYNC_V,
@@ -339,3 +340,87 @@ async def static_member_returns_while_completing_rebalance(s: Session) -> None:
     await heartbeat(b.conn, group, 1, old, "the old id", group_instance_id=a.instance_id)
     await collect_join(s, b, send_member_join(group, b), "B rejoins")
     await collect_join(s, restarted, pending, "A2 joined")
+
+
+@scenario("#9")
+async def pending_member_id_expires(s: Session) -> None:
+    """A member id handed out with MEMBER_ID_REQUIRED is forgotten after the session timeout the first join asked
+    for; coming back with it later is UNKNOWN_MEMBER_ID (a new empty-id join still works)."""
+    group = s.name("pending-expiry")
+    a = await new_member(s, group, "A")
+    await stable_group(s, group, [a])
+    b = await new_member(s, group, "B", session_ms=500)
+    await s.sleep_ms(1000)
+    await b.conn.call(ApiKey.JOIN_GROUP, JOIN_V, join_body(group, b.member_id, session_ms=500), "B comes back late")
+    await group_state(s, a.conn, group, "A alone")
+
+
+@scenario("#9")
+async def old_versions_join_an_existing_group_at_once(s: Session) -> None:
+    """Before v4 a member with an empty id is admitted at once, also into a Stable group, which then rebalances."""
+    group = s.name("v3-join")
+    a = await new_member(s, group, "A")
+    await stable_group(s, group, [a])
+    b = Member("B", await s.connect("client-b"))
+    pending = send_member_join(group, b, version=3)
+    await b.conn.parked(pending, "B joins with v3", 300)
+    await group_state(s, a.conn, group, "rebalancing")
+    await collect_join(s, a, send_member_join(group, a), "A rejoins")
+    await collect_join(s, b, pending, "B joined")
+
+
+@scenario(
+    "#10",
+    known=(
+        Known(
+            "range twice: answered within 2 s",
+            True,
+            False,
+            "Kafka 4.4 accepts a JoinGroup that lists a protocol twice and then fails its own protocol vote "
+            "(IllegalArgumentException in ClassicGroupMember.vote), so the join is never answered and the group "
+            "stays in PreparingRebalance; group-broker uses the first entry of that name and answers.",
+        ),
+    ),
+)
+async def protocol_listed_twice(s: Session) -> None:
+    """A JoinGroup that lists the same protocol name twice (with different metadata)."""
+    group = s.name("twice")
+    sub = subscription("orders")
+    a = await new_member(s, group, "A", protocols=(("range", sub), ("range", subscription("payments"))))
+    pending = send_member_join(group, a)
+    done, _ = await asyncio.wait({pending.future}, timeout=2.0)
+    s.note("range twice: answered within 2 s", bool(done))
+
+
+@scenario("#10")
+async def empty_protocol_name(s: Session) -> None:
+    """A group whose only protocol has an empty name: the name the join answers carry."""
+    group = s.name("nameless")
+    a = await new_member(s, group, "A", protocols=(("", subscription("orders")),))
+    await join_in_order(s, group, [a], "an empty protocol name")
+    await sync(a.conn, group, a.generation, a.member_id, "A syncs")
+
+
+@scenario("#17")
+async def odd_group_instance_ids(s: Session) -> None:
+    """A group instance id that is empty, or that holds characters outside Kafka's legal set: what each broker
+    makes of it."""
+    conn = await s.connect()
+    odd = {"empty": "", "with a space": "a b", "with a slash": "a/b"}
+    for index, (label, instance) in enumerate(odd.items()):
+        body = join_body(s.name(f"instance-{index}"), instance_id=instance)
+        await conn.call(ApiKey.JOIN_GROUP, JOIN_V, body, f"instance id {label}")
+
+
+@scenario("#17")
+async def static_member_returns_with_a_new_subscription(s: Session) -> None:
+    """A static member returning to a Stable group with a new subscription but the same protocol: no rebalance (the
+    protocol decides), the member gets the current generation."""
+    group = s.name("static-sub")
+    a = await new_member(s, group, "A")
+    b = await new_member(s, group, "B", static=True)
+    await stable_group(s, group, [a, b])
+    b.member_id, b.name = "", "B2"
+    await collect_join(s, b, send_member_join(group, b, topics=("orders", "payments")), "B comes back")
+    await group_state(s, a.conn, group, "no rebalance")
+    await sync(b.conn, group, 1, b.member_id, "B2 syncs")

@@ -118,3 +118,27 @@ async def new_rebalance_answers_parked_syncs(s: Session) -> None:
     rejoin = send_member_join(group, a, topics=("orders", "payments"))
     await a.conn.parked(rejoin, "A rejoins with a new subscription", 300)
     await b.conn.reply(pending, "B's parked sync")
+
+
+@scenario("#22")
+async def leader_plan_with_strangers(s: Session) -> None:
+    """The leader's plan naming a member that is not in the group, or naming a member twice: what each broker
+    hands out."""
+    group = s.name("sync-strangers")
+    a, b = await new_member(s, group, "A"), await new_member(s, group, "B")
+    await join_in_order(s, group, [a, b], "form")
+    body = sync_body(group, 1, a.member_id, one_partition_plan("orders", a.member_id, "stranger", b.member_id))
+    body.assignments.append(dataclasses.replace(body.assignments[0], assignment=b"second"))
+    await a.conn.call(ApiKey.SYNC_GROUP, SYNC_V, body, "the leader's plan")
+    await sync(b.conn, group, 1, b.member_id, "B's assignment")
+    await group_state(s, a.conn, group, "stable")
+
+
+@scenario("#20")
+async def sync_wrong_generation_while_completing(s: Session) -> None:
+    """In CompletingRebalance a SyncGroup of another generation is ILLEGAL_GENERATION at once, not parked."""
+    group = s.name("sync-gen")
+    a, b = await new_member(s, group, "A"), await new_member(s, group, "B")
+    await join_in_order(s, group, [a, b], "form")
+    await sync(b.conn, group, 0, b.member_id, "B with generation 0")
+    await sync(b.conn, group, 2, b.member_id, "B with generation 2")
