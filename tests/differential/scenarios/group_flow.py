@@ -132,6 +132,24 @@ async def group_state(s: Session, conn: Conn, group: str, step: str) -> None:
     s.note(step, {"state": described.group_state, "members": [list(m) for m in members]})
 
 
+NO_ANSWER = "no answer"
+
+
+async def error_within(s: Session, pending: Pending, step: str, window_ms: int = 2000) -> None:
+    """Record only the error code of a parked request's answer, or ``"no answer"`` if none came within the window:
+    for requests a broker may never answer, so the scenario does not wait out the reply timeout."""
+    done, _ = await asyncio.wait({pending.future}, timeout=window_ms / 1000)
+    if not done:
+        s.note(step, NO_ANSWER)
+        return
+    frame = pending.future.result()
+    if frame is None:
+        s.record(step, CLOSED)
+        return
+    _, response = api.decode_response(pending.api_key, pending.version, frame)
+    s.note(step, {"error_code": response.error_code})
+
+
 @contextlib.asynccontextmanager
 async def heartbeating(group: str, member: Member, every_ms: int = 150) -> AsyncIterator[None]:
     """Keep ``member`` alive in the background without recording anything (how many heartbeats go out is timing,

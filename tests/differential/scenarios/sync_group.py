@@ -5,10 +5,12 @@ from __future__ import annotations
 import dataclasses
 
 from protocol.registry import ApiKey
-from tests.differential.registry import scenario
+from tests.differential.registry import Known, scenario
 from tests.differential.scenarios.common import SYNC_V, heartbeat, one_partition_plan, sync, sync_body
 from tests.differential.scenarios.group_flow import (
+    NO_ANSWER,
     collect_join,
+    error_within,
     group_state,
     join_in_order,
     leave,
@@ -142,3 +144,44 @@ async def sync_wrong_generation_while_completing(s: Session) -> None:
     await join_in_order(s, group, [a, b], "form")
     await sync(b.conn, group, 0, b.member_id, "B with generation 0")
     await sync(b.conn, group, 2, b.member_id, "B with generation 2")
+
+
+@scenario("#20")
+async def sync_wrong_generation_while_preparing(s: Session) -> None:
+    """During PreparingRebalance a SyncGroup of another generation is ILLEGAL_GENERATION (the generation is checked
+    before the state)."""
+    group = s.name("sync-gen-prep")
+    a, b = await new_member(s, group, "A"), await new_member(s, group, "B")
+    await stable_group(s, group, [a, b])
+    pending = send_member_join(group, a, topics=("orders", "payments"))
+    await a.conn.parked(pending, "A rejoins with a new subscription", 300)
+    await sync(b.conn, group, 0, b.member_id, "B with generation 0")
+    await sync(b.conn, group, 1, b.member_id, "B with generation 1")
+
+
+@scenario(
+    "#22",
+    known=(
+        Known(
+            "C's parked sync",
+            {"error_code": 25},
+            NO_ANSWER,
+            "Kafka 4.4 never answers the parked SyncGroup of a member removed while it waits (the client waits out "
+            "its request timeout); group-broker answers it UNKNOWN_MEMBER_ID at once, so the client rejoins.",
+        ),
+    ),
+)
+async def member_removed_while_its_sync_is_parked(s: Session) -> None:
+    """A member removed (LeaveGroup from elsewhere) while its SyncGroup waits for the leader, and the other parked
+    syncs: what each is answered."""
+    group = s.name("sync-removed")
+    a, b, c = [await new_member(s, group, name) for name in "ABC"]
+    await join_in_order(s, group, [a, b, c], "form")
+    pending_b = b.conn.send(ApiKey.SYNC_GROUP, SYNC_V, sync_body(group, 1, b.member_id))
+    await b.conn.parked(pending_b, "B syncs before the leader", 200)
+    pending_c = c.conn.send(ApiKey.SYNC_GROUP, SYNC_V, sync_body(group, 1, c.member_id))
+    await c.conn.parked(pending_c, "C syncs before the leader", 200)
+    await leave(a.conn, group, c.member_id, "C is made to leave")
+    await error_within(s, pending_c, "C's parked sync")
+    await b.conn.reply(pending_b, "B's parked sync")
+    await group_state(s, a.conn, group, "after the leave")
