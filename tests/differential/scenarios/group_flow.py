@@ -21,16 +21,20 @@ from tests.differential.scenarios.common import (
     DESCRIBE_V,
     HEARTBEAT_V,
     JOIN_V,
+    SYNC_V,
     member_id_of,
     one_partition_plan,
     send_join,
     sync,
+    sync_body,
 )
 from tests.differential.session import CLOSED, REPLY_TIMEOUT_S, Conn, Pending, Session
 
-ORDER_WINDOW_MS = 150
+ORDER_WINDOW_MS = 100
 """How long one member's parked join is watched before the next member sends its own: the join order (and so the
-leader) is then the same on both brokers, and the window is recorded as ``{"parked_ms": ...}`` on both."""
+leader) is then the same on both brokers, and the window is recorded as ``{"parked_ms": ...}`` on both. Short
+enough that every member of a new group arrives well within the 300 ms initial delay its predecessor started (each
+arrival extends it), which a busy machine needs: at 150 ms Kafka once completed a generation without the second."""
 
 LEAVE_V = 4
 
@@ -105,10 +109,30 @@ async def sync_all(group: str, topic: str, leader: Member, members: Sequence[Mem
             await sync(member.conn, group, member.generation, member.member_id, f"{step}: {member.name} syncs")
 
 
+async def park_sync(group: str, member: Member, step: str, window_ms: int = 200) -> Pending:
+    """A follower's SyncGroup (empty plan) for its generation, watched for ``window_ms`` while it waits for the
+    leader's; the answer is left to collect."""
+    body = sync_body(group, member.generation, member.member_id, instance_id=member.instance_id)
+    pending = member.conn.send(ApiKey.SYNC_GROUP, SYNC_V, body)
+    await member.conn.parked(pending, step, window_ms)
+    return pending
+
+
 async def stable_group(s: Session, group: str, members: Sequence[Member], step: str = "form") -> None:
     """Take a new group to Stable: everyone joins in order (the first leads), the leader assigns, all sync."""
     await join_in_order(s, group, members, step)
     await sync_all(group, "orders", members[0], members, step)
+
+
+async def pair(s: Session, group: str, *, stable: bool = True) -> tuple[Member, Member]:
+    """Two dynamic members, A (the leader) and B, in generation 1: Stable, or (``stable=False``) joined but not
+    synced, so the group is CompletingRebalance."""
+    a, b = await new_member(s, group, "A"), await new_member(s, group, "B")
+    if stable:
+        await stable_group(s, group, [a, b])
+    else:
+        await join_in_order(s, group, [a, b], "form")
+    return a, b
 
 
 async def leave(conn: Conn, group: str, member_id: str, step: str, instance_id: str | None = None) -> Any:

@@ -31,6 +31,7 @@ from tests.differential.scenarios.group_flow import (
     join_in_order,
     leave,
     new_member,
+    pair,
     send_in_order,
     send_member_join,
     stable_group,
@@ -201,8 +202,7 @@ async def rejoin_while_completing_rebalance(s: Session) -> None:
     """In CompletingRebalance a known member rejoining with the same protocols gets the current generation again
     (the leader with the member list) and nothing rebalances; new metadata starts a rebalance."""
     group = s.name("rejoin-cr")
-    a, b = await new_member(s, group, "A"), await new_member(s, group, "B")
-    await join_in_order(s, group, [a, b], "form")
+    a, b = await pair(s, group, stable=False)
     await collect_join(s, b, send_member_join(group, b), "B rejoins unchanged")
     await collect_join(s, a, send_member_join(group, a), "A rejoins unchanged")
     await group_state(s, a.conn, group, "still completing")
@@ -218,8 +218,7 @@ async def rejoin_while_stable(s: Session) -> None:
     """In Stable a follower rejoining unchanged just gets the current generation (no rebalance); the leader
     rejoining, even unchanged, starts a rebalance; a known member id in an Empty group is UNKNOWN_MEMBER_ID."""
     group = s.name("rejoin-st")
-    a, b = await new_member(s, group, "A"), await new_member(s, group, "B")
-    await stable_group(s, group, [a, b])
+    a, b = await pair(s, group)
     await collect_join(s, b, send_member_join(group, b), "B rejoins unchanged")
     await group_state(s, b.conn, group, "still stable")
     pending = send_member_join(group, a)
@@ -237,8 +236,7 @@ async def member_removed_while_parked(s: Session) -> None:
     """A member removed (here by LeaveGroup from elsewhere) while its JoinGroup is parked gets UNKNOWN_MEMBER_ID with
     an empty member id at once."""
     group = s.name("removed")
-    a, b = await new_member(s, group, "A"), await new_member(s, group, "B")
-    await stable_group(s, group, [a, b])
+    a, b = await pair(s, group)
     pending = send_member_join(group, a, topics=("orders", "payments"))
     await a.conn.parked(pending, "A rejoins and waits for B", 300)
     await leave(b.conn, group, a.member_id, "A is made to leave")

@@ -9,16 +9,19 @@ from tests.differential.registry import Known, scenario
 from tests.differential.scenarios.common import SYNC_V, heartbeat, one_partition_plan, sync, sync_body
 from tests.differential.scenarios.group_flow import (
     NO_ANSWER,
+    Member,
     collect_join,
     error_within,
     group_state,
     join_in_order,
     leave,
     new_member,
+    pair,
+    park_sync,
     send_member_join,
     stable_group,
 )
-from tests.differential.session import Session
+from tests.differential.session import Pending, Session
 
 
 @scenario("#20")
@@ -51,8 +54,7 @@ async def sync_outside_a_rebalance(s: Session) -> None:
     conn = await s.connect()
     await sync(conn, s.name("sync-nogroup"), 1, "ghost", "missing group")
     group = s.name("sync-states")
-    a, b = await new_member(s, group, "A"), await new_member(s, group, "B")
-    await stable_group(s, group, [a, b])
+    a, b = await pair(s, group)
     pending = send_member_join(group, a, topics=("orders", "payments"))
     await a.conn.parked(pending, "A rejoins with a new subscription", 300)
     await sync(b.conn, group, 1, b.member_id, "B syncs during the rebalance")
@@ -62,17 +64,21 @@ async def sync_outside_a_rebalance(s: Session) -> None:
     await sync(conn, group, 2, a.member_id, "Empty group")
 
 
+async def _followers_wait_for_the_leader(s: Session, group: str) -> tuple[Member, Member, Member, Pending, Pending]:
+    """A (the leader), B and C in generation 1; B's and C's SyncGroups parked, waiting for A's."""
+    a, b, c = [await new_member(s, group, name) for name in "ABC"]
+    await join_in_order(s, group, [a, b, c], "form")
+    pending_b = await park_sync(group, b, "B syncs before the leader")
+    pending_c = await park_sync(group, c, "C syncs before the leader")
+    return a, b, c, pending_b, pending_c
+
+
 @scenario("#22")
 async def leader_sync_completes_parked_syncs(s: Session) -> None:
     """In CompletingRebalance every SyncGroup waits for the leader's; a member the leader leaves out of its plan gets
     an empty assignment; the group is then Stable."""
     group = s.name("sync-complete")
-    a, b, c = [await new_member(s, group, name) for name in "ABC"]
-    await join_in_order(s, group, [a, b, c], "form")
-    pending_b = b.conn.send(ApiKey.SYNC_GROUP, SYNC_V, sync_body(group, 1, b.member_id))
-    await b.conn.parked(pending_b, "B syncs before the leader", 300)
-    pending_c = c.conn.send(ApiKey.SYNC_GROUP, SYNC_V, sync_body(group, 1, c.member_id))
-    await c.conn.parked(pending_c, "C syncs before the leader", 100)
+    a, b, c, pending_b, pending_c = await _followers_wait_for_the_leader(s, group)
     plan = one_partition_plan("orders", a.member_id, b.member_id)
     await sync(a.conn, group, 1, a.member_id, "the leader leaves C out", plan=plan)
     await b.conn.reply(pending_b, "B's assignment")
@@ -85,8 +91,7 @@ async def stable_sync_repeats_the_assignment(s: Session) -> None:
     """In Stable any member's SyncGroup, repeated or not, gets its current assignment at once (a new plan from the
     leader is ignored)."""
     group = s.name("sync-stable")
-    a, b = await new_member(s, group, "A"), await new_member(s, group, "B")
-    await stable_group(s, group, [a, b])
+    a, b = await pair(s, group)
     await sync(b.conn, group, 1, b.member_id, "B again")
     plan = one_partition_plan("orders", b.member_id, a.member_id)
     await sync(a.conn, group, 1, a.member_id, "the leader again with another plan", plan=plan)
@@ -113,10 +118,8 @@ async def members_that_never_sync_are_removed(s: Session) -> None:
 async def new_rebalance_answers_parked_syncs(s: Session) -> None:
     """A rebalance that starts while SyncGroups are parked answers them REBALANCE_IN_PROGRESS with no assignment."""
     group = s.name("sync-restart")
-    a, b = await new_member(s, group, "A"), await new_member(s, group, "B")
-    await join_in_order(s, group, [a, b], "form")
-    pending = b.conn.send(ApiKey.SYNC_GROUP, SYNC_V, sync_body(group, 1, b.member_id))
-    await b.conn.parked(pending, "B syncs before the leader", 300)
+    a, b = await pair(s, group, stable=False)
+    pending = await park_sync(group, b, "B syncs before the leader", 300)
     rejoin = send_member_join(group, a, topics=("orders", "payments"))
     await a.conn.parked(rejoin, "A rejoins with a new subscription", 300)
     await b.conn.reply(pending, "B's parked sync")
@@ -127,8 +130,7 @@ async def leader_plan_with_strangers(s: Session) -> None:
     """The leader's plan naming a member that is not in the group, or naming a member twice: what each broker
     hands out."""
     group = s.name("sync-strangers")
-    a, b = await new_member(s, group, "A"), await new_member(s, group, "B")
-    await join_in_order(s, group, [a, b], "form")
+    a, b = await pair(s, group, stable=False)
     body = sync_body(group, 1, a.member_id, one_partition_plan("orders", a.member_id, "stranger", b.member_id))
     body.assignments.append(dataclasses.replace(body.assignments[0], assignment=b"second"))
     await a.conn.call(ApiKey.SYNC_GROUP, SYNC_V, body, "the leader's plan")
@@ -140,8 +142,7 @@ async def leader_plan_with_strangers(s: Session) -> None:
 async def sync_wrong_generation_while_completing(s: Session) -> None:
     """In CompletingRebalance a SyncGroup of another generation is ILLEGAL_GENERATION at once, not parked."""
     group = s.name("sync-gen")
-    a, b = await new_member(s, group, "A"), await new_member(s, group, "B")
-    await join_in_order(s, group, [a, b], "form")
+    _, b = await pair(s, group, stable=False)
     await sync(b.conn, group, 0, b.member_id, "B with generation 0")
     await sync(b.conn, group, 2, b.member_id, "B with generation 2")
 
@@ -151,8 +152,7 @@ async def sync_wrong_generation_while_preparing(s: Session) -> None:
     """During PreparingRebalance a SyncGroup of another generation is ILLEGAL_GENERATION (the generation is checked
     before the state)."""
     group = s.name("sync-gen-prep")
-    a, b = await new_member(s, group, "A"), await new_member(s, group, "B")
-    await stable_group(s, group, [a, b])
+    a, b = await pair(s, group)
     pending = send_member_join(group, a, topics=("orders", "payments"))
     await a.conn.parked(pending, "A rejoins with a new subscription", 300)
     await sync(b.conn, group, 0, b.member_id, "B with generation 0")
@@ -175,12 +175,7 @@ async def member_removed_while_its_sync_is_parked(s: Session) -> None:
     """A member removed (LeaveGroup from elsewhere) while its SyncGroup waits for the leader, and the other parked
     syncs: what each is answered."""
     group = s.name("sync-removed")
-    a, b, c = [await new_member(s, group, name) for name in "ABC"]
-    await join_in_order(s, group, [a, b, c], "form")
-    pending_b = b.conn.send(ApiKey.SYNC_GROUP, SYNC_V, sync_body(group, 1, b.member_id))
-    await b.conn.parked(pending_b, "B syncs before the leader", 200)
-    pending_c = c.conn.send(ApiKey.SYNC_GROUP, SYNC_V, sync_body(group, 1, c.member_id))
-    await c.conn.parked(pending_c, "C syncs before the leader", 200)
+    a, b, c, pending_b, pending_c = await _followers_wait_for_the_leader(s, group)
     await leave(a.conn, group, c.member_id, "C is made to leave")
     await error_within(s, pending_c, "C's parked sync")
     await b.conn.reply(pending_b, "B's parked sync")

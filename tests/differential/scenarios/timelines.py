@@ -4,15 +4,15 @@ from the deadline it is checked against. Group state is read on a connection wit
 
 from __future__ import annotations
 
-from protocol.registry import ApiKey
 from tests.differential.registry import scenario
-from tests.differential.scenarios.common import SYNC_V, heartbeat, one_partition_plan, sync, sync_body
+from tests.differential.scenarios.common import heartbeat, one_partition_plan, sync
 from tests.differential.scenarios.group_flow import (
     Member,
     collect_join,
     group_state,
     join_in_order,
     new_member,
+    park_sync,
     send_member_join,
     stable_group,
 )
@@ -49,8 +49,7 @@ async def t2_parked_sync_keeps_a_member_alive(s: Session) -> None:
     await join_in_order(s, group, [c2, c1, c3], "join")
     observer = await s.connect()
     await s.sleep_ms(300)
-    pending = c1.conn.send(ApiKey.SYNC_GROUP, SYNC_V, sync_body(group, 1, c1.member_id))
-    await c1.conn.parked(pending, "C1 syncs at 0.3 s and waits past its session timeout", 1500)
+    pending = await park_sync(group, c1, "C1 syncs at 0.3 s and waits past its session timeout", 1500)
     plan = one_partition_plan("orders", c2.member_id, c1.member_id, c3.member_id)
     await sync(c2.conn, group, 1, c2.member_id, "the leader C2 syncs at 1.8 s", plan=plan)
     await c1.conn.reply(pending, "C1's assignment")
