@@ -459,3 +459,46 @@ async def empty_group_takes_any_protocol_type(s: Session) -> None:
     s.alias("B", first.member_id)
     other = dataclasses.replace(join_body(group, first.member_id), protocol_type="connect")
     await conn.call(ApiKey.JOIN_GROUP, JOIN_V, other, "the connect worker joins")
+
+
+@scenario(
+    "#15",
+    known=(
+        Known(
+            "B's first join",
+            {"error_code": 27},
+            NO_ANSWER,
+            "Kafka 4.4 replaces a member's parked JoinGroup by its newer one and never answers the first (that "
+            "client waits out its request timeout); group-broker answers it REBALANCE_IN_PROGRESS, so every parked "
+            "request gets exactly one answer.",
+        ),
+    ),
+)
+async def second_join_while_the_first_is_parked(s: Session) -> None:
+    """A member whose JoinGroup is parked sends another one on a second connection (a client that gave up on the
+    first): what the first is answered, and what the second."""
+    group = s.name("double-join")
+    a, b, c = [await new_member(s, group, name) for name in "ABC"]
+    await stable_group(s, group, [a, b, c])
+    first = send_member_join(group, b, topics=("orders", "payments"))
+    await b.conn.parked(first, "B rejoins and waits", 300)
+    retry = Member("B", await s.connect("client-b"), b.member_id, join_kw={"topics": ("orders", "payments")})
+    second = send_member_join(group, retry)
+    await error_within(s, first, "B's first join")
+    await retry.conn.parked(second, "B's second join waits", 100)
+    await collect_join(s, a, send_member_join(group, a), "A rejoins")
+    await collect_join(s, c, send_member_join(group, c), "C rejoins")
+    await collect_join(s, retry, second, "B's second join")
+
+
+@scenario("#13")
+async def negative_rebalance_timeout(s: Session) -> None:
+    """Members whose rebalance timeout is -1 (JoinGroup v1+ takes it as sent): a rebalance among them completes at
+    once, without the members that have not rejoined."""
+    group = s.name("negative")
+    a = await new_member(s, group, "A", rebalance_ms=-1)
+    b = await new_member(s, group, "B", rebalance_ms=-1)
+    await stable_group(s, group, [a, b])
+    pending = send_member_join(group, b, topics=("orders", "payments"))
+    await error_within(s, pending, "B rejoins with a new subscription")
+    await group_state(s, a.conn, group, "after B's rejoin")

@@ -180,3 +180,30 @@ async def member_removed_while_its_sync_is_parked(s: Session) -> None:
     await error_within(s, pending_c, "C's parked sync")
     await b.conn.reply(pending_b, "B's parked sync")
     await group_state(s, a.conn, group, "after the leave")
+
+
+@scenario(
+    "#22",
+    known=(
+        Known(
+            "B's first sync",
+            {"error_code": 27},
+            NO_ANSWER,
+            "Kafka 4.4 replaces a member's parked SyncGroup by its newer one and never answers the first (that "
+            "client waits out its request timeout); group-broker answers it REBALANCE_IN_PROGRESS, so every parked "
+            "request gets exactly one answer.",
+        ),
+    ),
+)
+async def second_sync_while_the_first_is_parked(s: Session) -> None:
+    """A follower whose SyncGroup is parked sends another one on a second connection: what each is answered when
+    the leader's arrives."""
+    group = s.name("double-sync")
+    a, b = await pair(s, group, stable=False)
+    first = await park_sync(group, b, "B syncs and waits")
+    retry = Member("B", await s.connect("client-b"), b.member_id, generation=b.generation)
+    second = await park_sync(group, retry, "B syncs again and waits")
+    plan = one_partition_plan("orders", a.member_id, b.member_id)
+    await sync(a.conn, group, 1, a.member_id, "the leader syncs", plan=plan)
+    await error_within(s, first, "B's first sync")
+    await retry.conn.reply(second, "B's second sync")
