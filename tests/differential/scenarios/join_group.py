@@ -440,8 +440,9 @@ async def static_member_returns_with_another_protocol(s: Session) -> None:
     pending = send_member_join(group, a, protocols=(("roundrobin", sub), ("range", sub)))
     await a.conn.parked(pending, "A comes back preferring roundrobin", 300)
     await group_state(s, b.conn, group, "rebalancing")
-    await collect_join(s, b, send_member_join(group, b), "B rejoins")
-    await collect_join(s, c, send_member_join(group, c), "C rejoins")
+    rejoin_b, rejoin_c = send_member_join(group, b), send_member_join(group, c)
+    await collect_join(s, b, rejoin_b, "B rejoins")
+    await collect_join(s, c, rejoin_c, "C rejoins")
     await collect_join(s, a, pending, "A2 joined")
 
 
@@ -486,8 +487,9 @@ async def second_join_while_the_first_is_parked(s: Session) -> None:
     second = send_member_join(group, retry)
     await error_within(s, first, "B's first join")
     await retry.conn.parked(second, "B's second join waits", 100)
-    await collect_join(s, a, send_member_join(group, a), "A rejoins")
-    await collect_join(s, c, send_member_join(group, c), "C rejoins")
+    rejoin_a, rejoin_c = send_member_join(group, a), send_member_join(group, c)
+    await collect_join(s, a, rejoin_a, "A rejoins")
+    await collect_join(s, c, rejoin_c, "C rejoins")
     await collect_join(s, retry, second, "B's second join")
 
 
