@@ -141,19 +141,27 @@ async def leave(conn: Conn, group: str, member_id: str, step: str, instance_id: 
     return await conn.call(ApiKey.LEAVE_GROUP, LEAVE_V, body, step)
 
 
+def _decoded(s: Session, pending: Pending, step: str) -> Any:
+    """The decoded answer of a request whose future is done, or None (recorded as ``closed``) if the connection
+    closed instead."""
+    frame = pending.future.result()
+    if frame is None:
+        s.record(step, CLOSED)
+        return None
+    return api.decode_response(pending.api_key, pending.version, frame)[1]
+
+
 async def group_state(s: Session, conn: Conn, group: str, step: str) -> None:
     """Record only the group's state and its members (with their instance ids) as DescribeGroups shows them: what
     the join and sync rules decide. The rest of the answer is DescribeGroups' own rule (#40), compared there.
     Use a connection with nothing parked on it: a broker answers a connection's requests in order."""
     pending = conn.send(ApiKey.DESCRIBE_GROUPS, DESCRIBE_V, DescribeGroupsRequest(groups=[group]))
-    frame = await asyncio.wait_for(pending.future, REPLY_TIMEOUT_S)
-    if frame is None:
-        s.record(step, CLOSED)
-        return
-    _, response = api.decode_response(pending.api_key, pending.version, frame)
-    [described] = response.groups
-    members = sorted((m.member_id, m.group_instance_id) for m in described.members)
-    s.note(step, {"state": described.group_state, "members": [list(m) for m in members]})
+    await asyncio.wait_for(asyncio.shield(pending.future), REPLY_TIMEOUT_S)
+    response = _decoded(s, pending, step)
+    if response is not None:
+        [described] = response.groups
+        members = sorted((m.member_id, m.group_instance_id) for m in described.members)
+        s.note(step, {"state": described.group_state, "members": [list(m) for m in members]})
 
 
 NO_ANSWER = "no answer"
@@ -166,12 +174,9 @@ async def error_within(s: Session, pending: Pending, step: str, window_ms: int =
     if not done:
         s.note(step, NO_ANSWER)
         return
-    frame = pending.future.result()
-    if frame is None:
-        s.record(step, CLOSED)
-        return
-    _, response = api.decode_response(pending.api_key, pending.version, frame)
-    s.note(step, {"error_code": response.error_code})
+    response = _decoded(s, pending, step)
+    if response is not None:
+        s.note(step, {"error_code": response.error_code})
 
 
 @contextlib.asynccontextmanager

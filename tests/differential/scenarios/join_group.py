@@ -491,16 +491,3 @@ async def second_join_while_the_first_is_parked(s: Session) -> None:
     await collect_join(s, a, rejoin_a, "A rejoins")
     await collect_join(s, c, rejoin_c, "C rejoins")
     await collect_join(s, retry, second, "B's second join")
-
-
-@scenario("#13")
-async def negative_rebalance_timeout(s: Session) -> None:
-    """Members whose rebalance timeout is -1 (JoinGroup v1+ takes it as sent): a rebalance among them completes at
-    once, without the members that have not rejoined."""
-    group = s.name("negative")
-    a = await new_member(s, group, "A", rebalance_ms=-1)
-    b = await new_member(s, group, "B", rebalance_ms=-1)
-    await stable_group(s, group, [a, b])
-    pending = send_member_join(group, b, topics=("orders", "payments"))
-    await error_within(s, pending, "B rejoins with a new subscription")
-    await group_state(s, a.conn, group, "after B's rejoin")

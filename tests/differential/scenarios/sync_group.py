@@ -103,11 +103,11 @@ async def members_that_never_sync_are_removed(s: Session) -> None:
     """A member that got its JoinGroup answer but never sends SyncGroup is removed at the rebalance timeout, and a
     new rebalance starts."""
     group = s.name("sync-expire")
-    a = await new_member(s, group, "A", rebalance_ms=600)
-    b = await new_member(s, group, "B", rebalance_ms=600)
+    a = await new_member(s, group, "A", rebalance_ms=1000)
+    b = await new_member(s, group, "B", rebalance_ms=1000)
     await join_in_order(s, group, [a, b], "form")
     await sync(a.conn, group, 1, a.member_id, "A syncs", plan=one_partition_plan("orders", a.member_id, b.member_id))
-    await s.sleep_ms(900)  # B's sync deadline is at 0.6 s, the next rebalance's at 1.2 s
+    await s.sleep_ms(1500)  # B's sync deadline is at 1 s, the next rebalance's at 2 s
     await heartbeat(a.conn, group, 1, a.member_id, "A's heartbeat after B's sync deadline")
     await heartbeat(b.conn, group, 1, b.member_id, "B's heartbeat")
     await group_state(s, a.conn, group, "B is gone")
