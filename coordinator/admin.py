@@ -40,8 +40,9 @@ class AdminMixin(GroupManagerBase):
         group = self._groups.get(group_id)
         if group is None or group.is_in(GroupState.DEAD):
             return DescribedGroup(group_id=group_id, group_state=GroupState.DEAD.value)
-        stable = group.is_in(GroupState.STABLE)
-        protocol = group.protocol_name if stable else None
+        # Only a Stable group shows the chosen protocol and each member's metadata for it; the assignment (the last
+        # one the member received, b"" once a rebalance reset it) is shown in every state, as Kafka does.
+        protocol = group.protocol_name if group.is_in(GroupState.STABLE) else None
         members = [
             DescribedGroupMember(
                 member_id=m.member_id,
@@ -49,7 +50,7 @@ class AdminMixin(GroupManagerBase):
                 client_id=m.client_id,
                 client_host=m.client_host,
                 member_metadata=m.metadata(protocol) if protocol is not None else b"",
-                member_assignment=m.assignment if stable else b"",
+                member_assignment=m.assignment,
             )
             for m in group.members.values()
         ]

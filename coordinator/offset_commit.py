@@ -41,6 +41,17 @@ def java_string_length(value: str) -> int:
     return len(value.encode("utf-16-le", "surrogatepass")) // 2
 
 
+def _merged_by_topic(partitions: list[tuple[str, OffsetCommitResponsePartition]]) -> OffsetCommitResponse:
+    """The response in Kafka's order: KafkaApis answers the partitions it rejects up front, then merges the
+    coordinator's answers into them by topic name (OffsetCommitResponse.Builder), so topics with a rejected
+    partition come first and, within a topic, rejected partitions precede the rest. Clients match by name and
+    index, but the same order keeps the two brokers' answers comparable field by field."""
+    topics: dict[str, OffsetCommitResponseTopic] = {}
+    for name, partition in partitions:
+        topics.setdefault(name, OffsetCommitResponseTopic(name=name)).partitions.append(partition)
+    return OffsetCommitResponse(topics=list(topics.values()))
+
+
 @dataclass(slots=True)
 class _Write:
     topic: str
@@ -56,17 +67,15 @@ class OffsetCommitMixin(OffsetManagerBase):
         self, ctx: RequestContext, request: OffsetCommitRequest
     ) -> CoordinatorResult[OffsetCommitResponse]:
         """Handle an OffsetCommit: the commit records, and the response to send once they are durable."""
-        response = OffsetCommitResponse()
         slots: list[tuple[str, OffsetCommitResponsePartition, int, int, str | None, int, int]] = []
+        rejected: list[tuple[str, OffsetCommitResponsePartition]] = []
         known = self._known_partition
         for topic in request.topics:
-            topic_response = OffsetCommitResponseTopic(name=topic.name)
-            response.topics.append(topic_response)
             for p in topic.partitions:
                 partition_response = OffsetCommitResponsePartition(partition_index=p.partition_index)
-                topic_response.partitions.append(partition_response)
                 if known is not None and not known(topic.name, p.partition_index):
                     partition_response.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                    rejected.append((topic.name, partition_response))
                     continue
                 slots.append(
                     (
@@ -79,6 +88,7 @@ class OffsetCommitMixin(OffsetManagerBase):
                         p.commit_timestamp,
                     )
                 )
+        response = _merged_by_topic(rejected + [(slot[0], slot[1]) for slot in slots])
 
         error = self._gate(request.group_id, allow_empty_id=True)
         group: ClassicGroup | None = None

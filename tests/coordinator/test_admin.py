@@ -48,6 +48,19 @@ def test_rule_40_describe_non_stable_group_hides_metadata_and_assignment() -> No
     assert ctx.describe("simple")[0].group_state == "Empty"
 
 
+def test_rule_40_describe_rebalancing_group_keeps_each_members_current_assignment() -> None:
+    """Kafka 4.4 (ClassicGroupMember.describeNoMetadata) hides the metadata of a group that is not Stable but still
+    shows each member's assignment from the last generation (found by the differential suite)."""
+    ctx = CoordinatorTestContext()
+    g = ctx.join_with_n_members("g", 2)
+    ctx.join_dynamic("g")
+    (described,) = ctx.describe("g")
+    assert described.group_state == "PreparingRebalance" and described.protocol_data == ""
+    by_id = {m.member_id: m for m in described.members}
+    assert [by_id[m].member_assignment for m in g.member_ids] == [b"assignment-0", b"assignment-1"]
+    assert all(m.member_metadata == b"" for m in described.members)
+
+
 # -- #41 -----------------------------------------------------------------------------------------------------
 
 
