@@ -18,6 +18,7 @@ from coordinator.offsets import NO_EXPIRE, OffsetAndMetadata
 from coordinator.records import CoordinatorRecord, offset_commit_record
 from coordinator.result import CoordinatorResult
 from coordinator.state import GroupState
+from coordinator.topic_order import merged_by_topic
 from protocol.errors import ErrorCode
 from protocol.messages.offset_commit import (
     OffsetCommitRequest,
@@ -41,15 +42,8 @@ def java_string_length(value: str) -> int:
     return len(value.encode("utf-16-le", "surrogatepass")) // 2
 
 
-def _merged_by_topic(partitions: list[tuple[str, OffsetCommitResponsePartition]]) -> OffsetCommitResponse:
-    """The response in Kafka's order: KafkaApis answers the partitions it rejects up front, then merges the
-    coordinator's answers into them by topic name (OffsetCommitResponse.Builder), so topics with a rejected
-    partition come first and, within a topic, rejected partitions precede the rest. Clients match by name and
-    index, but the same order keeps the two brokers' answers comparable field by field."""
-    topics: dict[str, OffsetCommitResponseTopic] = {}
-    for name, partition in partitions:
-        topics.setdefault(name, OffsetCommitResponseTopic(name=name)).partitions.append(partition)
-    return OffsetCommitResponse(topics=list(topics.values()))
+def _topic(name: str) -> OffsetCommitResponseTopic:
+    return OffsetCommitResponseTopic(name=name)
 
 
 @dataclass(slots=True)
@@ -88,7 +82,10 @@ class OffsetCommitMixin(OffsetManagerBase):
                         p.commit_timestamp,
                     )
                 )
-        response = _merged_by_topic(rejected + [(slot[0], slot[1]) for slot in slots])
+        answered = [(slot[0], slot[1]) for slot in slots]
+        response = OffsetCommitResponse(topics=merged_by_topic(rejected, answered, _topic))
+        if not slots:  # KafkaApis does not ask the coordinator: no group is created or validated
+            return CoordinatorResult.of(response)
 
         error = self._gate(request.group_id, allow_empty_id=True)
         group: ClassicGroup | None = None

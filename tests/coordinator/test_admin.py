@@ -162,6 +162,24 @@ def test_rule_43_offset_delete_by_group_state_and_subscription() -> None:
     assert ctx.committed_offset("g", "subscribed", 0) == -1
 
 
+def test_rule_43_unknown_topics_and_partitions_are_rejected_first_as_in_kafka() -> None:
+    """KafkaApis rejects partitions missing from the metadata with UNKNOWN_TOPIC_OR_PARTITION before the
+    coordinator sees the request, and answers them first (OffsetDeleteResponse.Builder merges the coordinator's
+    answers by topic name); their offsets are kept (found by the differential suite)."""
+    ctx = CoordinatorTestContext(known_partition=lambda topic, partition: topic != "ghost" and partition < 2)
+    ctx.commit(group_id="g", offsets={("t", 0): 1, ("t", 1): 2, ("u", 0): 3})
+    response = ctx.offset_delete("g", {"u": [0], "t": [0, 7], "ghost": [0]}).value
+    assert response.error_code == NONE
+    assert [(t.name, [(p.partition_index, p.error_code) for p in t.partitions]) for t in response.topics] == [
+        ("t", [(7, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), (0, NONE)]),
+        ("ghost", [(0, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)]),
+        ("u", [(0, NONE)]),
+    ]
+    assert ctx.fetched("g", {"t": [0, 1]}) == {("t", 0): (-1, -1, "", NONE), ("t", 1): (2, -1, "", NONE)}
+    missing = ctx.offset_delete("missing", {"ghost": [0]}).value
+    assert (missing.error_code, missing.topics) == (ErrorCode.GROUP_ID_NOT_FOUND, [])
+
+
 def test_rule_43_active_non_consumer_group_is_non_empty_and_unparsable_subscriptions_protect_everything() -> None:
     ctx = CoordinatorTestContext()
     g = ctx.join_dynamic("connect", protocol_type="connect", protocols=[("default", b"whatever")])

@@ -114,6 +114,17 @@ def test_rule_34_rejected_partitions_lead_the_response_as_in_kafka() -> None:
     ]
 
 
+def test_rule_34_commit_with_every_partition_rejected_leaves_no_group_behind() -> None:
+    """When KafkaApis rejects every partition (unknown topics), the coordinator is never asked: no simple group
+    is created (found by the differential suite: Kafka then describes the group as Dead)."""
+    ctx = CoordinatorTestContext(known_partition=lambda topic, partition: topic != "ghost")
+    assert ctx.commit_errors(ctx.commit(group_id="g", offsets={("ghost", 0): 1})) == {
+        ("ghost", 0): ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    }
+    assert ctx.coordinator.group("g") is None
+    assert ctx.store.records(ctx.coordinator.partition_for("g")) == []
+
+
 @pytest.mark.parametrize(
     ("append_error", "answered"),
     [

@@ -17,7 +17,7 @@ from tests.differential.scenarios.common import (
     send_join,
     sync_body,
 )
-from tests.differential.scenarios.group_state import ask, commit, stable_group, stable_pair
+from tests.differential.scenarios.group_state import ask, commit, make_topic, stable_group, stable_pair
 from tests.differential.session import Conn, Session
 
 BEAT_MS = 250
@@ -31,7 +31,9 @@ async def heartbeat_in_every_state(s: Session) -> None:
     group = s.name("beat")
     await heartbeat(a, s.name("beat-missing"), 1, "ghost", "missing group")
     simple = s.name("beat-simple")
-    await commit(a, simple, {("orders", 0): 1}, "simple group commit (topic unknown)")
+    topic = s.name("beat-t")
+    await make_topic(s, a, topic, 1)
+    await commit(a, simple, {(topic, 0): 1}, "simple group commit")
     await heartbeat(a, simple, 0, "ghost", "Empty group, unknown member")
     joined = await join(s, a, group, "A", "A joins")
     ida, generation = joined.member_id, joined.generation_id

@@ -7,7 +7,7 @@ from protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchReques
 from protocol.registry import ApiKey
 from tests.differential.registry import scenario
 from tests.differential.scenarios.common import describe, join, member_id_of, send_join, sync_body
-from tests.differential.scenarios.group_state import commit, fetch_offsets, make_topic, stable_group
+from tests.differential.scenarios.group_state import call_unordered, commit, fetch_offsets, make_topic, stable_group
 from tests.differential.session import Session
 
 METADATA_MAX = 4096  # offset.metadata.max.bytes, Kafka's default on both brokers
@@ -136,7 +136,7 @@ async def fetch_v8_many_groups(s: Session) -> None:
         OffsetFetchRequestGroup(group_id=s.name("multi-missing"), topics=None),
     ]
     for version in (8, 9):
-        await conn.call(ApiKey.OFFSET_FETCH, version, OffsetFetchRequest(groups=groups), f"v{version}")
+        await call_unordered(s, conn, ApiKey.OFFSET_FETCH, version, OffsetFetchRequest(groups=groups), f"v{version}")
     await conn.call(
         ApiKey.OFFSET_FETCH, 8, OffsetFetchRequest(groups=groups[:1], require_stable=True), "v8 require_stable"
     )
