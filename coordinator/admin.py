@@ -122,7 +122,8 @@ class AdminMixin(GroupManagerBase):
 
     def kill_group(self, group: ClassicGroup) -> list[CoordinatorRecord]:
         """Move an Empty group to Dead and return the tombstones that erase it: every offset (committed or in
-        flight) and, if it ever had a generation, its metadata (generation 0 groups never wrote any)."""
+        flight), then its group record. Kafka 4.4 (ClassicGroup.createGroupTombstoneRecords) writes that last one
+        even for a group that never wrote a group record (a simple group), and so do we."""
         old = group.state
         group.transition_to(GroupState.DEAD, self._wall_ms)
         self._events.group_state_changed(group.group_id, old.value, GroupState.DEAD.value, group.generation_id)
@@ -136,6 +137,5 @@ class AdminMixin(GroupManagerBase):
         records = [offset_commit_tombstone(group.group_id, t, p) for t, p in sorted(partitions)]
         for t, p in partitions:
             offsets.delete(t, p)
-        if group.generation_id > 0:
-            records.append(group_metadata_tombstone(group.group_id))
+        records.append(group_metadata_tombstone(group.group_id))
         return records

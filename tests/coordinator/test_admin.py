@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from coordinator.state import GroupState
 from protocol.errors import ErrorCode
+from protocol.messages.group_metadata_key import GroupMetadataKey
 from tests.coordinator.harness import CoordinatorTestContext, completing, dead_group, subscription
 
 NONE = ErrorCode.NONE
@@ -118,6 +119,18 @@ def test_rule_42_delete_groups_by_state() -> None:
         ("t", 0),
         ("t", 1),
     ]
+
+
+def test_rule_42_deleting_a_simple_group_tombstones_its_offsets_then_its_group_record() -> None:
+    """Kafka 4.4 (ClassicGroup.createGroupTombstoneRecords) ends every deletion with a GroupMetadata tombstone, even
+    for a group that never wrote a group record (a simple group, generation 0): found by the differential suite."""
+    ctx = CoordinatorTestContext()
+    ctx.commit(group_id="simple", offsets={("t", 0): 1, ("t", 1): 2})
+    before = len(ctx.store.records(ctx.coordinator.partition_for("simple")))
+    assert ctx.delete_groups("simple").value.results[0].error_code == NONE
+    written = ctx.store.records(ctx.coordinator.partition_for("simple"))[before:]
+    assert [(r.key_version, r.value) for r in written] == [(1, None), (1, None), (2, None)]
+    assert written[-1].key == GroupMetadataKey(group="simple")
 
 
 def test_rule_42_delete_is_answered_once_tombstones_are_durable_and_group_is_dead_meanwhile() -> None:

@@ -24,7 +24,8 @@ async def stable_group(s: Session, conn: Conn, group: str, name: str, step: str,
     """One dynamic member joins a new group (after the initial delay) and syncs as leader: the group is Stable.
     Returns the member id (called ``<name>``) and the generation."""
     joined = await join(s, conn, group, name, step, **kw)
-    await sync(conn, group, joined.generation_id, joined.member_id, f"{step}: sync", plan={joined.member_id: b""})
+    plan = one_partition_plan("orders", joined.member_id)
+    await sync(conn, group, joined.generation_id, joined.member_id, f"{step}: sync", plan=plan)
     return joined.member_id, joined.generation_id
 
 
