@@ -47,6 +47,8 @@ async def describe_in_every_state(s: Session) -> None:
     many = DescribeGroupsRequest(groups=[group, s.name("described-missing"), simple, ""])
     await call_unordered(s, a, ApiKey.DESCRIBE_GROUPS, 5, many, "several groups")
     await a.call(ApiKey.DESCRIBE_GROUPS, 0, DescribeGroupsRequest(groups=[group]), "v0")
+    with_ops = DescribeGroupsRequest(groups=[group, s.name("described-missing")], include_authorized_operations=True)
+    await call_unordered(s, a, ApiKey.DESCRIBE_GROUPS, 3, with_ops, "v3 with authorized operations")
     await a.call(ApiKey.JOIN_GROUP, 9, join_body(group, joined.member_id, instance_id="inst-a"), "A rejoins")
     await b.reply(pb, "B joined")
 

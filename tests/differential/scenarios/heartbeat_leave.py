@@ -43,6 +43,7 @@ async def heartbeat_in_every_state(s: Session) -> None:
     await heartbeat(a, group, generation + 1, ida, "Stable, wrong generation")
     await heartbeat(a, group, generation, "ghost", "Stable, unknown member")
     idb = await member_id_of(s, b, group, "B", "B gets an id")
+    await heartbeat(b, group, generation, idb, "Stable, pending member B")
     pb = send_join(b, group, idb)
     await b.parked(pb, "B waits for A", 200)
     await heartbeat(a, group, generation, ida, "PreparingRebalance")
@@ -100,6 +101,28 @@ async def session_expiry_removes_member(s: Session) -> None:
     s.note("A is told to rebalance", code)
     await describe(a, group, "described after B expired")
     await join(s, a, group, "A", "A rejoins alone", session_ms=1000)
+
+
+@scenario("#27")
+async def static_member_session_expiry(s: Session) -> None:
+    """A static member that stops heartbeating is removed after its session timeout too, and the group
+    rebalances without it."""
+    a, b = await s.connect("client-a"), await s.connect("client-b")
+    group = s.name("static-expiry")
+    ida = await member_id_of(s, a, group, "A", "A gets an id", session_ms=6000)
+    pa = send_join(a, group, ida, session_ms=6000)
+    await a.parked(pa, "A waits for the delay", 100)
+    pb = send_join(b, group, "", instance_id="inst-b", session_ms=1000)
+    joined = await a.reply(pa, "A joined")
+    answer = await b.reply(pb, "static B joined")
+    s.alias("B", answer.member_id)
+    generation = joined.generation_id
+    pb_sync = b.send(ApiKey.SYNC_GROUP, 5, sync_body(group, generation, answer.member_id, instance_id="inst-b"))
+    plan = {ida: b"plan-a", answer.member_id: b"plan-b"}
+    await a.call(ApiKey.SYNC_GROUP, 5, sync_body(group, generation, ida, plan=plan), "A syncs")
+    await b.reply(pb_sync, "B syncs")
+    s.note("A is told to rebalance", await _beat_until_told(a, group, generation, ida, 5000))
+    await describe(a, group, "described after B expired")
 
 
 def _leave(group: str, member_id: str = "", members: list[MemberIdentity] | None = None) -> LeaveGroupRequest:

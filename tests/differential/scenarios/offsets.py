@@ -56,6 +56,23 @@ async def commit_member_checks(s: Session) -> None:
         conn, group, offsets, "A with a wrong instance id", generation=generation, member_id=ida, instance_id="inst"
     )
     await fetch_offsets(conn, group, {topic: [0]}, "fetched")
+    idp = await member_id_of(s, conn, group, "P", "P gets an id (pending)")
+    await commit(conn, group, offsets, "pending member P", generation=generation, member_id=idp)
+
+
+@scenario("#32")
+async def commit_by_static_member(s: Session) -> None:
+    """A static member commits with its instance id; a wrong member id for that instance is FENCED_INSTANCE_ID."""
+    conn = await s.connect()
+    topic, group = s.name("static-c-t"), s.name("static-c")
+    await make_topic(s, conn, topic, 1)
+    ids, generation = await stable_group(s, conn, group, "S", "static S forms the group", instance_id="inst-s")
+    offsets = {(topic, 0): 1}
+    await commit(conn, group, offsets, "S commits", generation=generation, member_id=ids, instance_id="inst-s")
+    await commit(
+        conn, group, offsets, "another id for inst-s", generation=generation, member_id="x", instance_id="inst-s"
+    )
+    await commit(conn, group, offsets, "S without its instance id", generation=generation, member_id=ids)
 
 
 @scenario("#32")
@@ -140,6 +157,8 @@ async def fetch_v8_many_groups(s: Session) -> None:
     await conn.call(
         ApiKey.OFFSET_FETCH, 8, OffsetFetchRequest(groups=groups[:1], require_stable=True), "v8 require_stable"
     )
+    as_member = OffsetFetchRequestGroup(group_id=one, member_id="someone", member_epoch=3, topics=None)
+    await conn.call(ApiKey.OFFSET_FETCH, 9, OffsetFetchRequest(groups=[as_member]), "v9 with a member id and epoch")
 
 
 @scenario("#38")
