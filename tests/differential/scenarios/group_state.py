@@ -9,9 +9,10 @@ from typing import Any
 from protocol import api
 from protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
 from protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
-from protocol.messages.offset_commit import OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic
+from protocol.messages.offset_commit import OffsetCommitRequest
 from protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchRequestTopic
 from protocol.registry import ApiKey
+from tests.coordinator.harness import CoordinatorTestContext
 from tests.differential.normalize import plain
 from tests.differential.scenarios.common import join, member_id_of, one_partition_plan, send_join, sync, sync_body
 from tests.differential.session import Conn, Session
@@ -55,18 +56,15 @@ def commit_body(
     metadata: str | None = "",
     retention_ms: int = -1,
 ) -> OffsetCommitRequest:
-    topics: dict[str, list[OffsetCommitRequestPartition]] = {}
-    for (topic, partition), offset in offsets.items():
-        entry = OffsetCommitRequestPartition(partition_index=partition, committed_offset=offset)
-        entry.committed_metadata = metadata
-        topics.setdefault(topic, []).append(entry)
-    return OffsetCommitRequest(
-        group_id=group,
-        generation_id_or_member_epoch=generation,
+    """The coordinator tests' request builder, under the names the scenarios use."""
+    return CoordinatorTestContext.commit_request(
+        group,
+        offsets,
         member_id=member_id,
+        generation_id=generation,
         group_instance_id=instance_id,
+        metadata=metadata,
         retention_time_ms=retention_ms,
-        topics=[OffsetCommitRequestTopic(name=t, partitions=p) for t, p in topics.items()],
     )
 
 
