@@ -68,7 +68,8 @@ async def commit_member_checks(s: Session) -> None:
 
 @scenario("#32")
 async def commit_by_static_member(s: Session) -> None:
-    """A static member commits with its instance id; a wrong member id for that instance is FENCED_INSTANCE_ID."""
+    """A static member commits with its instance id; then another member id for that instance id, and the
+    member without its instance id (member checks of #18 applied to commits)."""
     conn = await s.connect()
     topic, group = s.name("static-c-t"), s.name("static-c")
     await make_topic(s, conn, topic, 1)
