@@ -40,8 +40,9 @@ class AdminMixin(GroupManagerBase):
         group = self._groups.get(group_id)
         if group is None or group.is_in(GroupState.DEAD):
             return DescribedGroup(group_id=group_id, group_state=GroupState.DEAD.value)
-        stable = group.is_in(GroupState.STABLE)
-        protocol = group.protocol_name if stable else None
+        # Only a Stable group shows the chosen protocol and each member's metadata for it; the assignment (the last
+        # one the member received, b"" once a rebalance reset it) is shown in every state, as Kafka does.
+        protocol = group.protocol_name if group.is_in(GroupState.STABLE) else None
         members = [
             DescribedGroupMember(
                 member_id=m.member_id,
@@ -49,7 +50,7 @@ class AdminMixin(GroupManagerBase):
                 client_id=m.client_id,
                 client_host=m.client_host,
                 member_metadata=m.metadata(protocol) if protocol is not None else b"",
-                member_assignment=m.assignment if stable else b"",
+                member_assignment=m.assignment,
             )
             for m in group.members.values()
         ]
@@ -121,7 +122,8 @@ class AdminMixin(GroupManagerBase):
 
     def kill_group(self, group: ClassicGroup) -> list[CoordinatorRecord]:
         """Move an Empty group to Dead and return the tombstones that erase it: every offset (committed or in
-        flight) and, if it ever had a generation, its metadata (generation 0 groups never wrote any)."""
+        flight), then its group record. Kafka 4.4 (ClassicGroup.createGroupTombstoneRecords) writes that last one
+        even for a group that never wrote a group record (a simple group), and so do we."""
         old = group.state
         group.transition_to(GroupState.DEAD, self._wall_ms)
         self._events.group_state_changed(group.group_id, old.value, GroupState.DEAD.value, group.generation_id)
@@ -135,6 +137,5 @@ class AdminMixin(GroupManagerBase):
         records = [offset_commit_tombstone(group.group_id, t, p) for t, p in sorted(partitions)]
         for t, p in partitions:
             offsets.delete(t, p)
-        if group.generation_id > 0:
-            records.append(group_metadata_tombstone(group.group_id))
+        records.append(group_metadata_tombstone(group.group_id))
         return records

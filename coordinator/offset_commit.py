@@ -19,6 +19,7 @@ from coordinator.offsets import NO_EXPIRE, OffsetAndMetadata
 from coordinator.records import CoordinatorRecord, offset_commit_record
 from coordinator.result import CoordinatorResult
 from coordinator.state import GroupState
+from coordinator.topic_order import merged_by_topic
 from protocol.errors import ErrorCode
 from protocol.messages.offset_commit import (
     OffsetCommitRequest,
@@ -42,6 +43,10 @@ def java_string_length(value: str) -> int:
     return len(value.encode("utf-16-le", "surrogatepass")) // 2
 
 
+def _topic(name: str) -> OffsetCommitResponseTopic:
+    return OffsetCommitResponseTopic(name=name)
+
+
 @dataclass(slots=True)
 class _Write:
     topic: str
@@ -57,17 +62,15 @@ class OffsetCommitMixin(OffsetManagerBase):
         self, ctx: RequestContext, request: OffsetCommitRequest
     ) -> CoordinatorResult[OffsetCommitResponse]:
         """Handle an OffsetCommit: the commit records, and the response to send once they are durable."""
-        response = OffsetCommitResponse()
         slots: list[tuple[str, OffsetCommitResponsePartition, int, int, str | None, int, int]] = []
+        rejected: list[tuple[str, OffsetCommitResponsePartition]] = []
         known = self._known_partition
         for topic in request.topics:
-            topic_response = OffsetCommitResponseTopic(name=topic.name)
-            response.topics.append(topic_response)
             for p in topic.partitions:
                 partition_response = OffsetCommitResponsePartition(partition_index=p.partition_index)
-                topic_response.partitions.append(partition_response)
                 if known is not None and not known(topic.name, p.partition_index):
                     partition_response.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                    rejected.append((topic.name, partition_response))
                     continue
                 slots.append(
                     (
@@ -80,6 +83,10 @@ class OffsetCommitMixin(OffsetManagerBase):
                         p.commit_timestamp,
                     )
                 )
+        answered = [(slot[0], slot[1]) for slot in slots]
+        response = OffsetCommitResponse(topics=merged_by_topic(rejected, answered, _topic))
+        if not slots:  # KafkaApis does not ask the coordinator: no group is created or validated
+            return CoordinatorResult.of(response)
 
         if not slots:  # Kafka's API layer answers this itself: the group is neither checked nor created
             return CoordinatorResult.of(response)

@@ -1,5 +1,8 @@
 """OffsetDelete (#43): delete some offsets of a group, refusing topics an active consumer group subscribes to.
 
+Partitions the broker does not have are UNKNOWN_TOPIC_OR_PARTITION and keep their offsets (Kafka rejects them
+before the coordinator sees the request, and answers them first: coordinator/topic_order.py).
+
 The offsets disappear from what OffsetFetch answers at once; their tombstones are written and the response goes
 out when they are durable (or with the mapped error when the write fails).
 """
@@ -10,6 +13,7 @@ from coordinator.offset_base import OffsetManagerBase
 from coordinator.records import offset_commit_tombstone
 from coordinator.result import CoordinatorResult
 from coordinator.state import GroupState
+from coordinator.topic_order import merged_by_topic
 from protocol.errors import ErrorCode
 from protocol.messages.offset_delete import (
     OffsetDeleteRequest,
@@ -17,6 +21,14 @@ from protocol.messages.offset_delete import (
     OffsetDeleteResponsePartition,
     OffsetDeleteResponseTopic,
 )
+
+
+def _partition(index: int, error: ErrorCode) -> OffsetDeleteResponsePartition:
+    return OffsetDeleteResponsePartition(partition_index=index, error_code=error)
+
+
+def _topic(name: str) -> OffsetDeleteResponseTopic:
+    return OffsetDeleteResponseTopic(name=name)
 
 
 class OffsetDeleteMixin(OffsetManagerBase):
@@ -33,27 +45,23 @@ class OffsetDeleteMixin(OffsetManagerBase):
         active = not group.is_in(GroupState.EMPTY)
         if active and not group.uses_consumer_protocol:
             return CoordinatorResult.of(OffsetDeleteResponse(error_code=ErrorCode.NON_EMPTY_GROUP))
-        response = OffsetDeleteResponse()
         offsets = group.offsets
         deleted: list[tuple[str, int]] = []
+        rejected: list[tuple[str, OffsetDeleteResponsePartition]] = []
+        answered: list[tuple[str, OffsetDeleteResponsePartition]] = []
+        known = self._known_partition
         for topic in request.topics:
             subscribed = active and group.is_subscribed_to_topic(topic.name)
             code = ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC if subscribed else ErrorCode.NONE
-            response.topics.append(
-                OffsetDeleteResponseTopic(
-                    name=topic.name,
-                    partitions=[
-                        OffsetDeleteResponsePartition(partition_index=p.partition_index, error_code=code)
-                        for p in topic.partitions
-                    ],
-                )
-            )
-            if subscribed:
-                continue
             for p in topic.partitions:
                 tp = (topic.name, p.partition_index)
-                if tp not in deleted and (offsets.get(*tp) is not None or offsets.is_pending(*tp)):
+                if known is not None and not known(*tp):
+                    rejected.append((topic.name, _partition(p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)))
+                    continue
+                answered.append((topic.name, _partition(p.partition_index, code)))
+                if not subscribed and tp not in deleted and (offsets.get(*tp) is not None or offsets.is_pending(*tp)):
                     deleted.append(tp)
+        response = OffsetDeleteResponse(topics=merged_by_topic(rejected, answered, _topic))
         for tp in deleted:
             offsets.delete(*tp)
         if deleted:

@@ -10,7 +10,7 @@ Which offsets may expire depends on the group (Kafka's `offsetExpirationConditio
 
 An explicit expire timestamp (OffsetCommit v2-v4) overrides the rule; offsets whose write is in flight never
 expire. Expired offsets are tombstoned; an Empty group left with no offsets becomes Dead and is removed (with a
-metadata tombstone if it ever had a generation).
+group-metadata tombstone, as Kafka 4.4 writes even for a group that never wrote a group record).
 """
 
 from __future__ import annotations

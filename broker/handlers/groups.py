@@ -25,10 +25,11 @@ from protocol.messages.describe_groups import DescribeGroupsRequest, DescribeGro
 from protocol.messages.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
 from protocol.registry import ApiKey
 
-# What Kafka reports for a group when asked (DescribeGroups v3+) and no authorizer is configured: every operation
-# a group supports (AclEntry.supportedOperations(GROUP) = READ, DELETE, DESCRIBE), as a bit field of AclOperation
-# codes (READ 3, DELETE 6, DESCRIBE 8).
-GROUP_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
+# What Kafka 4.4 reports for a group when asked (DescribeGroups v3+) and no authorizer is configured: every
+# operation a group supports (AclEntry.supportedOperations(GROUP) = READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS,
+# ALTER_CONFIGS; the config operations came with KIP-848's group configs), as a bit field of AclOperation codes
+# (READ 3, DELETE 6, DESCRIBE 8, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11) = 3400, as the differential suite shows.
+GROUP_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11)
 
 
 class GroupHandlers:

@@ -14,6 +14,7 @@ from protocol import api
 from protocol.consumer_protocol import decode_assignment
 from protocol.errors import ErrorCode
 from protocol.messages.api_versions import ApiVersionsRequest
+from protocol.messages.describe_groups import DescribeGroupsRequest
 from protocol.messages.find_coordinator import FindCoordinatorRequest
 from protocol.messages.heartbeat import HeartbeatRequest
 from protocol.messages.leave_group import LeaveGroupRequest, MemberIdentity
@@ -273,3 +274,22 @@ async def test_parked_join_group_holds_later_requests_on_its_connection_only(bro
     assert header.correlation_id == versions_correlation and versions.error_code == ErrorCode.NONE
     for client in (first, second, observer):
         await client.close()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# DescribeGroups
+# ---------------------------------------------------------------------------------------------------------------
+
+
+async def test_describe_groups_authorized_operations_are_kafka_4_group_operations(broker: Broker) -> None:
+    """Without an authorizer Kafka 4.4 reports every operation a group supports: READ (3), DELETE (6), DESCRIBE
+    (8), DESCRIBE_CONFIGS (10) and ALTER_CONFIGS (11, group configs since KIP-848) = 3400, as seen by the
+    differential suite. Unknown (Dead) groups get them too; without the flag the field keeps its null value."""
+    client = await WireClient.connect(broker.ports[0])
+    await join_and_sync(client, "ops")
+    asked = DescribeGroupsRequest(groups=["ops", "nobody"], include_authorized_operations=True)
+    answered = await client.call(ApiKey.DESCRIBE_GROUPS, 5, asked)
+    assert [g.authorized_operations for g in answered.groups] == [3400, 3400]
+    plain = await client.call(ApiKey.DESCRIBE_GROUPS, 5, DescribeGroupsRequest(groups=["ops"]))
+    assert plain.groups[0].authorized_operations == -(2**31)
+    await client.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from coordinator.state import GroupState
 from protocol.errors import ErrorCode
+from protocol.messages.group_metadata_key import GroupMetadataKey
 from tests.coordinator.harness import CoordinatorTestContext, completing, dead_group, subscription
 
 NONE = ErrorCode.NONE
@@ -46,6 +47,19 @@ def test_rule_40_describe_non_stable_group_hides_metadata_and_assignment() -> No
     assert ctx.describe("g")[0].group_state == "PreparingRebalance"
     ctx.commit(group_id="simple")
     assert ctx.describe("simple")[0].group_state == "Empty"
+
+
+def test_rule_40_describe_rebalancing_group_keeps_each_members_current_assignment() -> None:
+    """Kafka 4.4 (ClassicGroupMember.describeNoMetadata) hides the metadata of a group that is not Stable but still
+    shows each member's assignment from the last generation (found by the differential suite)."""
+    ctx = CoordinatorTestContext()
+    g = ctx.join_with_n_members("g", 2)
+    ctx.join_dynamic("g")
+    (described,) = ctx.describe("g")
+    assert described.group_state == "PreparingRebalance" and described.protocol_data == ""
+    by_id = {m.member_id: m for m in described.members}
+    assert [by_id[m].member_assignment for m in g.member_ids] == [b"assignment-0", b"assignment-1"]
+    assert all(m.member_metadata == b"" for m in described.members)
 
 
 # -- #41 -----------------------------------------------------------------------------------------------------
@@ -107,6 +121,18 @@ def test_rule_42_delete_groups_by_state() -> None:
     ]
 
 
+def test_rule_42_deleting_a_simple_group_tombstones_its_offsets_then_its_group_record() -> None:
+    """Kafka 4.4 (ClassicGroup.createGroupTombstoneRecords) ends every deletion with a GroupMetadata tombstone, even
+    for a group that never wrote a group record (a simple group, generation 0): found by the differential suite."""
+    ctx = CoordinatorTestContext()
+    ctx.commit(group_id="simple", offsets={("t", 0): 1, ("t", 1): 2})
+    before = len(ctx.store.records(ctx.coordinator.partition_for("simple")))
+    assert ctx.delete_groups("simple").value.results[0].error_code == NONE
+    written = ctx.store.records(ctx.coordinator.partition_for("simple"))[before:]
+    assert [(r.key_version, r.value) for r in written] == [(1, None), (1, None), (2, None)]
+    assert written[-1].key == GroupMetadataKey(group="simple")
+
+
 def test_rule_42_delete_is_answered_once_tombstones_are_durable_and_group_is_dead_meanwhile() -> None:
     ctx = CoordinatorTestContext()
     g = ctx.join_with_n_members("g", 1)
@@ -147,6 +173,24 @@ def test_rule_43_offset_delete_by_group_state_and_subscription() -> None:
     ctx.leave("g", (g.leader_id, None))
     assert ctx.offset_delete("g", {"subscribed": [0]}).value.topics[0].partitions[0].error_code == NONE
     assert ctx.committed_offset("g", "subscribed", 0) == -1
+
+
+def test_rule_43_unknown_topics_and_partitions_are_rejected_first_as_in_kafka() -> None:
+    """KafkaApis rejects partitions missing from the metadata with UNKNOWN_TOPIC_OR_PARTITION before the
+    coordinator sees the request, and answers them first (OffsetDeleteResponse.Builder merges the coordinator's
+    answers by topic name); their offsets are kept (found by the differential suite)."""
+    ctx = CoordinatorTestContext(known_partition=lambda topic, partition: topic != "ghost" and partition < 2)
+    ctx.commit(group_id="g", offsets={("t", 0): 1, ("t", 1): 2, ("u", 0): 3})
+    response = ctx.offset_delete("g", {"u": [0], "t": [0, 7], "ghost": [0]}).value
+    assert response.error_code == NONE
+    assert [(t.name, [(p.partition_index, p.error_code) for p in t.partitions]) for t in response.topics] == [
+        ("t", [(7, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), (0, NONE)]),
+        ("ghost", [(0, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)]),
+        ("u", [(0, NONE)]),
+    ]
+    assert ctx.fetched("g", {"t": [0, 1]}) == {("t", 0): (-1, -1, "", NONE), ("t", 1): (2, -1, "", NONE)}
+    missing = ctx.offset_delete("missing", {"ghost": [0]}).value
+    assert (missing.error_code, missing.topics) == (ErrorCode.GROUP_ID_NOT_FOUND, [])
 
 
 def test_rule_43_active_non_consumer_group_is_non_empty_and_unparsable_subscriptions_protect_everything() -> None:

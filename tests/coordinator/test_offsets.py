@@ -113,6 +113,31 @@ def test_rule_34_unknown_partitions_and_oversized_metadata_fail_alone() -> None:
     assert ctx.fetched("g", {"t": [2]})[("t", 2)][0] == -1
 
 
+def test_rule_34_rejected_partitions_lead_the_response_as_in_kafka() -> None:
+    """KafkaApis answers the partitions it rejects before asking the coordinator first (OffsetCommitResponse.Builder),
+    then merges the coordinator's answers by topic name: topics with a rejected partition come first, and within
+    a topic the rejected partitions precede the rest (found by the differential suite)."""
+    ctx = CoordinatorTestContext(known_partition=lambda topic, partition: topic != "ghost" and partition < 2)
+    offsets = {("t", 0): 1, ("u", 0): 1, ("t", 5): 1, ("ghost", 0): 1, ("t", 1): 1}
+    response = ctx.commit(group_id="g", offsets=offsets).value
+    assert [(t.name, [(p.partition_index, p.error_code) for p in t.partitions]) for t in response.topics] == [
+        ("t", [(5, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), (0, NONE), (1, NONE)]),
+        ("ghost", [(0, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)]),
+        ("u", [(0, NONE)]),
+    ]
+
+
+def test_rule_34_commit_with_every_partition_rejected_leaves_no_group_behind() -> None:
+    """When KafkaApis rejects every partition (unknown topics), the coordinator is never asked: no simple group
+    is created (found by the differential suite: Kafka then describes the group as Dead)."""
+    ctx = CoordinatorTestContext(known_partition=lambda topic, partition: topic != "ghost")
+    assert ctx.commit_errors(ctx.commit(group_id="g", offsets={("ghost", 0): 1})) == {
+        ("ghost", 0): ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    }
+    assert ctx.coordinator.group("g") is None
+    assert ctx.store.records(ctx.coordinator.partition_for("g")) == []
+
+
 @pytest.mark.parametrize(
     ("append_error", "answered"),
     [

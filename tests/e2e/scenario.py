@@ -41,6 +41,8 @@ LATER_BATCH = 60
 SESSION_TIMEOUT_MS = 3000
 HEARTBEAT_INTERVAL_MS = 1000
 WAIT_S = 30.0
+# What a client's admin API reports for a group without an authorizer: every operation a Kafka 4 group supports.
+GROUP_OPERATIONS = frozenset({"READ", "DESCRIBE", "DELETE", "DESCRIBE_CONFIGS", "ALTER_CONFIGS"})
 
 
 def unique(prefix: str) -> str:

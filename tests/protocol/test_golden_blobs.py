@@ -54,6 +54,25 @@ def test_offset_commit_value_v3_golden() -> None:
     assert decode_value(key, expected) == value
 
 
+def test_offset_commit_value_v4_as_kafka_4_4_writes_it_is_read() -> None:
+    """Kafka 4.4 writes OffsetCommitValue v4, the first flexible version, when there is no expire timestamp (the
+    differential suite reads both brokers' records). We keep writing v3, which Burrow and older tools decode
+    (README, Differences from Kafka), but a log Kafka 4.4 wrote must load."""
+    key = OffsetCommitKey(group="g1", topic="t1", partition=3)
+    value = OffsetCommitValue(
+        offset=100, leader_epoch=2, metadata="meta", commit_timestamp=1700000000000, expire_timestamp=-1
+    )
+    written_by_kafka = (
+        b"\x00\x04"  # version = 4
+        b"\x00\x00\x00\x00\x00\x00\x00\x64"  # offset = 100
+        b"\x00\x00\x00\x02"  # leader_epoch = 2
+        b"\x05meta"  # metadata = "meta" (compact string: unsigned varint length + 1)
+        b"\x00\x00\x01\x8b\xcf\xe5\x68\x00"  # commit_timestamp = 1700000000000
+        b"\x00"  # no tagged fields
+    )
+    assert decode_value(key, written_by_kafka) == value
+
+
 def test_offset_commit_value_v1_with_expire_timestamp_golden() -> None:
     key = OffsetCommitKey(group="g1", topic="t1", partition=3)
     value = OffsetCommitValue(

@@ -493,15 +493,6 @@ DESCRIBE_CONFIGS_KNOWN = tuple(
     for v in (3, 4)
     for key, kafka in (("cleanup.policy", 7), ("retention.ms", 5), ("max.message.bytes", 3))
 )
-OFFSET_DELETE_KNOWN = (
-    Known(
-        "v0 an unknown topic.topics[0].partitions[0].error_code",
-        0,
-        3,
-        "OffsetDelete does not yet refuse a topic that does not exist (Kafka's API layer answers "
-        "UNKNOWN_TOPIC_OR_PARTITION for it); the coordinator's admin rules fix this.",
-    ),
-)
 
 
 #: Every API both brokers serve (FindCoordinator and ApiVersions: routing.py), in key order.
@@ -524,7 +515,7 @@ APIS: dict[ApiKey, ApiCase] = {
     ApiKey.DESCRIBE_CONFIGS: ApiCase(_describe_configs, known=DESCRIBE_CONFIGS_KNOWN),
     ApiKey.CREATE_PARTITIONS: ApiCase(_create_partitions),
     ApiKey.DELETE_GROUPS: ApiCase(_delete_groups, needs_group=True),
-    ApiKey.OFFSET_DELETE: ApiCase(_offset_delete, needs_group=True, known=OFFSET_DELETE_KNOWN),
+    ApiKey.OFFSET_DELETE: ApiCase(_offset_delete, needs_group=True),
 }
 
 
