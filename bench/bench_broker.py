@@ -2,7 +2,7 @@
 
 Four tables, one column per peer (`bench.peers`: ours, mock, kafka, kfake), the ratios ours/mock and ours/kafka,
 and the issue's target for our broker (figures only; nothing fails on time, and a peer that cannot run here or
-fails shows "n/a (why)" in its column). Every broker is a child process on 127.0.0.1, driven by one raw-protocol
+fails shows "n/a (why)" in its column; a peer that stops answering fails after PEER_BUDGET_S). Every broker is a child process on 127.0.0.1, driven by one raw-protocol
 client process (`bench/wire_load.py`, on uvloop), one peer at a time. The machine has 2 cores, so the client and
 the broker each get about one. Each table lists the settings every peer ran with.
 
@@ -41,7 +41,7 @@ import statistics
 import struct
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -79,6 +79,7 @@ FORMATION_SIZES = (1, 10, 100, 1000)
 FORMATION_RUNS = {1: 5, 10: 5, 100: 3, 1000: 2}
 FORMATION_TIMEOUT_MS = 6000
 FORMATION_BUDGET_S = 120.0  # per peer and size, for all its runs
+PEER_BUDGET_S = 300.0  # per peer, for its heartbeat windows or its produce/fetch runs
 
 HB_MEMBERS = 100
 HB_WINDOW_S = 3.0
@@ -129,6 +130,14 @@ def _each_peer(columns: Sequence[Peer], measure: Callable[[Peer], T], failures: 
             failures[peer.name] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
             print(f"  ({peer.name} failed: {failures[peer.name]})", flush=True)
     return results
+
+
+async def _within(measurement: Awaitable[T], seconds: float) -> T:
+    """The measurement, or a TimeoutError that says so: a peer that stops answering must not hang the benchmark."""
+    try:
+        return await asyncio.wait_for(measurement, seconds)
+    except TimeoutError:
+        raise TimeoutError(f"no result within {seconds:g} s (a request was not answered)") from None
 
 
 def _failed(values: dict[str, Cell], failures: Mapping[str, str]) -> dict[str, Cell]:
@@ -389,7 +398,7 @@ def heartbeats(columns: Sequence[Peer]) -> None:
 
         def measure(peer: Peer) -> HeartbeatResult:
             with _started(peer, Path(tmp) / peer.name) as server:
-                windows: list[HeartbeatResult] = run_async(_heartbeat_windows(server))
+                windows: list[HeartbeatResult] = run_async(_within(_heartbeat_windows(server), PEER_BUDGET_S))
             best = max(windows, key=lambda r: r.rate)
             best.failures = sum(w.failures for w in windows)
             return best
@@ -482,7 +491,11 @@ async def _produce(conn: Connection, frames: list[bytes], batches: int) -> tuple
     acks = asyncio.ensure_future(acknowledge())
     for i in range(batches):
         partition = i % len(frames)
-        await in_flight.put((partition, conn.send(frames[partition])))
+        put = asyncio.ensure_future(in_flight.put((partition, conn.send(frames[partition]))))
+        await asyncio.wait({put, acks}, return_when=asyncio.FIRST_COMPLETED)
+        if not put.done():  # an answer was an error: acknowledge() ended, nothing empties the queue any more
+            put.cancel()
+            break
     await acks
     return time.perf_counter() - started, first_offsets
 
@@ -589,7 +602,7 @@ def produce_fetch(columns: Sequence[Peer]) -> None:
 
         def measure(peer: Peer) -> ThroughputResult:
             with _started(peer, Path(tmp) / peer.name) as server:
-                result: ThroughputResult = run_async(_throughput(server, peer.creates_topics))
+                result: ThroughputResult = run_async(_within(_throughput(server, peer.creates_topics), PEER_BUDGET_S))
                 return result
 
         results = _each_peer(columns, measure, failures)
