@@ -2,9 +2,10 @@
 
 Four tables, one column per peer (`bench.peers`: ours, mock, kafka, kfake), the ratios ours/mock and ours/kafka,
 and the issue's target for our broker (figures only; nothing fails on time, and a peer that cannot run here or
-fails shows "n/a (why)" in its column; a peer that stops answering fails after PEER_BUDGET_S). Every broker is a child process on 127.0.0.1, driven by one raw-protocol
-client process (`bench/wire_load.py`, on uvloop), one peer at a time. The machine has 2 cores, so the client and
-the broker each get about one. Each table lists the settings every peer ran with.
+fails shows "n/a (why)" in its column; a peer that stops answering fails after PEER_BUDGET_S). Every broker is a
+child process on 127.0.0.1, driven by one raw-protocol client process (`bench/wire_load.py`, on uvloop), one peer
+at a time. The machine has 2 cores, so the client and the broker each get about one. Each table lists the settings
+every peer ran with.
 
 * startup: spawn (`Popen`) to the first ApiVersions v0 answer (our broker: `python server.py` with
   `listeners=PLAINTEXT://127.0.0.1:0` and a fresh `log.dirs`; the mock: `python mock_cluster.py`; kfake: the Go

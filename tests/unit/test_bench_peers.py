@@ -7,15 +7,21 @@ Go-built kfake) keeps its column with "n/a (why)", and importing the bench packa
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from bench import bench_broker
 from bench import peers as bench_peers
 from bench.peers import Measure, Peer, comparison_table, settings_notes
 from bench.wire_load import ROOT
+from protocol import api
+from protocol.errors import ErrorCode
+from protocol.messages.produce import PartitionProduceResponse, ProduceResponse, TopicProduceResponse
+from protocol.registry import ApiKey
 
 
 def _peer(name: str, unavailable: str | None = None, short: str | None = None) -> Peer:
@@ -76,3 +82,36 @@ def test_importing_the_bench_package_needs_neither_the_tests_package_nor_java() 
     )
 
     assert shown.stdout.strip() == "[]"
+
+
+class _AnsweringConnection:
+    """Answers every Produce at once: partition 0 with NOT_LEADER_OR_FOLLOWER, the others with success."""
+
+    def __init__(self) -> None:
+        self.sent = 0
+
+    def send(self, frame: bytes) -> asyncio.Future[bytes]:
+        correlation_id = self.sent % 2  # _produce_frames numbers each partition's frame with the partition
+        self.sent += 1
+        error = ErrorCode.NOT_LEADER_OR_FOLLOWER if correlation_id == 0 else ErrorCode.NONE
+        body = ProduceResponse(
+            responses=[
+                TopicProduceResponse(
+                    name="t", partition_responses=[PartitionProduceResponse(index=correlation_id, error_code=error)]
+                )
+            ]
+        )
+        answer: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+        answer.set_result(api.encode_response(ApiKey.PRODUCE, bench_broker.PRODUCE_VERSION, correlation_id, body)[4:])
+        return answer
+
+
+def test_a_produce_error_ends_the_producer_with_that_error_instead_of_a_hang() -> None:
+    # before: acknowledge() raised, nothing emptied the in-flight queue, and the producer waited on it for ever
+    frames = [b"partition 0", b"partition 1"]
+
+    async def produce() -> None:
+        await asyncio.wait_for(bench_broker._produce(_AnsweringConnection(), frames, 50), 10)  # type: ignore[arg-type]
+
+    with pytest.raises(RuntimeError, match="Produce to partition 0"):
+        asyncio.run(produce())
