@@ -89,8 +89,22 @@ $(VENV)/.installed-pipeline: pyproject.toml | $(BIN)/python
 report: $(VENV)/.installed-pipeline
 	$(BIN)/python -m pipeline analyze --data-dir data --out pipeline-out
 
-bench: install-test
+bench: install-test bench-kfake
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) build *.egg-info node_modules tests/reference/*/target
+	rm -rf $(VENV) build *.egg-info node_modules tests/reference/*/target $(KFAKE_BIN)
+
+# -- franz-go's kfake: the fourth column of `make bench` (bench_broker; the third is the reference Kafka above) ----
+# bench/kfake is a tiny Go main around github.com/twmb/franz-go/pkg/kfake (go.mod and go.sum pin it), built once from
+# the Go module proxy into bench/kfake/kfake-bin (gitignored). Without Go this prints a notice and the benchmark's
+# kfake column says "n/a (why)"; nothing else needs Go.
+KFAKE_DIR := bench/kfake
+KFAKE_BIN := $(KFAKE_DIR)/kfake-bin
+.PHONY: bench-kfake
+$(KFAKE_BIN): $(KFAKE_DIR)/main.go $(KFAKE_DIR)/go.mod $(KFAKE_DIR)/go.sum
+	@if command -v go >/dev/null 2>&1; then \
+	  cd $(KFAKE_DIR) && go build -mod=readonly -buildvcs=false -trimpath -o kfake-bin . ; \
+	else echo "go not found: the kfake column of make bench will say n/a"; fi
+
+bench-kfake: $(KFAKE_BIN)

@@ -1,24 +1,28 @@
-"""The whole broker over TCP, side by side with librdkafka's mock cluster started in the same run.
+"""The whole broker over TCP, side by side with librdkafka's mock cluster, Apache Kafka and franz-go's kfake.
 
-Four tables, each with our figure, the mock's, their ratio and the issue's target (figures only; nothing fails on
-time). Both brokers are child processes on 127.0.0.1, driven by one raw-protocol client process
-(`bench/wire_load.py`, on uvloop); they are measured one at a time, alternating, so a burst of load from other
-work on the machine hits both alike. The machine has 2 cores, so the client and the broker each get about one.
+Four tables, one column per peer (`bench.peers`: ours, mock, kafka, kfake), the ratios ours/mock and ours/kafka,
+and the issue's target for our broker (figures only; nothing fails on time, and a peer that cannot run here or
+fails shows "n/a (why)" in its column; a peer that stops answering fails after PEER_BUDGET_S). Every broker is a
+child process on 127.0.0.1, driven by one raw-protocol client process (`bench/wire_load.py`, on uvloop), one peer
+at a time. The machine has 2 cores, so the client and the broker each get about one. Each table lists the settings
+every peer ran with.
 
-* startup: `Popen` of the process to the first ApiVersions v0 answer (our broker: `python server.py` with
-  `listeners=PLAINTEXT://127.0.0.1:0` and a fresh `log.dirs`; the mock: `python mock_cluster.py`); both print
-  `BOOTSTRAP=` first, the client then connects and asks. Best and median of STARTUP_RUNS, alternating, after one
-  untimed start of each that fills a bytecode cache (an installed program starts from .pyc files; without the
-  cache, e.g. under PYTHONDONTWRITEBYTECODE=1, every start also compiles our ~100 modules from source).
+* startup: spawn (`Popen`) to the first ApiVersions v0 answer (our broker: `python server.py` with
+  `listeners=PLAINTEXT://127.0.0.1:0` and a fresh `log.dirs`; the mock: `python mock_cluster.py`; kfake: the Go
+  binary; these print `BOOTSTRAP=` first, the client then connects and asks). Kafka: tests/reference's
+  `ReferenceKafka` formats fresh KRaft storage (its own JVM, shown as its own row), then spawns the broker; also
+  shown is spawn -> group coordinator ready (every `__consumer_offsets` partition loaded), which is when a consumer
+  can join. Best and median of STARTUP_RUNS (Kafka: KAFKA_STARTUP_RUNS) after one untimed start of each that fills
+  the caches (a bytecode cache for the Python peers: an installed program starts from .pyc files).
 * group formation: N members (own connection each, opened beforehand, gradually) join a fresh group with
-  JoinGroup v5 and get their SyncGroup v3 answers, as a consumer does: an empty member id first (our broker
-  answers MEMBER_ID_REQUIRED with an id, the mock admits at once), rejoin on REBALANCE_IN_PROGRESS, the leader
-  sends the assignments. Timed from the first JoinGroup written to the last SyncGroup answer of the generation
-  that holds all N members. Members that already synced probe with a Heartbeat every 100 ms until then, to learn of
-  a rebalance started by a later joiner. Our broker runs with group.initial.rebalance.delay.ms=0, the mock with
-  --rebalance-delay-ms 0; session and rebalance timeouts 6 s (our group.min.session.timeout.ms).
+  JoinGroup v5 and get their SyncGroup v3 answers, as a consumer does: an empty member id first (MEMBER_ID_REQUIRED
+  answers with an id where the broker does that, the mock admits at once), rejoin on REBALANCE_IN_PROGRESS, the
+  leader sends the assignments. Timed from the first JoinGroup written to the last SyncGroup answer of the
+  generation that holds all N members. Members that already synced probe with a Heartbeat every 100 ms until then,
+  to learn of a rebalance started by a later joiner. Session and rebalance timeouts 6 s. Each peer has
+  FORMATION_BUDGET_S per size for its runs; a size where none finished prints "n/a (did not form in ...)".
 * heartbeats: a Stable group of HB_MEMBERS members, one connection each, every connection sending its next
-  Heartbeat v3 the moment the previous answer arrives, for HB_WINDOW_S; best of HB_WINDOWS windows. CPU columns say
+  Heartbeat v3 the moment the previous answer arrives, for HB_WINDOW_S; best of HB_WINDOWS windows. CPU rows say
   who was the bottleneck (1.0 = one core). Session timeout 10 s rather than 30 s: the mock waits session.timeout
   minus 1 s for a late joiner while the group forms, and the heartbeat cost does not depend on it.
 * produce/fetch: one producer connection sends one pre-encoded ~1 MiB record batch (uncompressed, 1 KB values)
@@ -26,20 +30,24 @@ work on the machine hits both alike. The machine has 2 cores, so the client and 
   librdkafka's max.in.flight); then one consumer connection reads it back with Fetch v11 (max_bytes 64 MiB,
   16 MiB per partition, one request in flight). In rounds of 4 batches per partition (produce, then fetch them),
   because the mock keeps only ~5 MiB per partition. MB/s of record-batch bytes (1 MB = 10^6 bytes), each direction
-  timed on its own. Our topic has 6 partitions (CreateTopics); the mock has no CreateTopics and auto-creates 4.
+  timed on its own. The topic has 6 partitions (CreateTopics), except on the mock, which has no CreateTopics and
+  auto-creates 4.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import statistics
 import struct
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
+from bench.peers import Broker, Cell, Measure, Peer, comparison_table, peers, settings_notes
 from bench.wire_load import (
     HEARTBEAT_VERSION,
     Connection,
@@ -49,11 +57,9 @@ from bench.wire_load import (
     checked_error,
     cpu_seconds,
     create_topic,
-    fmt,
     open_connections,
     print_table,
     raise_fd_limit,
-    ratio,
     request_frame,
     run_async,
     topic_partitions,
@@ -67,11 +73,14 @@ from protocol.records import Record, RecordBatch, encode_batch
 from protocol.registry import ApiKey
 
 STARTUP_RUNS = 5
+KAFKA_STARTUP_RUNS = 3  # a JVM start, plus the storage format's
 STARTUP_TARGET_MS = 300.0
 
 FORMATION_SIZES = (1, 10, 100, 1000)
 FORMATION_RUNS = {1: 5, 10: 5, 100: 3, 1000: 2}
 FORMATION_TIMEOUT_MS = 6000
+FORMATION_BUDGET_S = 120.0  # per peer and size, for all its runs
+PEER_BUDGET_S = 300.0  # per peer, for its heartbeat windows or its produce/fetch runs
 
 HB_MEMBERS = 100
 HB_WINDOW_S = 3.0
@@ -92,7 +101,8 @@ THROUGHPUT_TARGET_MBS = 100.0
 PRODUCE_VERSION = 8
 FETCH_VERSION = 11
 
-OURS_GROUP_SETTINGS = {"group.initial.rebalance.delay.ms": "0"}
+NOTE_LOAD = "one run on a shared 2-core machine: compare within a run, not across runs"
+T = TypeVar("T")
 _BATCH_HEAD = struct.Struct(">qi")  # base offset, batch length (the 12 bytes of LOG_OVERHEAD)
 _LAST_OFFSET_DELTA = struct.Struct(">i")
 _LAST_OFFSET_DELTA_AT = 23
@@ -103,57 +113,130 @@ def _median(values: Sequence[float]) -> float:
     return statistics.median(values)
 
 
+# -- running each peer --------------------------------------------------------------------------------------------
+
+
+def _each_peer(columns: Sequence[Peer], measure: Callable[[Peer], T], failures: dict[str, str]) -> dict[str, T]:
+    """`measure(peer)` for every available peer; a peer that fails is noted in `failures` (the others still run).
+
+    Benchmarks never fail on a peer's account: its column then says why.
+    """
+    results: dict[str, T] = {}
+    for peer in columns:
+        if not peer.available:
+            continue
+        try:
+            results[peer.name] = measure(peer)
+        except Exception as exc:
+            failures[peer.name] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            print(f"  ({peer.name} failed: {failures[peer.name]})", flush=True)
+    return results
+
+
+async def _within(measurement: Awaitable[T], seconds: float) -> T:
+    """The measurement, or a TimeoutError that says so: a peer that stops answering must not hang the benchmark."""
+    try:
+        return await asyncio.wait_for(measurement, seconds)
+    except TimeoutError:
+        raise TimeoutError(f"no result within {seconds:g} s (a request was not answered)") from None
+
+
+def _failed(values: dict[str, Cell], failures: Mapping[str, str]) -> dict[str, Cell]:
+    """`values` with "n/a (failed)" for each peer that failed (its reason is in the notes)."""
+    return {**values, **{name: "n/a (failed)" for name in failures}}
+
+
+def _notes(columns: Sequence[Peer], failures: Mapping[str, str], *extra: str) -> list[str]:
+    return [
+        *extra,
+        *settings_notes(columns),
+        *(f"{name} failed: {why}" for name, why in failures.items()),
+        NOTE_LOAD,
+    ]
+
+
 # -- startup -------------------------------------------------------------------------------------------------------
 
 
-def _startup_once(server: ServerProcess, cache: Path) -> tuple[float, float]:
-    """(ms to the BOOTSTRAP line, ms to the first ApiVersions answer), both from Popen."""
+def _startup_once(peer: Peer, server: Broker, cache: Path) -> dict[str, float]:
+    """Phase -> ms from spawn: BOOTSTRAP line, first ApiVersions answer, groups served where that comes later.
+
+    Kafka times its own phases (`bench.kafka_peer`), its storage format included.
+    """
+    if not isinstance(server, ServerProcess):
+        server.start()
+        try:
+            phases: dict[str, float] = server.startup_ms()  # type: ignore[attr-defined]  # bench.kafka_peer
+            return phases
+        finally:
+            server.stop()
     server.bytecode_cache = cache
     try:
         host, port = server.start()
         api_versions_roundtrip(host, port)
         answered = time.perf_counter()
-        return (server.bootstrap_at - server.spawned_at) * 1e3, (answered - server.spawned_at) * 1e3
+        phases = {
+            "bootstrap": (server.bootstrap_at - server.spawned_at) * 1e3,
+            "api_versions": (answered - server.spawned_at) * 1e3,
+        }
+        if peer.wait_ready is not None:
+            peer.wait_ready(server)
+            phases["ready"] = (time.perf_counter() - server.spawned_at) * 1e3
+        return phases
     finally:
         server.stop()
 
 
-def startup(mock: bool) -> None:
-    ours: list[tuple[float, float]] = []
-    theirs: list[tuple[float, float]] = []
+STARTUP_PHASES = (
+    ("spawn -> BOOTSTRAP line", "bootstrap"),
+    ("spawn -> first ApiVersions answer", "api_versions"),
+    ("spawn -> group coordinator ready", "ready"),
+    ("storage format (before spawn)", "format"),
+)
+
+
+def startup(columns: Sequence[Peer]) -> None:
+    failures: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="bench-broker-startup-") as tmp:
         cache = Path(tmp) / "pycache"
-        _startup_once(ServerProcess.ours(Path(tmp) / "warm-up"), cache)  # fills the bytecode cache; not timed
-        if mock:
-            _startup_once(ServerProcess.mock(0), cache)
-        for run in range(STARTUP_RUNS):
-            ours.append(_startup_once(ServerProcess.ours(Path(tmp) / f"run-{run}"), cache))
-            if mock:
-                theirs.append(_startup_once(ServerProcess.mock(0), cache))
-    rows = []
-    for label, index in (("spawn -> BOOTSTRAP line", 0), ("spawn -> first ApiVersions answer", 1)):
-        o = [r[index] for r in ours]
-        m = [r[index] for r in theirs]
-        target = f"<= {STARTUP_TARGET_MS:g} ms and < mock" if index == 1 else "-"
+
+        def measure(peer: Peer) -> list[dict[str, float]]:
+            _startup_once(peer, peer.make(Path(tmp) / f"{peer.name}-warm-up"), cache)  # fills caches; not timed
+            runs = KAFKA_STARTUP_RUNS if peer.name == "kafka" else STARTUP_RUNS
+            return [_startup_once(peer, peer.make(Path(tmp) / f"{peer.name}-{run}"), cache) for run in range(runs)]
+
+        results = _each_peer(columns, measure, failures)
+    measures = []
+    for label, phase in STARTUP_PHASES:
         for stat, fn in (("best", min), ("median", _median)):
-            ours_ms = fn(o)
-            mock_ms = fn(m) if m else None
-            verdict = target
-            if index == 1:
-                met = ours_ms <= STARTUP_TARGET_MS and (mock_ms is None or ours_ms < mock_ms)
-                verdict += " (met)" if met else " (missed)"
-            rows.append(
-                (f"{label}, {stat}", fmt(ours_ms, ".0f"), fmt(mock_ms, ".0f"), ratio(ours_ms, mock_ms), verdict)
-            )
+            values: dict[str, Cell] = {}
+            for name, runs in results.items():
+                figures = [run[phase] for run in runs if phase in run]
+                values[name] = fn(figures) if figures else "-"
+            target = ""
+            if phase == "api_versions":
+                ours, mock = values.get("ours"), values.get("mock")
+                target = f"<= {STARTUP_TARGET_MS:g} ms and < mock"
+                if isinstance(ours, float):
+                    met = ours <= STARTUP_TARGET_MS and (not isinstance(mock, float) or ours < mock)
+                    target += " (met)" if met else " (missed)"
+            measures.append(Measure(f"{label}, {stat}", _failed(values, failures), target))
+    header, rows = comparison_table(measures, columns, ",.0f", with_target=True)
+    runs_note = f"{STARTUP_RUNS} runs each (kafka {KAFKA_STARTUP_RUNS}), after one untimed start of each"
     print_table(
-        f"startup: Popen to the first ApiVersions v0 answer, {STARTUP_RUNS} runs each (ms)",
-        ("measure", "ours ms", "mock ms", "ratio", "issue target"),
+        f"startup: from spawn (Popen), {runs_note} (ms)",
+        header,
         rows,
-        notes=[
-            "bytecode cached (PYTHONPYCACHEPREFIX, filled by one untimed start of each), as an installed program"
-            " starts, even where PYTHONDONTWRITEBYTECODE is set",
-            *([] if mock else ["mock column unavailable: /work/shared/tools/mock_cluster.py is not present"]),
-        ],
+        notes=_notes(
+            columns,
+            failures,
+            "bytecode cached (PYTHONPYCACHEPREFIX, filled by the untimed start), as an installed program starts",
+            "kafka: ReferenceKafka formats fresh KRaft storage first (kafka-storage format, its own JVM): shown"
+            " apart, not in the spawn figures",
+            "group coordinator ready: kafka = every __consumer_offsets partition answers FindCoordinator and"
+            " DescribeGroups without error; ours = its offsets.loaded log line (polled every 5 ms); mock and kfake"
+            " serve groups as soon as they answer ('-')",
+        ),
     )
 
 
@@ -164,83 +247,90 @@ def startup(mock: bool) -> None:
 class FormationResult:
     seconds: list[float]
     joins_per_member: list[float]
+    gave_up: str | None = None
 
 
 async def _formation_runs(host: str, port: int, size: int, runs: int, tag: str) -> FormationResult:
+    """Up to `runs` formations of a fresh group within FORMATION_BUDGET_S; `gave_up` says why when none finished."""
     connections = await open_connections(host, port, size)
     result = FormationResult([], [])
+    deadline = time.monotonic() + FORMATION_BUDGET_S
     try:
         for run in range(runs):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
             group = GroupRun(
                 f"bench-form-{tag}-{size}-{run}-{time.time_ns()}",
                 connections,
                 session_timeout_ms=FORMATION_TIMEOUT_MS,
                 rebalance_timeout_ms=FORMATION_TIMEOUT_MS,
             )
-            result.seconds.append(await asyncio.wait_for(group.form(), 120))
+            try:
+                result.seconds.append(await asyncio.wait_for(group.form(), left))
+            except TimeoutError:
+                break
             result.joins_per_member.append(group.joins_sent / size)
             await group.leave()
     finally:
         for connection in connections:
             connection.close()
+    if not result.seconds:
+        result.gave_up = f"did not form in {FORMATION_BUDGET_S:g} s"
     return result
 
 
-def formation(mock: bool) -> None:
-    results: dict[tuple[str, int], FormationResult] = {}
+def formation(columns: Sequence[Peer]) -> None:
+    failures: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="bench-broker-groups-") as tmp:
-        servers = {"ours": ServerProcess.ours(Path(tmp), OURS_GROUP_SETTINGS)}
-        if mock:
-            servers["mock"] = ServerProcess.mock(0)
-        try:
-            endpoints = {name: server.start() for name, server in servers.items()}
-            for size in FORMATION_SIZES:
-                runs = FORMATION_RUNS[size]
-                for name, (host, port) in endpoints.items():
-                    results[(name, size)] = run_async(_formation_runs(host, port, size, runs, name))
-        finally:
-            for server in servers.values():
-                server.stop()
-    rows = []
+
+        def measure(peer: Peer) -> dict[int, FormationResult]:
+            results: dict[int, FormationResult] = {}
+            with _started(peer, Path(tmp) / peer.name) as server:
+                for size in FORMATION_SIZES:
+                    results[size] = run_async(
+                        _formation_runs(server.host, server.port, size, FORMATION_RUNS[size], peer.name)
+                    )
+                    shown = results[size].gave_up or f"{_median(results[size].seconds) * 1e3:,.1f} ms"
+                    print(f"  {peer.name} N={size:,}: {shown}", flush=True)
+            return results
+
+        results = _each_peer(columns, measure, failures)
+    measures = []
     for size in FORMATION_SIZES:
-        ours = results[("ours", size)]
-        theirs = results.get(("mock", size))
-        ours_median = _median(ours.seconds) * 1e3
-        mock_median = _median(theirs.seconds) * 1e3 if theirs else None
-        met = mock_median is not None and ours_median < mock_median
-        rows.append(
-            (
-                f"N={size:,} ({len(ours.seconds)} runs)",
-                fmt(min(ours.seconds) * 1e3, ",.1f"),
-                fmt(ours_median, ",.1f"),
-                fmt(min(theirs.seconds) * 1e3 if theirs else None, ",.1f"),
-                fmt(mock_median, ",.1f"),
-                ratio(ours_median, mock_median),
-                f"{_median(ours.joins_per_member):.2f} / "
-                + (f"{_median(theirs.joins_per_member):.2f}" if theirs else "n/a"),
-                "< mock " + ("(met)" if met else "(missed)" if mock_median is not None else "(no mock)"),
-            )
-        )
+        best: dict[str, Cell] = {}
+        median: dict[str, Cell] = {}
+        joins: dict[str, Cell] = {}
+        for name, by_size in results.items():
+            result = by_size[size]
+            if result.gave_up:
+                best[name] = median[name] = joins[name] = f"n/a ({result.gave_up})"
+                continue
+            best[name] = min(result.seconds) * 1e3
+            median[name] = _median(result.seconds) * 1e3
+            joins[name] = _median(result.joins_per_member)
+        ours, mock = median.get("ours"), median.get("mock")
+        met = "(met)" if isinstance(ours, float) and isinstance(mock, float) and ours < mock else "(missed)"
+        runs = FORMATION_RUNS[size]
+        measures += [
+            Measure(f"N={size:,}: best of {runs} (ms)", _failed(best, failures)),
+            Measure(f"N={size:,}: median (ms)", _failed(median, failures), f"< mock {met}"),
+            Measure(f"N={size:,}: JoinGroups/member", _failed(joins, failures), spec=".2f", compare=False),
+        ]
+    header, rows = comparison_table(measures, columns, ",.1f", with_target=True)
     print_table(
         "group formation: first JoinGroup written -> last SyncGroup answer (ms), fresh group per run",
-        (
-            "members",
-            "ours best",
-            "ours median",
-            "mock best",
-            "mock median",
-            "ratio (median)",
-            "joins/member o/m",
-            "target",
-        ),
+        header,
         rows,
-        notes=[
-            "joins/member: JoinGroup requests per member (ours: 2 = the MEMBER_ID_REQUIRED round trip; more ="
-            " extra rebalance rounds)",
+        notes=_notes(
+            columns,
+            failures,
+            f"each peer gets {FORMATION_BUDGET_S:g} s per size for its runs; 'n/a (did not form ...)' = none finished",
+            "JoinGroups/member: 2 = the MEMBER_ID_REQUIRED round trip (the mock admits at once: 1); more = extra"
+            " rebalance rounds",
             f"the mock elects at once with whoever joined, then waits session.timeout-1s ({FORMATION_TIMEOUT_MS - 1000}"
             " ms here) for any later joiner: that timer, not its speed, sets its figure for N > 1",
-            *([] if mock else ["mock column unavailable: /work/shared/tools/mock_cluster.py is not present"]),
-        ],
+        ),
     )
 
 
@@ -255,7 +345,7 @@ class HeartbeatResult:
     client_cpu: float
 
 
-async def _heartbeat_windows(server: ServerProcess) -> list[HeartbeatResult]:
+async def _heartbeat_windows(server: Broker) -> list[HeartbeatResult]:
     connections = await open_connections(server.host, server.port, HB_MEMBERS)
     group = GroupRun(
         f"bench-hb-{time.time_ns()}",
@@ -270,9 +360,9 @@ async def _heartbeat_windows(server: ServerProcess) -> list[HeartbeatResult]:
         for i, member_id in enumerate(group.member_ids):
             body = HeartbeatRequest(group_id=group.group_id, generation_id=group.generation, member_id=member_id)
             frames.append(request_frame(ApiKey.HEARTBEAT, HEARTBEAT_VERSION, body, correlation_id=1000 + i))
-        assert server.process is not None
+        pid = server.pid
         for _ in range(HB_WINDOWS):
-            server_cpu, client_cpu = cpu_seconds(server.process.pid), cpu_seconds()
+            server_cpu, client_cpu = cpu_seconds(pid), cpu_seconds()
             started = time.perf_counter()
             stop_at = started + HB_WINDOW_S
             pumps = [
@@ -285,7 +375,7 @@ async def _heartbeat_windows(server: ServerProcess) -> list[HeartbeatResult]:
                 HeartbeatResult(
                     rate=sum(p.count for p in pumps) / elapsed,
                     failures=sum(p.failures for p in pumps),
-                    server_cpu=(cpu_seconds(server.process.pid) - server_cpu) / elapsed,
+                    server_cpu=(cpu_seconds(pid) - server_cpu) / elapsed,
                     client_cpu=(cpu_seconds() - client_cpu) / elapsed,
                 )
             )
@@ -303,52 +393,41 @@ def _heartbeat_ok(correlation_id: int) -> Callable[[bytes], bool]:
     return check
 
 
-def heartbeats(mock: bool) -> None:
-    results: dict[str, HeartbeatResult] = {}
+def heartbeats(columns: Sequence[Peer]) -> None:
+    failures: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="bench-broker-hb-") as tmp:
-        makers: dict[str, Callable[[], ServerProcess]] = {
-            "ours": lambda: ServerProcess.ours(Path(tmp), OURS_GROUP_SETTINGS)
-        }
-        if mock:
-            makers["mock"] = lambda: ServerProcess.mock(0)
-        for name, make in makers.items():
-            with make() as server:
-                server.start()
-                windows = run_async(_heartbeat_windows(server))
-                results[name] = max(windows, key=lambda r: r.rate)
-                results[name].failures = sum(w.failures for w in windows)
-    ours, theirs = results["ours"], results.get("mock")
-    met = ours.rate >= HB_TARGET and (theirs is None or ours.rate > theirs.rate)
-    rows = [
-        (
+
+        def measure(peer: Peer) -> HeartbeatResult:
+            with _started(peer, Path(tmp) / peer.name) as server:
+                windows: list[HeartbeatResult] = run_async(_within(_heartbeat_windows(server), PEER_BUDGET_S))
+            best = max(windows, key=lambda r: r.rate)
+            best.failures = sum(w.failures for w in windows)
+            return best
+
+        results = _each_peer(columns, measure, failures)
+    ours, mock = results.get("ours"), results.get("mock")
+
+    def per_peer(figure: Callable[[HeartbeatResult], float]) -> dict[str, Cell]:
+        return _failed({name: figure(r) for name, r in results.items()}, failures)
+
+    met = ours is not None and ours.rate >= HB_TARGET and (mock is None or ours.rate > mock.rate)
+    measures = [
+        Measure(
             "heartbeats/s",
-            fmt(ours.rate),
-            fmt(theirs.rate if theirs else None),
-            ratio(ours.rate, theirs.rate if theirs else None),
+            _failed({name: r.rate for name, r in results.items()}, failures),
             f">= {HB_TARGET:,.0f}/s and > mock " + ("(met)" if met else "(missed)"),
         ),
-        (
-            "broker CPU (1.0 = one core)",
-            f"{ours.server_cpu:.2f}",
-            fmt(theirs.server_cpu if theirs else None, ".2f"),
-            "",
-            "",
-        ),
-        (
-            "client CPU (1.0 = one core)",
-            f"{ours.client_cpu:.2f}",
-            fmt(theirs.client_cpu if theirs else None, ".2f"),
-            "",
-            "",
-        ),
-        ("failed answers (all windows)", str(ours.failures), fmt(theirs.failures if theirs else None, "d"), "", "0"),
+        Measure("broker CPU (1.0 = one core)", per_peer(lambda r: r.server_cpu), spec=".2f", compare=False),
+        Measure("client CPU (1.0 = one core)", per_peer(lambda r: r.client_cpu), spec=".2f", compare=False),
+        Measure("failed answers (all windows)", per_peer(lambda r: float(r.failures)), "0", compare=False),
     ]
+    header, rows = comparison_table(measures, columns, ",.0f", with_target=True)
     print_table(
         f"heartbeats: {HB_MEMBERS} members of a Stable group, one connection each, back-to-back Heartbeat v3, "
         f"best of {HB_WINDOWS} x {HB_WINDOW_S:g} s",
-        ("measure", "ours", "mock", "ratio", "issue target"),
+        header,
         rows,
-        notes=[] if mock else ["mock column unavailable: /work/shared/tools/mock_cluster.py is not present"],
+        notes=_notes(columns, failures, "CPU columns say who was the bottleneck (1.0 = one core)"),
     )
 
 
@@ -413,7 +492,11 @@ async def _produce(conn: Connection, frames: list[bytes], batches: int) -> tuple
     acks = asyncio.ensure_future(acknowledge())
     for i in range(batches):
         partition = i % len(frames)
-        await in_flight.put((partition, conn.send(frames[partition])))
+        put = asyncio.ensure_future(in_flight.put((partition, conn.send(frames[partition]))))
+        await asyncio.wait({put, acks}, return_when=asyncio.FIRST_COMPLETED)
+        if not put.done():  # an answer was an error: acknowledge() ended, nothing empties the queue any more
+            put.cancel()
+            break
     await acks
     return time.perf_counter() - started, first_offsets
 
@@ -476,7 +559,7 @@ async def _fetch(conn: Connection, topic: str, start: dict[int, int], end: dict[
     return time.perf_counter() - started, total
 
 
-async def _throughput(server: ServerProcess, create: bool) -> ThroughputResult:
+async def _throughput(server: Broker, create: bool) -> ThroughputResult:
     """Produce then fetch back, in rounds of CHUNK_BATCHES batches per partition; rates over all the rounds.
 
     Rounds because the mock keeps only about 5 MiB per partition (older batches are dropped and fetching them is
@@ -514,52 +597,71 @@ async def _throughput(server: ServerProcess, create: bool) -> ThroughputResult:
         consumer.close()
 
 
-def produce_fetch(mock: bool) -> None:
-    results: dict[str, ThroughputResult] = {}
+def produce_fetch(columns: Sequence[Peer]) -> None:
+    failures: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="bench-broker-pf-") as tmp:
-        makers: dict[str, tuple[Callable[[], ServerProcess], bool]] = {
-            "ours": (lambda: ServerProcess.ours(Path(tmp)), True)
-        }
-        if mock:
-            makers["mock"] = (lambda: ServerProcess.mock(0), False)
-        for name, (make, create) in makers.items():
-            with make() as server:
-                server.start()
-                results[name] = run_async(_throughput(server, create))
-    ours, theirs = results["ours"], results.get("mock")
-    rows = []
+
+        def measure(peer: Peer) -> ThroughputResult:
+            with _started(peer, Path(tmp) / peer.name) as server:
+                result: ThroughputResult = run_async(_within(_throughput(server, peer.creates_topics), PEER_BUDGET_S))
+                return result
+
+        results = _each_peer(columns, measure, failures)
+    ours = results.get("ours")
+    measures = []
     for label, attr in (("produce MB/s (acks=1)", "produce_mbs"), ("fetch MB/s", "fetch_mbs")):
-        ours_best = max(getattr(ours, attr))
-        mock_best = max(getattr(theirs, attr)) if theirs else None
-        met = ours_best >= THROUGHPUT_TARGET_MBS
-        rows.append(
-            (
-                label,
-                fmt(ours_best, ",.1f"),
-                fmt(mock_best, ",.1f"),
-                ratio(ours_best, mock_best),
-                f">= {THROUGHPUT_TARGET_MBS:g} MB/s " + ("(met)" if met else "(missed)"),
+        best: dict[str, Cell] = {name: max(getattr(r, attr)) for name, r in results.items()}
+        ours_best = best.get("ours")
+        met = isinstance(ours_best, float) and ours_best >= THROUGHPUT_TARGET_MBS
+        measures.append(
+            Measure(
+                label, _failed(best, failures), f">= {THROUGHPUT_TARGET_MBS:g} MB/s " + ("(met)" if met else "(missed)")
             )
         )
+    header, rows = comparison_table(measures, columns, ",.1f", with_target=True)
+    batch_bytes = ours.batch_bytes if ours else BATCH_BYTES
     print_table(
-        f"produce/fetch: one producer ({ours.batch_bytes:,}-byte batches, {PRODUCE_IN_FLIGHT} in flight), "
+        f"produce/fetch: one producer ({batch_bytes:,}-byte batches, {PRODUCE_IN_FLIGHT} in flight), "
         f"one consumer; best of {PRODUCE_RUNS} x {PRODUCE_BYTES // 2**20} MiB",
-        ("direction", "ours", "mock", "ratio", "issue target"),
+        header,
         rows,
-        notes=[
-            f"partitions: ours {ours.partitions} (CreateTopics), mock "
-            + (f"{theirs.partitions} (auto-created; it has no CreateTopics)" if theirs else "unavailable")
-        ],
+        notes=_notes(
+            columns,
+            failures,
+            "partitions: "
+            + ", ".join(
+                f"{name} {r.partitions}" + (" (CreateTopics)" if _creates(columns, name) else " (auto-created)")
+                for name, r in results.items()
+            ),
+        ),
     )
 
 
+def _creates(columns: Sequence[Peer], name: str) -> bool:
+    return any(p.name == name and p.creates_topics for p in columns)
+
+
+@contextlib.contextmanager
+def _started(peer: Peer, work_dir: Path) -> Iterator[Broker]:
+    """A started peer that serves groups, stopped on the way out whatever happened."""
+    server = peer.make(work_dir)
+    try:
+        server.start()
+        if peer.wait_ready is not None:
+            peer.wait_ready(server)
+        yield server
+    finally:
+        server.stop()
+
+
 def run() -> None:
-    mock = ServerProcess.mock_available()
+    columns = peers()
     raise_fd_limit(4 * max(FORMATION_SIZES) + 256)
-    startup(mock)
-    formation(mock)
-    heartbeats(mock)
-    produce_fetch(mock)
+    print("peers: " + "; ".join(f"{p.name} {'ok' if p.available else p.na}" for p in columns), flush=True)
+    startup(columns)
+    formation(columns)
+    heartbeats(columns)
+    produce_fetch(columns)
 
 
 if __name__ == "__main__":

@@ -132,6 +132,11 @@ class ServerProcess:
             argv += ["--rebalance-delay-ms", str(rebalance_delay_ms)]
         return cls(argv, "mock")
 
+    @property
+    def pid(self) -> int:
+        assert self.process is not None
+        return self.process.pid
+
     @staticmethod
     def mock_available() -> bool:
         return MOCK_CLUSTER.is_file()

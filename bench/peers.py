@@ -1,0 +1,217 @@
+"""The brokers `bench_broker` measures side by side, and the table that shows one column per broker.
+
+Four peers, in column order: our broker, librdkafka's mock cluster, the reference Apache Kafka broker
+(tests/reference/kafka.py's `ReferenceKafka`, run by `bench.kafka_peer`) and franz-go's kfake (a tiny Go main under
+bench/kfake/, built by `make bench-kfake`). A peer that cannot run on this machine (no mock_cluster.py, no Java or
+no fetched Kafka, no Go-built kfake binary) stays in the table with "n/a (why)" in its column, so `make bench`
+prints the same tables everywhere and never fails because a peer is missing. Nothing here imports the tests
+package: the Kafka peer is imported only when it is started.
+
+Every table prints which settings each peer runs with (`Peer.settings`), since the figures mean little without them.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from bench.wire_load import ROOT, ServerProcess, fmt, ratio
+
+KFAKE_DIR = ROOT / "bench" / "kfake"
+KFAKE_BIN = KFAKE_DIR / "kfake-bin"
+OURS_SETTINGS = {"group.initial.rebalance.delay.ms": "0"}
+OURS_READY_EVENT = '"offsets.loaded"'
+#: Partitions of a topic kfake auto-creates; the benchmarks create theirs explicitly where CreateTopics exists.
+KFAKE_PARTITIONS = 6
+
+
+class Broker(Protocol):
+    """What the benchmarks need of a running peer: where it listens, its process (for CPU figures), stop()."""
+
+    host: str
+    port: int
+
+    @property
+    def pid(self) -> int: ...
+
+    def start(self, timeout_s: float = ...) -> tuple[str, int]: ...
+
+    def stop(self, timeout_s: float = ...) -> None: ...
+
+
+@dataclass(frozen=True)
+class Peer:
+    """One column: how to make the broker, what it runs with, and why it cannot run here (None when it can)."""
+
+    name: str
+    settings: str
+    make: Callable[[Path], Broker]
+    unavailable: str | None = None
+    #: Short form of `unavailable` for a table cell ("n/a (no Java)"); the long form goes into the table's notes.
+    unavailable_short: str | None = None
+    creates_topics: bool = True
+    #: Blocks until a started broker serves groups (our broker loads __consumer_offsets after it answers); None when
+    #: it serves them as soon as it answers (or, as Kafka's start(), only returns once it does).
+    wait_ready: Callable[[Broker], None] | None = None
+
+    @property
+    def available(self) -> bool:
+        return self.unavailable is None
+
+    @property
+    def na(self) -> str:
+        """The cell text of this peer when it did not run."""
+        return f"n/a ({self.unavailable_short or self.unavailable})"
+
+
+def _ours(data_dir: Path) -> Broker:
+    return ServerProcess.ours(data_dir, OURS_SETTINGS)
+
+
+def ours_loaded(server: Broker, timeout_s: float = 60.0) -> None:
+    """Until our broker logged `offsets.loaded` (before, group requests answer COORDINATOR_LOAD_IN_PROGRESS)."""
+    assert isinstance(server, ServerProcess)
+    server.wait_for_line(OURS_READY_EVENT, timeout_s)
+
+
+def _mock(_: Path) -> Broker:
+    return ServerProcess.mock(0)
+
+
+def _kfake(_: Path) -> Broker:
+    return ServerProcess([str(KFAKE_BIN), "-port", "0", "-partitions", str(KFAKE_PARTITIONS)], "kfake")
+
+
+def _kafka(work_dir: Path) -> Broker:
+    from bench.kafka_peer import KafkaServer  # imports the tests package (ReferenceKafka): only when Kafka runs
+
+    return KafkaServer(work_dir)
+
+
+def kafka_unavailable() -> tuple[str, str] | None:
+    """(why, short why) the reference Kafka broker cannot run here, or None when it can."""
+    try:
+        from bench.kafka_peer import unavailable_reason
+    except ImportError as exc:  # a checkout without the tests package
+        return f"tests/reference/kafka.py cannot be imported ({exc})", "no tests/reference"
+    reason = unavailable_reason()
+    if reason is None:
+        return None
+    if shutil.which("java") is None:
+        return reason, "no Java"
+    return reason, "Kafka not fetched"
+
+
+def kfake_unavailable() -> tuple[str, str] | None:
+    if KFAKE_BIN.is_file():
+        return None
+    why = "go" if shutil.which("go") is None else "make bench-kfake"
+    return (
+        f"{KFAKE_BIN.relative_to(ROOT)} is not built (`make bench-kfake` builds it with Go, from the module proxy)",
+        f"not built: {why}",
+    )
+
+
+def peers() -> list[Peer]:
+    """The four columns, in order, each with its availability on this machine."""
+    kafka_why = kafka_unavailable()
+    kfake_why = kfake_unavailable()
+    return [
+        Peer("ours", ", ".join(f"{k}={v}" for k, v in OURS_SETTINGS.items()), _ours, wait_ready=ours_loaded),
+        Peer(
+            "mock",
+            "--rebalance-delay-ms 0 (no CreateTopics: auto-creates 4 partitions)",
+            _mock,
+            unavailable=None if ServerProcess.mock_available() else "/work/shared/tools/mock_cluster.py is not present",
+            unavailable_short="no mock_cluster.py",
+            creates_topics=False,
+        ),
+        Peer(
+            "kafka",
+            _kafka_settings() if kafka_why is None else "-",
+            _kafka,
+            unavailable=kafka_why[0] if kafka_why else None,
+            unavailable_short=kafka_why[1] if kafka_why else None,
+        ),
+        Peer(
+            "kfake",
+            "-port 0 (no initial rebalance delay exists; group session 6 s..30 min; auto-create on)",
+            _kfake,
+            unavailable=kfake_why[0] if kfake_why else None,
+            unavailable_short=kfake_why[1] if kfake_why else None,
+        ),
+    ]
+
+
+def _kafka_settings() -> str:
+    from bench.kafka_peer import describe_settings
+
+    return describe_settings()
+
+
+# -- tables --------------------------------------------------------------------------------------------------------
+
+#: A cell: a figure, a text (e.g. "n/a (did not form in 120 s)"), or None for "not measured" (prints "n/a").
+Cell = float | str | None
+
+
+@dataclass
+class Measure:
+    """One table row: a figure per peer name, and optionally the issue's target for our broker.
+
+    `spec` formats this row's figures (the table's when None); `compare` False leaves the ratio cells empty, for
+    rows that are not speeds (CPU shares, counts).
+    """
+
+    label: str
+    values: Mapping[str, Cell]
+    target: str = ""
+    spec: str | None = None
+    compare: bool = True
+
+
+def cell(value: Cell, spec: str) -> str:
+    if isinstance(value, str):
+        return value
+    if value is None or math.isnan(value):
+        return "n/a"
+    return fmt(value, spec)
+
+
+def _figure(value: Cell) -> float | None:
+    return value if isinstance(value, int | float) and not math.isnan(value) else None
+
+
+def comparison_table(
+    measures: Sequence[Measure],
+    columns: Sequence[Peer],
+    spec: str = ",.0f",
+    ratios: Sequence[str] = ("mock", "kafka"),
+    with_target: bool = False,
+) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
+    """(header, rows): one column per peer, then `ours/<peer>` ratios, then the target column if asked.
+
+    A peer that is not available shows its `na` text in every row, whatever the measure says.
+    """
+    header = ("measure", *(p.name for p in columns), *(f"ours/{name}" for name in ratios))
+    if with_target:
+        header += ("issue target",)
+    rows = []
+    for measure in measures:
+        row_spec = measure.spec or spec
+        cells = [cell(measure.values.get(p.name), row_spec) if p.available else p.na for p in columns]
+        ours = _figure(measure.values.get("ours"))
+        cells += [ratio(ours, _figure(measure.values.get(name))) if measure.compare else "" for name in ratios]
+        if with_target:
+            cells.append(measure.target)
+        rows.append((measure.label, *cells))
+    return header, rows
+
+
+def settings_notes(columns: Sequence[Peer]) -> list[str]:
+    """One note line per peer: its settings, or why it did not run."""
+    return [f"{p.name}: {p.settings}" if p.available else f"{p.name}: not run: {p.unavailable}" for p in columns]
