@@ -158,7 +158,8 @@ class BrokerControls:
 
         Not a control: `wait_for_group` asks it so that a test waiting on a frozen clock fails fast, with the
         `advance` it needs, instead of timing out (its docstring gives the rule). None when time flows, the group
-        is unknown, no timer is pending, or the wait wants more `members` than the group has (timers only ever
+        is unknown, no timer is pending, a timer is already due (it fires on the event loop's next turn, frozen or
+        not), or the wait wants more `members` than the group has (timers only ever
         remove members: only a client's JoinGroup adds one). `exact` when the group is PreparingRebalance with
         every member parked in its JoinGroup: only its timer (the initial delay, KIP-134, or the rebalance
         timeout) completes the join."""
@@ -177,13 +178,10 @@ class BrokerControls:
         keys += [(f"session of member {m}", heartbeat_key(group_id, m)) for m in group.members]
         keys += [(f"pending member id {m}", heartbeat_key(group_id, m)) for m in sorted(group.pending_members)]
         now = clock.monotonic_ms()
-        timers = tuple(
-            PendingTimer(what, deadline - now)
-            for what, key in keys
-            if (deadline := coordinator.timer.deadline(key)) is not None and deadline > now
-        )
-        if not timers:
-            return None
+        deadlines = [(what, when) for what, key in keys if (when := coordinator.timer.deadline(key)) is not None]
+        if not deadlines or any(when <= now for _, when in deadlines):
+            return None  # nothing pending, or a timer is due now and fires without an advance (initial delay 0)
+        timers = tuple(PendingTimer(what, when - now) for what, when in deadlines)
         exact = group.is_in(GroupState.PREPARING_REBALANCE) and group.has_all_members_joined()
         fingerprint = (
             group.state.value,

@@ -37,19 +37,23 @@ class Scenario:
     run: ScenarioFn
     doc: str
     known: tuple[Known, ...] = ()
+    settings: dict[str, str] | None = None
+    """Broker settings of its own (a pair of brokers started for it), or None for the shared settings."""
 
 
 SCENARIOS: dict[str, Scenario] = {}
 
 
-def scenario(covers: str, known: tuple[Known, ...] = ()) -> Callable[[ScenarioFn], ScenarioFn]:
+def scenario(
+    covers: str, known: tuple[Known, ...] = (), settings: dict[str, str] | None = None
+) -> Callable[[ScenarioFn], ScenarioFn]:
     """Register the decorated function under its name (which must be unique) as covering ``covers``."""
 
     def register(fn: ScenarioFn) -> ScenarioFn:
         name = fn.__name__
         if name in SCENARIOS:
             raise ValueError(f"two scenarios are called {name!r}")
-        SCENARIOS[name] = Scenario(name, covers, fn, (fn.__doc__ or "").strip(), known)
+        SCENARIOS[name] = Scenario(name, covers, fn, (fn.__doc__ or "").strip(), known, settings)
         return fn
 
     return register

@@ -1,8 +1,8 @@
 """The group settings both brokers get when they are compared: Kafka's names, values Kafka accepts.
 
-Timeouts are scaled down so timeline scenarios run in real time in seconds (Kafka has no virtual time), but stay
-above Kafka's own floors; the initial delay is kept non-zero so KIP-134's delay is observable on both.
-"""
+Timeouts are scaled down so timeline scenarios run in real time in seconds (Kafka has no virtual time), but stay above
+Kafka's own floors; the initial delay is kept non-zero so KIP-134's
+delay is observable on both."""
 
 from __future__ import annotations
 
@@ -14,4 +14,13 @@ SHARED_GROUP_SETTINGS: dict[str, str] = {
     "offsets.topic.num.partitions": "10",
     "num.partitions": "3",
     "auto.create.topics.enable": "false",
+}
+
+#: For the retention scenario (#36) only, on a pair of brokers of its own: retention at Kafka's floor of one minute,
+#: checked every second. Not in the shared settings, because every check also removes Empty groups that have no
+#: offsets left, which would race with the other scenarios' looks at their Empty groups.
+RETENTION_SETTINGS: dict[str, str] = {
+    **SHARED_GROUP_SETTINGS,
+    "offsets.retention.minutes": "1",
+    "offsets.retention.check.interval.ms": "1000",
 }

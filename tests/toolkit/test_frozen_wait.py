@@ -42,3 +42,43 @@ def test_group_activity_counts_the_requests_naming_each_group() -> None:
     for api_key, request in seen:
         activity.request_started(ctx, api_key, request)
     assert (activity.requests("a"), activity.requests("b"), activity.requests("c")) == (3, 1, 0)
+
+
+class _Timers:
+    def __init__(self, deadlines: dict[Any, int]) -> None:
+        self._deadlines = deadlines
+
+    def deadline(self, key: Any) -> int | None:
+        return self._deadlines.get(key)
+
+
+def _controls_over(deadlines: dict[Any, int], now: int) -> Any:
+    """BrokerControls over a frozen clock and a group in PreparingRebalance whose only member has joined."""
+    from coordinator.state import GroupState
+    from toolkit.controls import BrokerControls
+
+    group = SimpleNamespace(
+        members={"m-1": object()},
+        pending_members=set(),
+        pending_sync_members=set(),
+        state=GroupState.PREPARING_REBALANCE,
+        generation_id=0,
+        num_awaiting_join=1,
+        is_in=lambda state: state is GroupState.PREPARING_REBALANCE,
+        has_all_members_joined=lambda: True,
+    )
+    coordinator = SimpleNamespace(group=lambda group_id: group, timer=_Timers(deadlines))
+    broker = SimpleNamespace(clock=SimpleNamespace(frozen=True, monotonic_ms=lambda: now), coordinator=coordinator)
+    return BrokerControls(broker, faults=None, moves=None, activity=GroupActivity())  # type: ignore[arg-type]
+
+
+def test_a_timer_due_now_is_not_a_frozen_wait() -> None:
+    """Initial delay 0 under frozen time: the join timer is due at the frozen instant and fires on the loop's next
+    turn, so a wait that looks in that moment must not fail (a session timer further out does not change that)."""
+    from coordinator.keys import heartbeat_key, join_key
+
+    due_now = {join_key("g"): 1_000, heartbeat_key("g", "m-1"): 301_000}
+    assert _controls_over(due_now, now=1_000).frozen_timer_blocking("g") is None
+    later = {join_key("g"): 4_000, heartbeat_key("g", "m-1"): 301_000}
+    blocked = _controls_over(later, now=1_000).frozen_timer_blocking("g")
+    assert blocked is not None and blocked.exact and blocked.next_advance_ms == 3_000

@@ -1,11 +1,9 @@
-"""OffsetCommit and OffsetFetch rules #32-#39 of design/group-protocol.md (topics are created by each scenario:
-auto-creation is off on both brokers).
+"""OffsetCommit and OffsetFetch rules #32-#39 of design/group-protocol.md (topics are created by each scenario: auto-
+creation is off on both brokers).
 
-Not compared here: retention (#36) needs offsets.retention.minutes (at least 1 on Kafka) and
-offsets.retention.check.interval.ms small enough to watch offsets expire within a scenario's time, and the shared
-settings keep Kafka's defaults (7 days, checked every 10 minutes); the coordinator tests cover it with a manual
-clock. A pending transactional commit (#38 with require_stable) needs transactions, which the broker does not
-have; #39's error remapping needs a failing `__consumer_offsets` write, which one healthy node cannot produce."""
+Retention (#36) is compared in retention.py. A pending transactional commit (#38 with require_stable) needs
+transactions, which the broker does not have; #39's error remapping needs a failing `__consumer_offsets` write, which
+one healthy node cannot produce."""
 
 from __future__ import annotations
 
