@@ -54,7 +54,7 @@ class MemberAssignmentState:
     `assigned_partitions` are the partitions the member may consume now (what its heartbeat response lists);
     `partitions_pending_revocation` are partitions it was told to give up and has not yet confirmed releasing.
     Both count as "held" for everyone else until released. `previous_member_epoch` is kept because Kafka accepts
-    a heartbeat or commit carrying the previous epoch (a response lost in flight) instead of fencing the member.
+    a heartbeat carrying the previous epoch (its response was lost in flight) instead of fencing the member.
     """
 
     member_epoch: int = 0
