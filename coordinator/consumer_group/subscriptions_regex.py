@@ -7,11 +7,7 @@ compiles the pattern with RE2/J (com.google.re2j, not java.util.regex) and keeps
 resolved like any other topic if the pattern matches them. A pattern that does not compile is refused with
 INVALID_REGULAR_EXPRESSION when a member first brings it to the group; a null or empty pattern means "no pattern".
 
-RE2/J and C++ RE2 (the `google-re2` binding used here) share one syntax with two gaps this module closes, because a
-pattern's validity is visible to clients (an error vs an assignment): C++ RE2 accepts `\\C` (any byte) where RE2/J
-refuses it, and the two word their errors differently, so C++ messages are mapped to RE2/J's descriptions, the text
-Kafka puts in its error message. A pattern larger than RE2's memory budget (8 MiB compiled) is refused here where
-RE2/J, without such a budget, would accept it.
+Patterns are compiled in RE2/J's dialect by `re2j_syntax` (C++ RE2 underneath, with the differences closed).
 
 Sans-IO and pure apart from a bounded cache of compiled patterns, keyed by the pattern's text: a group's members
 usually share one pattern, and every metadata change re-resolves it against all topics.
@@ -22,33 +18,13 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Protocol
 
-import re2
-
+from coordinator.consumer_group.re2j_syntax import FullMatcher, compile_re2j, escape
 from protocol.errors import ErrorCode
 
 DEFAULT_MAX_CACHED = 256
 """Compiled patterns kept by a resolver. A pattern is per group (shared by its members), so this bounds memory by
 the number of distinct patterns in use, not by members; RE2 programs are small for topic-name patterns."""
-
-_RE2_OPTIONS = re2.Options()
-_RE2_OPTIONS.log_errors = False  # a client's bad pattern is an answer, not a line on the broker's stderr
-
-# C++ RE2 error code texts (re2.h RE2::ErrorCode) → RE2/J's PatternSyntaxException descriptions, as Kafka words them.
-_RE2J_DESCRIPTIONS: Mapping[str, str] = {
-    "missing ]": "missing closing ]",
-    "missing )": "missing closing )",
-    "unexpected )": "regexp/syntax: internal error",  # what re2j 1.8 answers for an unopened ")"
-    "trailing \\": "trailing backslash at end of expression",
-    "no argument for repetition operator": "missing argument to repetition operator",
-    "invalid repetition size": "invalid repeat count",
-    "bad repetition operator": "invalid nested repetition operator",
-    "invalid perl operator": "invalid or unsupported Perl syntax",
-    "invalid named capture group": "invalid named capture",
-}
-_INVALID_ESCAPE = "invalid escape sequence"
-_INVALID_UTF8 = "invalid UTF-8"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,57 +57,10 @@ class RegexResolution:
     """The requested patterns that did not compile, sorted by pattern, for the caller to log."""
 
 
-class _FullMatcher(Protocol):
-    def fullmatch(self, text: str) -> object | None: ...
-
-
 def is_regex_subscription(regex: str | None) -> bool:
     """Whether a member's SubscribedTopicRegex subscribes to anything: Kafka reads null and "" alike as no pattern
     (GroupMetadataManager.isNotEmpty); the Java consumer sends "" to drop its pattern."""
     return bool(regex)
-
-
-def _re2j_description(re2_message: str) -> str:
-    """RE2/J's wording of a C++ RE2 error ("<code text>: <offending text>")."""
-    code, _, argument = re2_message.partition(": ")
-    if code == "invalid perl operator" and argument.startswith("(?<"):
-        return "invalid named capture"  # RE2/J reads "(?<" as a named group, so lookbehind fails as one
-    return _RE2J_DESCRIPTIONS.get(code, code)
-
-
-def _refused_by_re2j_only(regex: str) -> str | None:
-    """The error RE2/J raises for a pattern C++ RE2 compiled: `\\C` outside `\\Q...\\E` quoting."""
-    index, quoted = 0, False
-    while index < len(regex):
-        if quoted:
-            if regex.startswith("\\E", index):
-                quoted = False
-                index += 2
-            else:
-                index += 1
-            continue
-        if regex[index] == "\\":
-            escaped = regex[index + 1 : index + 2]
-            if escaped == "C":
-                return _INVALID_ESCAPE
-            quoted = escaped == "Q"
-            index += 2
-            continue
-        index += 1
-    return None
-
-
-def _compile(regex: str) -> _FullMatcher | InvalidRegularExpression:
-    try:
-        compiled: _FullMatcher = re2.compile(regex, _RE2_OPTIONS)
-    except UnicodeEncodeError:  # a lone surrogate: RE2 takes UTF-8 only
-        return InvalidRegularExpression(regex, _INVALID_UTF8)
-    except re2.error as error:
-        raw = error.args[0] if error.args else b""
-        text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
-        return InvalidRegularExpression(regex, _re2j_description(text))
-    refused = _refused_by_re2j_only(regex)
-    return compiled if refused is None else InvalidRegularExpression(regex, refused)
 
 
 class TopicRegexResolver:
@@ -141,13 +70,12 @@ class TopicRegexResolver:
         if max_cached < 1:
             raise ValueError(f"max_cached must be positive, got {max_cached}")
         self._max_cached = max_cached
-        self._cache: OrderedDict[str, _FullMatcher | InvalidRegularExpression] = OrderedDict()
+        self._cache: OrderedDict[str, FullMatcher | InvalidRegularExpression] = OrderedDict()
 
     @staticmethod
     def literal(topic: str) -> str:
         """A pattern matching exactly `topic` (its metacharacters escaped)."""
-        escaped: str = re2.escape(topic)
-        return escaped
+        return escape(topic)
 
     def cached(self) -> tuple[str, ...]:
         """The cached patterns, least recently used first."""
@@ -178,12 +106,13 @@ class TopicRegexResolver:
             topics[regex] = resolved
         return RegexResolution(topics, tuple(invalid))
 
-    def _compiled(self, regex: str) -> _FullMatcher | InvalidRegularExpression:
+    def _compiled(self, regex: str) -> FullMatcher | InvalidRegularExpression:
         cached = self._cache.get(regex)
         if cached is not None:
             self._cache.move_to_end(regex)
             return cached
-        compiled = _compile(regex)
+        outcome = compile_re2j(regex)
+        compiled = InvalidRegularExpression(regex, outcome) if isinstance(outcome, str) else outcome
         self._cache[regex] = compiled
         if len(self._cache) > self._max_cached:
             self._cache.popitem(last=False)

@@ -130,6 +130,17 @@ def test_the_empty_regex_means_no_regex_subscription_as_kafka_reads_it() -> None
         ("*", "missing argument to repetition operator"),
         ("[z-a]", "invalid character class range"),
         ("\\", "trailing backslash at end of expression"),
+        # Where C++ RE2 (the binding) accepts and RE2/J refuses: the module must refuse as Kafka does
+        ("{+", "invalid nested repetition operator"),  # RE2/J counts a literal "{" as a repetition operator
+        ("a{*", "invalid nested repetition operator"),
+        ("{{2}", "invalid nested repetition operator"),
+        ("{{1001}", "invalid repeat count"),  # RE2/J checks the count before the nesting
+        ("a*{1001}", "invalid repeat count"),
+        ("(?P<a>x)|(?<a>y)", "duplicate capture group name"),
+        ("(?P<é>a)", "invalid named capture"),  # RE2/J group names are ASCII word characters only
+        ("(?P<é>(?P=n)", "invalid named capture"),  # the first error from the left is the one reported
+        ("\\C(?:", "invalid escape sequence"),
+        ("\\x{", "invalid escape sequence"),
     ],
 )
 def test_patterns_re2j_refuses_are_invalid_regular_expression(regex: str, description: str) -> None:
@@ -143,7 +154,27 @@ def test_patterns_re2j_refuses_are_invalid_regular_expression(regex: str, descri
 
 @pytest.mark.parametrize(
     "regex",
-    ["\\z", "(?P<n>a)", "(?<n>a)", "(?U)a+", "(?s).", "\\pN+", "\\p{Greek}", "[[:alpha:]]+", "\\Q\\C\\E", "\\\\C"],
+    # "\\é": RE2/J reads any escaped non-ASCII character as a literal, C++ RE2 refuses it
+    [
+        "\\é",
+        "[a-\\é]",
+        "{,}+",
+        "{a}+",
+        "\\{+",
+        "[{+]",
+        "\\Q{+\\E",
+        "\\p{Greek}+",
+        "\\z",
+        "(?P<n>a)",
+        "(?<n>a)",
+        "(?U)a+",
+        "(?s).",
+        "\\pN+",
+        "\\p{Greek}",
+        "[[:alpha:]]+",
+        "\\Q\\C\\E",
+        "\\\\C",
+    ],
 )
 def test_syntax_re2j_accepts_is_valid(regex: str) -> None:
     assert validate_regex(regex) is None
