@@ -134,6 +134,8 @@ class ErrorCode(IntEnum):
     TELEMETRY_TOO_LARGE = 118
     INVALID_REGISTRATION = 119
     TRANSACTION_ABORTABLE = 120
+    # 121-127 are share-group and KRaft-voter errors, not served here.
+    INVALID_REGULAR_EXPRESSION = 128
 
 
 class DecodeError(Exception):
