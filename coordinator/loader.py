@@ -8,7 +8,9 @@ log means whether or not it has been compacted. Afterwards:
   subscription; a v0 record's missing rebalance timeout falls back to the session timeout;
 * offsets without group metadata (simple consumers, or a group whose metadata was tombstoned) make an Empty
   group with no protocol type;
-* keys of record types this coordinator does not know (KIP-848/share groups) are skipped with a warning.
+* KIP-848 consumer-group records (key versions 3-8) are decoded but not served yet: they are skipped, counted
+  (`records_skipped_consumer_group`) and reported in one warning per partition naming the groups left out;
+* keys of record types this coordinator does not know (share groups and later) are skipped with a warning.
 
 This module only builds objects; the coordinator arms timers and installs the groups (`partitions.py`).
 """
@@ -24,6 +26,7 @@ from coordinator.member import ClassicMember
 from coordinator.offsets import OffsetAndMetadata
 from coordinator.records import CoordinatorRecord, UnknownRecordKey
 from coordinator.state import GroupState
+from protocol.consumer_offsets import is_consumer_group_key
 from protocol.messages.group_metadata_key import GroupMetadataKey
 from protocol.messages.group_metadata_value import GroupMetadataValue
 from protocol.messages.offset_commit_key import OffsetCommitKey
@@ -37,6 +40,8 @@ class LoadedPartition:
     groups: dict[str, ClassicGroup] = field(default_factory=dict)
     records: int = 0
     skipped: int = 0
+    #: KIP-848 records left out because nothing serves consumer groups yet (not in `skipped`: not damaged).
+    records_skipped_consumer_group: int = 0
 
 
 def replay(partition: int, records: Iterable[CoordinatorRecord], events: Events) -> LoadedPartition:
@@ -44,6 +49,7 @@ def replay(partition: int, records: Iterable[CoordinatorRecord], events: Events)
     metadata: dict[str, GroupMetadataValue | None] = {}
     offsets: dict[str, dict[tuple[str, int], OffsetAndMetadata]] = {}
     result = LoadedPartition()
+    consumer_groups: set[str] = set()
     for record in records:
         result.records += 1
         key, value = record.key, record.value
@@ -62,10 +68,15 @@ def replay(partition: int, records: Iterable[CoordinatorRecord], events: Events)
             else:
                 result.skipped += 1
                 events.record_skipped(partition, record.key_version, "group metadata key with a non-group value")
-        else:
-            assert isinstance(key, UnknownRecordKey)
+        elif isinstance(key, UnknownRecordKey):
             result.skipped += 1
             events.record_skipped(partition, key.version, "unknown record type")
+        else:
+            assert is_consumer_group_key(key)
+            result.records_skipped_consumer_group += 1
+            consumer_groups.add(key.group_id)
+    if result.records_skipped_consumer_group:
+        events.consumer_group_records_skipped(partition, result.records_skipped_consumer_group, sorted(consumer_groups))
 
     for group_id, value in metadata.items():
         if value is not None:

@@ -20,18 +20,19 @@ from protocol.consumer_offsets import (
     GROUP_METADATA_KEY_VERSION,
     GROUP_METADATA_VALUE_VERSION,
     OFFSET_COMMIT_KEY_VERSION,
+    OffsetsKey,
+    OffsetsValue,
 )
 from protocol.messages.group_metadata_key import GroupMetadataKey
 from protocol.messages.group_metadata_value import GroupMetadataValue, MemberMetadata
 from protocol.messages.offset_commit_key import OffsetCommitKey
-from protocol.messages.offset_commit_value import OffsetCommitValue
 
 TOMBSTONE_VERSION = -1
 
 
 @dataclass(frozen=True, slots=True)
 class UnknownRecordKey:
-    """A key of a record type this coordinator does not know (KIP-848 / share-group keys, versions 3-15).
+    """A key of a record type this coordinator does not know (share-group keys and later, versions 9 and up).
 
     The storage layer hands these to the loader, which skips them with a warning, as Kafka does (#44).
     """
@@ -40,8 +41,9 @@ class UnknownRecordKey:
     data: bytes = b""
 
 
-RecordKey = OffsetCommitKey | GroupMetadataKey | UnknownRecordKey
-RecordValue = OffsetCommitValue | GroupMetadataValue
+#: Every key the codec knows (classic and KIP-848 consumer-group types), or an unknown one.
+RecordKey = OffsetsKey | UnknownRecordKey
+RecordValue = OffsetsValue
 
 
 @dataclass(frozen=True, slots=True)

@@ -141,6 +141,8 @@ class _OffsetsDecoder:
                 rest = self._commit(decoded, value)
             elif isinstance(decoded, GroupMetadataKey):
                 rest = self._metadata(decoded, value)
+            elif decoded is not None:
+                rest = self._consumer_group(decoded, value)
             else:
                 rest = ("unknown", *_NOTHING, None)
         except DecodeError as exc:
@@ -169,6 +171,13 @@ class _OffsetsDecoder:
             *_NO_METADATA,
             None,
         )
+
+    @staticmethod
+    def _consumer_group(key: consumer_offsets.ConsumerGroupKey, value: bytes | None) -> Row:
+        """A KIP-848 record: its type and group only (never a commit or a generation); the value is decoded so
+        that a damaged one shows up as ``undecodable`` like any other."""
+        consumer_offsets.decode_value(key, value)
+        return (consumer_offsets.record_type_of(key).name, key.group_id, *_NOTHING[1:], None)
 
     @staticmethod
     def _metadata(key: GroupMetadataKey, value: bytes | None) -> Row:

@@ -10,8 +10,9 @@ checks out). ``--print-data-log`` adds one ``|`` line per record with its key an
 ``--offsets-decoder`` (which implies it, as in Kafka) decodes ``__consumer_offsets`` records instead:
 ``offset_commit::group=G,partition=T-P`` keys with every OffsetCommitValue field, ``group_metadata::group=G``
 keys with the group and its members as JSON, the consumer protocol's subscription and assignment decoded, and
-``<DELETE>`` for tombstones. Kafka prints only the commit offset and metadata; the other fields are what one
-needs when debugging a coordinator.
+``<DELETE>`` for tombstones. KIP-848 consumer-group records (key versions 3-8) print as
+``<record type>::group=G[,member=M]`` keys with the value's fields as JSON under Kafka's names. Kafka prints only
+the commit offset and metadata; the other fields are what one needs when debugging a coordinator.
 
 The tool reads files the way recovery distrusts them: a batch whose CRC fails is printed with ``isvalid: false``,
 and bytes that do not frame a batch (a torn tail after a crash) are reported as ``Found N invalid bytes at the
@@ -24,12 +25,14 @@ import argparse
 import json
 import os
 import sys
+import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from protocol import consumer_offsets
 from protocol.consumer_protocol import decode_assignment, decode_subscription
+from protocol.declarations import StructDecl
 from protocol.errors import DecodeError
 from protocol.messages.consumer_protocol_assignment import ConsumerProtocolAssignment
 from protocol.messages.consumer_protocol_subscription import ConsumerProtocolSubscription
@@ -49,6 +52,7 @@ from protocol.records import (
     verify_batch_crc,
 )
 from storage.segment import LOG_SUFFIX, parse_segment_name
+from storage.topics import kafka_uuid_to_str
 
 __all__ = ["dump_segment", "format_offsets_record", "main"]
 
@@ -172,8 +176,10 @@ def format_offsets_record(key: bytes | None, value: bytes | None) -> tuple[str |
         return f"unknown::version={consumer_offsets.key_version(key)}", None
     if isinstance(decoded_key, OffsetCommitKey):
         key_text = f"offset_commit::group={decoded_key.group},partition={decoded_key.topic}-{decoded_key.partition}"
-    else:
+    elif isinstance(decoded_key, GroupMetadataKey):
         key_text = f"group_metadata::group={decoded_key.group}"
+    else:
+        key_text = _consumer_group_key_text(decoded_key)
     if value is None:
         return key_text, "<DELETE>"
     try:
@@ -182,9 +188,41 @@ def format_offsets_record(key: bytes | None, value: bytes | None) -> tuple[str |
         return key_text, f"<undecodable value: {exc}>"
     if isinstance(decoded_value, OffsetCommitValue):
         return key_text, _offset_commit_text(decoded_value)
-    assert isinstance(decoded_key, GroupMetadataKey)
-    assert isinstance(decoded_value, GroupMetadataValue)
-    return key_text, json.dumps(_group_json(decoded_value), separators=(",", ":"))
+    if isinstance(decoded_value, GroupMetadataValue):
+        return key_text, json.dumps(_group_json(decoded_value), separators=(",", ":"))
+    assert decoded_value is not None
+    struct = consumer_offsets.record_type_of(decoded_key).value.struct
+    return key_text, json.dumps(_struct_json(struct, decoded_value), separators=(",", ":"))
+
+
+def _consumer_group_key_text(key: consumer_offsets.ConsumerGroupKey) -> str:
+    """A KIP-848 key: its record type, the group and, for per-member records, the member."""
+    text = f"{consumer_offsets.record_type_of(key).name}::group={key.group_id}"
+    member_id = getattr(key, "member_id", None)
+    return text if member_id is None else f"{text},member={member_id}"
+
+
+def _struct_json(struct: StructDecl, value: Any) -> dict[str, Any]:
+    """A decoded struct with Kafka's field names (first letter lower-cased, as Kafka's JSON converters write them):
+    topic ids in Kafka's base64 form, bytes as hex."""
+    return {
+        f.kafka_name[:1].lower() + f.kafka_name[1:]: _field_json(f.struct, getattr(value, f.name))
+        for f in struct.fields
+    }
+
+
+def _field_json(struct: StructDecl | None, value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, list):
+        return [_field_json(struct, item) for item in value]
+    if struct is not None:
+        return _struct_json(struct, value)
+    if isinstance(value, uuid.UUID):
+        return kafka_uuid_to_str(value)
+    if isinstance(value, bytes):
+        return value.hex()
+    return value
 
 
 def _offset_commit_text(value: OffsetCommitValue) -> str:

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from broker.offsets_log import decode_record
+from coordinator.events import Events
+from coordinator.group import ClassicGroup
+from coordinator.loader import replay
 from coordinator.records import CoordinatorRecord, UnknownRecordKey
 from coordinator.state import GroupState
 from protocol import consumer_offsets
@@ -10,7 +16,8 @@ from protocol.messages.group_metadata_key import GroupMetadataKey
 from protocol.messages.group_metadata_value import GroupMetadataValue, MemberMetadata
 from protocol.messages.offset_commit_key import OffsetCommitKey
 from protocol.messages.offset_commit_value import OffsetCommitValue
-from tests.coordinator.harness import CoordinatorTestContext, completing, subscription
+from tests.coordinator.harness import CoordinatorTestContext, EventRecorder, completing, subscription
+from tests.support.consumer_group_records import consumer_group_record_bytes
 
 NONE = ErrorCode.NONE
 
@@ -219,3 +226,59 @@ def test_a_partition_moves_between_two_coordinators_sharing_one_log() -> None:
     assert node_b.committed_offset("g", "t", 0) == 5
     sync = node_b.sync(group_id="g", member_id=g.followers[0], generation_id=g.generation_id)
     assert sync.value.assignment == b"assignment-1"
+
+
+# -- #44, KIP-848 records (#14): known, but nothing loads them yet -------------------------------------------
+
+
+def _consumer_group_records(group_id: str) -> list[CoordinatorRecord]:
+    """Every consumer-group record type (keys 3-8) and a tombstone, read back by the storage layer's reader."""
+    out = [decode_record(key, value) for key, value in consumer_group_record_bytes(group_id)]
+    return [r for r in out if r is not None]
+
+
+def _loaded(groups: dict[str, ClassicGroup]) -> dict[str, Any]:
+    return {
+        gid: (
+            g.state,
+            g.generation_id,
+            g.protocol_type,
+            g.protocol_name,
+            g.leader_id,
+            {mid: (m.assignment, m.protocols) for mid, m in g.members.items()},
+            sorted((t, p, o.offset) for t, p, o in g.offsets.items()),
+        )
+        for gid, g in groups.items()
+    }
+
+
+def test_rule_44_consumer_group_records_are_skipped_as_not_yet_served_and_classic_groups_load_unchanged() -> None:
+    ctx = CoordinatorTestContext()
+    g = ctx.join_with_n_members("g", 2)
+    ctx.commit(group_id="g", member_id=g.leader_id, generation_id=g.generation_id, offsets={("t", 0): 42})
+    ctx.commit(group_id="simple", offsets={("t", 1): 7})
+    partition = ctx.coordinator.partition_for("g")
+    classic = [r for r in ctx.store.records(partition)]
+    kip848 = _consumer_group_records("cg")
+    mixed = [kip848[0], *classic[:1], *kip848[1:4], *classic[1:], *kip848[4:]]
+
+    baseline = replay(partition, classic, Events(EventRecorder()))
+    recorder = EventRecorder()
+    loaded = replay(partition, mixed, Events(recorder))
+
+    assert _loaded(loaded.groups) == _loaded(baseline.groups) and "cg" not in loaded.groups
+    assert (loaded.records, loaded.skipped) == (len(mixed), 0)
+    assert loaded.records_skipped_consumer_group == len(kip848)
+    assert recorder.of("partition.consumer_group_records_skipped") == [
+        {"partition": partition, "records": len(kip848), "groups": ["cg"]}
+    ]
+    assert recorder.of("partition.record_skipped") == []  # not reported as unknown or malformed
+
+
+def test_rule_44_a_partition_without_consumer_group_records_reports_none() -> None:
+    ctx = CoordinatorTestContext()
+    ctx.commit(group_id="simple", offsets={("t", 1): 7})
+    recorder = EventRecorder()
+    loaded = replay(0, ctx.store.records(ctx.coordinator.partition_for("simple")), Events(recorder))
+    assert loaded.records_skipped_consumer_group == 0
+    assert recorder.of("partition.consumer_group_records_skipped") == []

@@ -117,8 +117,9 @@ def test_offset_commit_value_v1_carries_expire_timestamp() -> None:
 
 
 def test_unknown_key_versions_are_skipped() -> None:
-    """KIP-848 and share-group records (key version >= 3) are not ours to load; the loader skips them."""
-    assert consumer_offsets.decode_key(b"\x00\x03\x00\x01g") is None
+    """Share-group records (key version >= 9) are not ours to load; the loader skips them. Versions 3-8 (KIP-848
+    consumer groups) are decoded: tests/protocol/test_consumer_group_records.py."""
+    assert consumer_offsets.decode_key(b"\x00\x09\x00\x01g") is None
 
 
 def test_subscription_reader_accepts_newer_versions() -> None:

@@ -25,6 +25,7 @@ from storage.cleaner import CleanerConfig, clean
 from storage.config import LogConfig
 from storage.dump import format_offsets_record, main
 from storage.partition_log import AppendOrigin, PartitionLog
+from tests.support.consumer_group_records import consumer_group_record_bytes
 
 NOW = 1_700_000_000_000
 REPO = Path(__file__).resolve().parents[2]
@@ -237,7 +238,7 @@ def test_missing_path_is_an_error(tmp_path: Path) -> None:
 
 def test_offsets_decoder_on_odd_records() -> None:
     assert format_offsets_record(None, b"x") == ("<no key: not a __consumer_offsets record>", None)
-    assert format_offsets_record(b"\x00\x05rest", b"x") == ("unknown::version=5", None)
+    assert format_offsets_record(b"\x00\x09rest", b"x") == ("unknown::version=9", None)
     key, payload = format_offsets_record(commit_key(0), b"\x00")
     assert key == "offset_commit::group=billing,partition=orders-0"
     assert payload is not None and payload.startswith("<undecodable value:")
@@ -268,3 +269,34 @@ def test_runs_as_a_module(offsets_dir: Path) -> None:
         check=False,
     )
     assert missing.returncode == 1 and "no such file or directory" in missing.stderr
+
+
+def test_offsets_decoder_prints_consumer_group_records(tmp_path: Path) -> None:
+    """KIP-848 records (key versions 3-8) print decoded like the classic ones: the type and ids as the key, the
+    value as JSON with Kafka's field names (topic ids in Kafka's base64 form), tombstones as <DELETE>."""
+    log = PartitionLog(tmp_path / "__consumer_offsets-0", LogConfig(cleanup_policy=("compact",)), now_ms=NOW)
+    for pair in consumer_group_record_bytes():
+        put(log, [pair])
+    log.flush()
+    log.close()
+    code, out, err = run(str(tmp_path / "__consumer_offsets-0"), "--offsets-decoder")
+    assert (code, err) == (0, "")
+    printed = [line.split(" key: ", 1)[1] for line in out.splitlines() if " key: " in line]
+    assert printed == [
+        'consumer_group_metadata::group=cg payload: {"epoch":3}',
+        "consumer_group_partition_metadata::group=cg payload: "
+        '{"topics":[{"topicId":"AAAAAAAAAAAAAAAAAAAAAQ","topicName":"orders","numPartitions":2,'
+        '"partitionMetadata":[]}]}',
+        "consumer_group_member_metadata::group=cg,member=m1 payload: "
+        '{"instanceId":null,"rackId":null,"clientId":"c1","clientHost":"/127.0.0.1","subscribedTopicNames":["orders"],'
+        '"subscribedTopicRegex":null,"rebalanceTimeoutMs":300000,"serverAssignor":"uniform",'
+        '"classicMemberMetadata":{"sessionTimeoutMs":45000,"supportedProtocols":[{"name":"range","metadata":"0102"}]}}',
+        'consumer_group_target_assignment_metadata::group=cg payload: {"assignmentEpoch":3}',
+        "consumer_group_target_assignment_member::group=cg,member=m1 payload: "
+        '{"topicPartitions":[{"topicId":"AAAAAAAAAAAAAAAAAAAAAQ","partitions":[0,1]}]}',
+        "consumer_group_current_member_assignment::group=cg,member=m1 payload: "
+        '{"memberEpoch":3,"previousMemberEpoch":2,"state":0,'
+        '"assignedPartitions":[{"topicId":"AAAAAAAAAAAAAAAAAAAAAQ","partitions":[0]}],'
+        '"partitionsPendingRevocation":[{"topicId":"AAAAAAAAAAAAAAAAAAAAAQ","partitions":[1]}]}',
+        "consumer_group_current_member_assignment::group=cg,member=gone payload: <DELETE>",
+    ]

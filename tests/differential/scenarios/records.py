@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from coordinator.hashing import partition_for
-from protocol.consumer_offsets import decode_key, decode_value, key_version
+from protocol.consumer_offsets import ClassicKey, decode_key, decode_value, key_version
 from protocol.messages.delete_groups import DeleteGroupsRequest
 from protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
 from protocol.messages.group_metadata_value import GroupMetadataValue
@@ -51,7 +51,7 @@ async def _records_of(conn: Conn, group: str, partitions: int) -> list[dict[str,
             if record.key is None:
                 continue
             key = decode_key(record.key)
-            if key is None or key.group != group:
+            if not isinstance(key, ClassicKey) or key.group != group:  # KIP-848 records are not compared here
                 continue
             value = decode_value(key, record.value)
             found.append(
