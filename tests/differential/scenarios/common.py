@@ -8,9 +8,10 @@ from protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
 from protocol.messages.describe_groups import DescribeGroupsRequest
 from protocol.messages.heartbeat import HeartbeatRequest
 from protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
-from protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
+from protocol.messages.sync_group import SyncGroupRequest
 from protocol.registry import ApiKey
 from tests.broker.group_wire import assignment, subscription
+from tests.coordinator.harness import CoordinatorTestContext
 from tests.differential.session import Conn, Pending, Session
 
 JOIN_V = 9
@@ -63,14 +64,10 @@ async def member_id_of(s: Session, conn: Conn, group: str, name: str, step: str,
 def sync_body(
     group: str, generation: int, member_id: str, plan: dict[str, bytes] | None = None, instance_id: str | None = None
 ) -> SyncGroupRequest:
-    return SyncGroupRequest(
-        group_id=group,
-        generation_id=generation,
-        member_id=member_id,
-        group_instance_id=instance_id,
-        protocol_type="consumer",
-        protocol_name="range",
-        assignments=[SyncGroupRequestAssignment(member_id=m, assignment=a) for m, a in (plan or {}).items()],
+    """The coordinator tests' SyncGroup builder (protocol type and name set, as v5+ requires), under the scenarios'
+    names; ``plan`` is the leader's assignment per member id."""
+    return CoordinatorTestContext.sync_request(
+        group, member_id, generation, group_instance_id=instance_id, assignments=plan
     )
 
 
