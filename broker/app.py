@@ -38,7 +38,7 @@ from broker.offsets_log import OFFSETS_TOPIC, OffsetsLog
 from broker.scheduler import TimerDriver
 from broker.startup import StartupError, bind_listener, is_wildcard_host, lock_data_dir, os_cause
 from broker.topics import TopicChanges
-from coordinator.config import KAFKA_PROPERTIES, CoordinatorConfig
+from coordinator.config import CoordinatorConfig
 from coordinator.coordinator import GroupCoordinator
 from coordinator.events import Events
 from coordinator.persistence import RecordLog
@@ -97,9 +97,8 @@ class Broker:
         #: What the coordinator writes to: the offsets log, or a wrapper around it (fault injection).
         self.record_log: RecordLog = wrap_record_log(self.offsets_log) if wrap_record_log else self.offsets_log
         self.events = EventTap(structlog.get_logger("group_coordinator"))
-        coordinator_props = {key: str(config[key]) for key in KAFKA_PROPERTIES}
         self.coordinator = GroupCoordinator(
-            CoordinatorConfig.from_kafka_props(coordinator_props),
+            CoordinatorConfig.from_kafka_props(config.coordinator_properties()),
             self.record_log,
             decode_subscription=decode_subscription,
             known_partition=lambda topic, partition: self.logs.get(topic, partition) is not None,

@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from coordinator.config import ALL_KAFKA_PROPERTIES, CoordinatorConfig
+from coordinator.config import ConfigError as CoordinatorConfigError
+
 INT32_MAX = 2147483647
 INT64_MAX = 9223372036854775807
 KAFKA_DEFAULT_LOG_DIR = "/tmp/kafka-logs"  # noqa: S108 - Kafka's own default; server.properties sets ./data
@@ -121,7 +124,32 @@ KEYS: dict[str, ConfigKey] = {
         _k("offset.metadata.max.bytes", "int", 4096, "Longest commit metadata string."),
         _k("offsets.load.buffer.size", "int", 5242880, "Read size when loading __consumer_offsets.", low=1),
         _k("offsets.commit.timeout.ms", "int", 5000, "Time allowed for an offsets append.", low=1),
-        _k("group.coordinator.rebalance.protocols", "list", "classic", "Group protocols served."),
+        _k(
+            "group.coordinator.rebalance.protocols",
+            "list",
+            "classic,consumer",
+            "Group protocols served: classic (JoinGroup/SyncGroup) and consumer (KIP-848 ConsumerGroupHeartbeat).",
+        ),
+        _k("group.consumer.session.timeout.ms", "int", 45000, "KIP-848 member session timeout.", low=1),
+        _k("group.consumer.min.session.timeout.ms", "int", 45000, "Smallest KIP-848 session timeout.", low=1),
+        _k("group.consumer.max.session.timeout.ms", "int", 60000, "Largest KIP-848 session timeout.", low=1),
+        _k("group.consumer.heartbeat.interval.ms", "int", 5000, "Heartbeat interval given to KIP-848 members.", low=1),
+        _k("group.consumer.min.heartbeat.interval.ms", "int", 5000, "Smallest KIP-848 heartbeat interval.", low=1),
+        _k("group.consumer.max.heartbeat.interval.ms", "int", 15000, "Largest KIP-848 heartbeat interval.", low=1),
+        _k("group.consumer.max.size", "int", INT32_MAX, "Members allowed in one KIP-848 consumer group.", low=1),
+        _k(
+            "group.consumer.assignors",
+            "list",
+            "uniform,range",
+            "Server-side assignors members may name (uniform, range); the first is the default.",
+        ),
+        _k(
+            "group.consumer.migration.policy",
+            "string",
+            "bidirectional",
+            "Online migration between classic and consumer groups.",
+            choices=("disabled", "upgrade", "downgrade", "bidirectional"),
+        ),
         # producer state
         _k("transactional.id.expiration.ms", "int", 604800000, "Producer id state kept this long.", low=1),
         _k("producer.id.expiration.ms", "int", 86400000, "Idempotent producer state kept this long.", low=1),
@@ -229,12 +257,19 @@ class BrokerConfig:
             raise ConfigError(f"invalid value {text!r} for '{name}'{origin}: {exc}") from None
         if key.low is not None and isinstance(value, int) and value < key.low:
             raise ConfigError(f"invalid value {text!r} for '{name}'{origin}: must be at least {key.low}")
+        if key.choices is not None:
+            value = str(value).lower()
+            if value not in key.choices:
+                allowed = ", ".join(key.choices)
+                raise ConfigError(f"invalid value {text!r} for '{name}'{origin}: must be one of {allowed}")
         self._values[name] = value
         self.explicit[name] = text
 
     def _check_relations(self) -> None:
-        if self["group.min.session.timeout.ms"] > self["group.max.session.timeout.ms"]:
-            raise ConfigError("'group.min.session.timeout.ms' must not exceed 'group.max.session.timeout.ms'")
+        try:
+            CoordinatorConfig.from_kafka_props(self.coordinator_properties())
+        except CoordinatorConfigError as exc:
+            raise ConfigError(str(exc)) from None
         protocols = self.security_protocol_map
         for name in ("listeners", "advertised.listeners"):
             for listener in self[name] or []:
@@ -249,6 +284,14 @@ class BrokerConfig:
         return self._values.items()
 
     # Derived values, resolved as Kafka resolves them.
+
+    def coordinator_properties(self) -> dict[str, str]:
+        """The group coordinator's properties as Kafka-style text (lists comma-joined)."""
+        return {
+            key: ",".join(value) if isinstance(value, list) else str(value)
+            for key in ALL_KAFKA_PROPERTIES
+            if (value := self[key]) is not None
+        }
 
     @property
     def node_id(self) -> int:

@@ -24,7 +24,31 @@ KAFKA_PROPERTIES: dict[str, tuple[str, int]] = {
     "offsets.retention.check.interval.ms": ("offsets_retention_check_interval_ms", 1),
     "offset.metadata.max.bytes": ("offset_metadata_max_bytes", 1),
     "offsets.commit.timeout.ms": ("offsets_commit_timeout_ms", 1),
+    "group.consumer.session.timeout.ms": ("consumer_group_session_timeout_ms", 1),
+    "group.consumer.min.session.timeout.ms": ("consumer_group_min_session_timeout_ms", 1),
+    "group.consumer.max.session.timeout.ms": ("consumer_group_max_session_timeout_ms", 1),
+    "group.consumer.heartbeat.interval.ms": ("consumer_group_heartbeat_interval_ms", 1),
+    "group.consumer.min.heartbeat.interval.ms": ("consumer_group_min_heartbeat_interval_ms", 1),
+    "group.consumer.max.heartbeat.interval.ms": ("consumer_group_max_heartbeat_interval_ms", 1),
+    "group.consumer.max.size": ("consumer_group_max_size", 1),
 }
+
+#: Kafka list properties (comma-separated) -> field name; the field holds a tuple of lower-case names.
+KAFKA_LIST_PROPERTIES: dict[str, str] = {
+    "group.consumer.assignors": "consumer_group_assignors",
+    "group.coordinator.rebalance.protocols": "rebalance_protocols",
+}
+#: Kafka string properties -> field name (lower-cased: Kafka validates these case-insensitively).
+KAFKA_STRING_PROPERTIES: dict[str, str] = {"group.consumer.migration.policy": "consumer_group_migration_policy"}
+
+#: Every property the coordinator reads, for the broker to hand over.
+ALL_KAFKA_PROPERTIES: tuple[str, ...] = (*KAFKA_PROPERTIES, *KAFKA_LIST_PROPERTIES, *KAFKA_STRING_PROPERTIES)
+
+KNOWN_ASSIGNORS = ("uniform", "range")
+"""Kafka's built-in server-side assignors (custom ones are Java classes Kafka would load; not available here)."""
+MIGRATION_POLICIES = ("disabled", "upgrade", "downgrade", "bidirectional")
+SERVED_PROTOCOLS = ("classic", "consumer")
+"""Group protocols this coordinator implements; Kafka also knows `share` and `streams`, refused here."""
 
 
 class ConfigError(ValueError):
@@ -55,6 +79,22 @@ class CoordinatorConfig:
     """How long a write may take to become durable before the request is answered with a timeout."""
     new_member_join_timeout_ms: int = 300_000
     """Kafka's constant `NewMemberJoinTimeoutMs`: a parked JoinGroup of a brand-new member is dropped after this."""
+    consumer_group_session_timeout_ms: int = 45_000
+    """KIP-848: how long a consumer-protocol member may go without a heartbeat before it is fenced."""
+    consumer_group_min_session_timeout_ms: int = 45_000
+    consumer_group_max_session_timeout_ms: int = 60_000
+    consumer_group_heartbeat_interval_ms: int = 5_000
+    """KIP-848: the interval handed to consumer-protocol members in every ConsumerGroupHeartbeat response."""
+    consumer_group_min_heartbeat_interval_ms: int = 5_000
+    consumer_group_max_heartbeat_interval_ms: int = 15_000
+    consumer_group_max_size: int = INT32_MAX
+    """KIP-848: most members a consumer group may have (else GROUP_MAX_SIZE_REACHED)."""
+    consumer_group_assignors: tuple[str, ...] = ("uniform", "range")
+    """`group.consumer.assignors`: the server-side assignors members may name; the first is the default."""
+    consumer_group_migration_policy: str = "bidirectional"
+    """`group.consumer.migration.policy`: disabled, upgrade, downgrade or bidirectional (KIP-848 online migration)."""
+    rebalance_protocols: tuple[str, ...] = ("classic", "consumer")
+    """`group.coordinator.rebalance.protocols`: the group protocols this coordinator serves."""
     member_id_seed: int | None = None
     """If set, member ids are drawn from a PRNG seeded with this, so tests and golden files are stable."""
 
@@ -76,6 +116,53 @@ class CoordinatorConfig:
                 raise ConfigError(f"{name} must not be negative, got {getattr(self, name)}")
         if self.group_min_session_timeout_ms > self.group_max_session_timeout_ms:
             raise ConfigError("group.min.session.timeout.ms must not exceed group.max.session.timeout.ms")
+        self._check_consumer_group_settings()
+
+    def _check_consumer_group_settings(self) -> None:
+        """Kafka's GroupCoordinatorConfig requirements on the KIP-848 settings, with its wording."""
+        for kind in ("session.timeout", "heartbeat.interval"):
+            field = kind.replace(".", "_")
+            low = getattr(self, f"consumer_group_min_{field}_ms")
+            value = getattr(self, f"consumer_group_{field}_ms")
+            high = getattr(self, f"consumer_group_max_{field}_ms")
+            name = f"group.consumer.{kind}.ms"
+            if min(low, value, high) < 1:
+                raise ConfigError(f"{name} and its min/max bounds must be at least 1")
+            if value < low:
+                raise ConfigError(f"{name} must be greater than or equal to group.consumer.min.{kind}.ms")
+            if value > high:
+                raise ConfigError(f"{name} must be less than or equal to group.consumer.max.{kind}.ms")
+        if self.consumer_group_heartbeat_interval_ms >= self.consumer_group_session_timeout_ms:
+            raise ConfigError(
+                "group.consumer.heartbeat.interval.ms must be less than group.consumer.session.timeout.ms"
+            )
+        if self.consumer_group_max_size < 1:
+            raise ConfigError("group.consumer.max.size must be at least 1")
+        if not self.consumer_group_assignors:
+            raise ConfigError("group.consumer.assignors must name at least one assignor")
+        for name in self.consumer_group_assignors:
+            if name not in KNOWN_ASSIGNORS:
+                raise ConfigError(
+                    f"group.consumer.assignors: unknown assignor {name!r} (group-broker has"
+                    f" {', '.join(KNOWN_ASSIGNORS)}; custom assignor classes are not supported)"
+                )
+        if self.consumer_group_migration_policy not in MIGRATION_POLICIES:
+            raise ConfigError(
+                f"group.consumer.migration.policy must be one of {', '.join(MIGRATION_POLICIES)},"
+                f" got {self.consumer_group_migration_policy!r}"
+            )
+        if "classic" not in self.rebalance_protocols:
+            raise ConfigError("Disabling the 'classic' protocol is not supported.")
+        for name in self.rebalance_protocols:
+            if name not in SERVED_PROTOCOLS:
+                raise ConfigError(
+                    f"group.coordinator.rebalance.protocols: {name!r} groups are not served by group-broker"
+                    f" (it serves {', '.join(SERVED_PROTOCOLS)})"
+                )
+
+    def serves(self, protocol: str) -> bool:
+        """Whether `group.coordinator.rebalance.protocols` enables `protocol` (classic or consumer)."""
+        return protocol in self.rebalance_protocols
 
     @classmethod
     def from_kafka_props(cls, props: Mapping[str, str], **overrides: Any) -> CoordinatorConfig:
@@ -90,6 +177,14 @@ class CoordinatorConfig:
             except ValueError:
                 raise ConfigError(f"{key} must be an integer, got {raw!r}") from None
             values[field_name] = number * multiplier
+        for key, field_name in KAFKA_LIST_PROPERTIES.items():
+            raw = props.get(key)
+            if raw is not None:
+                values[field_name] = tuple(item.strip().lower() for item in raw.split(",") if item.strip())
+        for key, field_name in KAFKA_STRING_PROPERTIES.items():
+            raw = props.get(key)
+            if raw is not None:
+                values[field_name] = raw.strip().lower()
         known = {f.name for f in fields(cls)}
         unknown = set(overrides) - known
         if unknown:
