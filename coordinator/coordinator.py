@@ -33,6 +33,7 @@ from collections.abc import Iterable
 from coordinator.config import CoordinatorConfig
 from coordinator.consumer_group.group import ConsumerGroup
 from coordinator.consumer_group.topics import TopicCatalog
+from coordinator.consumer_group.views import ConsumerMemberView
 from coordinator.context import RequestContext
 from coordinator.controls import MemberView
 from coordinator.events import Events
@@ -225,6 +226,21 @@ class GroupCoordinator:
         """Start a rebalance of a Stable or CompletingRebalance group; False if it has none to start."""
         self._time.advance(now_ms, None)
         return self._groups.force_rebalance(group_id, reason)
+
+    def expire_consumer_member_now(self, group_id: str, member_id: str, now_ms: int) -> bool:
+        """Fence a consumer-group member as its session expiry would, now; False if there is no such member."""
+        self._time.advance(now_ms, None)
+        return self._groups.expire_consumer_member_now(group_id, member_id)
+
+    def force_target_assignment(self, group_id: str, now_ms: int, reason: str = "forced by operator") -> bool:
+        """Bump a consumer group's epoch so that its next heartbeat computes a new target assignment; False for
+        an unknown or empty group."""
+        self._time.advance(now_ms, None)
+        return self._groups.force_consumer_target_assignment(group_id, reason)
+
+    def consumer_member_views(self, group_id: str) -> list[ConsumerMemberView]:
+        """A consumer group's members: current, pending-revocation and target partitions by topic name, timers."""
+        return self._groups.consumer_member_views(group_id)
 
     def member_views(self, group_id: str) -> list[MemberView]:
         return self._groups.member_views(group_id)

@@ -5,7 +5,8 @@ The manager is one class whose parts live in one file each, all over the state i
 
 * `rebalance.py`: the delayed operations (join, heartbeat, sync) and the rebalance steps;
 * `join.py` JoinGroup, `sync.py` SyncGroup, `membership.py` Heartbeat and LeaveGroup;
-* `admin.py` DescribeGroups, ListGroups, DeleteGroups; `controls.py` operator controls.
+* `admin.py` DescribeGroups, ListGroups, DeleteGroups; `controls.py` operator controls (and
+  `consumer_group/controls.py` those of consumer groups).
 
 Operations that write return a `CoordinatorResult` for the runtime; writes the manager starts on its own (a timer
 fired) go to the runtime's `write` it was built with. Besides the protocol, its public methods are what the
@@ -16,6 +17,7 @@ liveness, install a loaded partition's groups and drop them when the partition g
 from __future__ import annotations
 
 from coordinator.admin import AdminMixin
+from coordinator.consumer_group.controls import ConsumerGroupControlsMixin
 from coordinator.consumer_group.describe import ConsumerGroupDescribeMixin
 from coordinator.consumer_group.heartbeat import ConsumerGroupHeartbeatMixin
 from coordinator.controls import ControlsMixin
@@ -37,6 +39,7 @@ class GroupMetadataManager(
     MembershipMixin,
     AdminMixin,
     ControlsMixin,
+    ConsumerGroupControlsMixin,
     ConsumerGroupHeartbeatMixin,
     ConsumerGroupDescribeMixin,
 ):
