@@ -236,20 +236,34 @@ class ControlApi:
             }
         )
 
-    @route("GET", "/groups", "every group: state, generation, members")
+    @route("GET", "/groups", "every group: type, state, generation (a consumer group's epoch), members")
     async def groups(self, request: web.Request) -> web.Response:
+        coordinator = self.broker.coordinator
         return _json(
             {
                 "groups": [
                     {
                         "group_id": g.group_id,
+                        "group_type": "classic",
                         "state": g.state.value,
                         "generation": g.generation_id,
                         "protocol_type": g.protocol_type,
                         "protocol": g.protocol_name,
                         "members": len(g.members),
                     }
-                    for g in self.broker.coordinator.groups()
+                    for g in coordinator.groups()
+                ]
+                + [
+                    {
+                        "group_id": g.group_id,
+                        "group_type": "consumer",
+                        "state": g.state.value,
+                        "generation": g.group_epoch,
+                        "protocol_type": g.protocol_type,
+                        "protocol": None,
+                        "members": len(g.members),
+                    }
+                    for g in coordinator.consumer_groups()
                 ]
             }
         )

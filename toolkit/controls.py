@@ -103,6 +103,18 @@ def _rebalancing(controls: BrokerControls, args: Mapping[str, Any], result: Any)
     return {"rebalancing": True, "group": snapshot}
 
 
+def _new_target(controls: BrokerControls, args: Mapping[str, Any], result: Any) -> Any:
+    group_id = args["group_id"]
+    snapshot = _existing_group(controls, group_id)
+    if not result:
+        raise ControlError(
+            400,
+            f"group {group_id!r} gets no new target assignment: it needs to be a consumer group with members "
+            f"(it is a {snapshot['group_type']} group, {snapshot['state']})",
+        )
+    return {"group_epoch": snapshot["group_epoch"], "group": snapshot}
+
+
 def _loading(controls: BrokerControls, args: Mapping[str, Any], result: Any) -> Any:
     return {"partition": result, "duration_ms": args["duration_ms"]}
 
@@ -168,6 +180,13 @@ class BrokerControls:
 
         clock = self._broker.clock
         coordinator = self._broker.coordinator
+        consumer_group = coordinator.consumer_group(group_id)
+        if consumer_group is not None:
+            if not clock.frozen or (members is not None and members > len(consumer_group.members)):
+                return None
+            from toolkit.consumer_groups import consumer_frozen_wait
+
+            return consumer_frozen_wait(coordinator, group_id, clock.monotonic_ms(), self._activity.requests(group_id))
         group = coordinator.group(group_id)
         if not clock.frozen or group is None or (members is not None and members > len(group.members)):
             return None
@@ -258,14 +277,21 @@ class BrokerControls:
         """One group, as the coordinator sees it.
 
         State, generation, protocol, leader, members, and which members the current rebalance still waits for
-        with their session deadlines; None when the broker has no such group."""
+        with their session deadlines; None when the broker has no such group. A consumer group (KIP-848) also
+        answers its group and assignment epochs and, per member, its epoch, state, assigned, pending-revocation
+        and target partitions; its `waiting_for` says who must revoke and who waits for whose partitions."""
         coordinator = self._broker.coordinator
+        if coordinator.consumer_group(group_id) is not None:
+            from toolkit.consumer_groups import consumer_group_snapshot
+
+            return consumer_group_snapshot(coordinator, group_id)
         group = coordinator.group(group_id)
         if group is None:
             return None
         members = coordinator.member_views(group_id)
         return {
             "group_id": group_id,
+            "group_type": "classic",
             "state": group.state.value,
             "generation": group.generation_id,
             "protocol_type": group.protocol_type,
@@ -291,8 +317,13 @@ class BrokerControls:
     def expire_member(self, group_id: str, member_id: str) -> bool:
         """The member's session expires now.
 
-        Kafka's own session-expiry path; False when there is no such group or member."""
-        done = self._broker.coordinator.expire_member_now(group_id, member_id, self._now())
+        Kafka's own session-expiry path (a consumer-group member is fenced and the group epoch bumped); False
+        when there is no such group or member."""
+        coordinator = self._broker.coordinator
+        if coordinator.consumer_group(group_id) is not None:
+            done = coordinator.expire_consumer_member_now(group_id, member_id, self._now())
+        else:
+            done = coordinator.expire_member_now(group_id, member_id, self._now())
         self._broker.rearm_timers()
         return done
 
@@ -307,6 +338,21 @@ class BrokerControls:
 
         False when the group cannot rebalance now (it needs members and to be Stable or CompletingRebalance)."""
         done = self._broker.coordinator.force_rebalance(group_id, self._now(), reason)
+        self._broker.rearm_timers()
+        return done
+
+    @control(
+        "POST",
+        "/groups/{id}/target-assignment",
+        answer=_new_target,
+        http_defaults={"reason": "forced through the control API"},
+    )
+    def force_target_assignment(self, group_id: str, reason: str = "forced by test") -> bool:
+        """A consumer group computes a new target assignment.
+
+        Bumps the group epoch (a ConsumerGroupMetadata record), so the next heartbeat of any member computes a
+        new target assignment; False when there is no such consumer group or it has no members."""
+        done = self._broker.coordinator.force_target_assignment(group_id, self._now(), reason)
         self._broker.rearm_timers()
         return done
 

@@ -26,7 +26,10 @@ class FrozenWait:
     """A group on a frozen clock with timers pending.
 
     `exact`: nothing but a timer can move the group (every member is parked in its JoinGroup), so a wait may fail
-    at once. `fingerprint`: the group's observable state and request count; while it stands still nobody acts."""
+    at once. `fingerprint`: the group's observable state and request count; while it stands still nobody acts.
+    A consumer group (KIP-848) also has an `assignment_epoch` (`generation` is then its group epoch), the
+    sentences of what its reconciliation `waits` for, and a `min_grace_s` of real quiet time below which a wait
+    must not give up (its members heartbeat less often than classic ones)."""
 
     group_id: str
     state: str
@@ -34,6 +37,9 @@ class FrozenWait:
     timers: tuple[PendingTimer, ...]
     exact: bool
     fingerprint: Hashable
+    assignment_epoch: int | None = None
+    waits: tuple[str, ...] = ()
+    min_grace_s: float = 0.0
 
     @property
     def next_advance_ms(self) -> int:
@@ -44,7 +50,13 @@ class FrozenWait:
         """The error's sentence: the group, its state, its timers and the `advance` that fires the next one."""
         ms = self.next_advance_ms
         pending = ", ".join(str(timer) for timer in sorted(self.timers, key=lambda t: t.due_in_ms))
-        return (
-            f"time is frozen: group {self.group_id!r} ({self.state}, generation {self.generation}) waits for a timer "
+        epochs = (
+            f"generation {self.generation}"
+            if self.assignment_epoch is None
+            else f"group epoch {self.generation}, assignment epoch {self.assignment_epoch}"
+        )
+        sentence = (
+            f"time is frozen: group {self.group_id!r} ({self.state}, {epochs}) waits for a timer "
             f"due at +{ms} ms virtual; call advance({ms}) (or unfreeze_time()). Pending timers: {pending}"
         )
+        return f"{sentence}. Reconciliation: {'; '.join(self.waits)}" if self.waits else sentence

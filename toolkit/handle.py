@@ -147,7 +147,13 @@ class GroupBrokerHandle(_Controls):
         least every `heartbeat.interval.ms` of real time (3 s by default in every Kafka client; frozen broker time
         does not slow clients down), which resets the grace (5 s by default); a client on its way in sends
         FindCoordinator or JoinGroup naming the group. A wait for more members than the group has never fails
-        fast (timers only remove members). Pass a larger `frozen_grace_s` for clients that heartbeat less often."""
+        fast (timers only remove members). Pass a larger `frozen_grace_s` for clients that heartbeat less often.
+
+        Consumer groups (KIP-848) wait the same way: `state="Stable"` means every member has reconciled at the
+        assignment epoch, `generation_at_least` compares the group epoch. Their timers are the members' sessions
+        and revocation timeouts, the error also says what the reconciliation waits for ("waiting for member X to
+        revoke partitions Y", "member X waits for partitions Y held by Z"), and the grace is at least 1.5
+        `group.consumer.heartbeat.interval.ms`, how often those members talk."""
         deadline = time.monotonic() + timeout_s
         controls = self._controls
         fingerprint: object = None
@@ -162,7 +168,7 @@ class GroupBrokerHandle(_Controls):
                 fingerprint = None
             elif blocked.fingerprint != fingerprint:
                 fingerprint, quiet_since = blocked.fingerprint, now
-            if blocked is not None and (blocked.exact or now - quiet_since >= frozen_grace_s):
+            if blocked is not None and (blocked.exact or now - quiet_since >= max(frozen_grace_s, blocked.min_grace_s)):
                 raise FrozenTimeError(f"{blocked.describe()}. Group: {snapshot}")
             if now > deadline:
                 raise GroupNotReadyError(f"group {group_id!r} not as expected within {timeout_s}s: {snapshot}")

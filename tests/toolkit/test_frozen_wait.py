@@ -30,6 +30,28 @@ def test_the_frozen_wait_names_the_group_its_timers_in_order_and_the_next_advanc
     )
 
 
+def test_the_frozen_wait_of_a_consumer_group_names_its_epochs_and_what_reconciliation_waits_for() -> None:
+    wait = FrozenWait(
+        "billing",
+        "Reconciling",
+        2,
+        (PendingTimer("session of member m2", 45_000), PendingTimer("revocation timeout of member m1", 30_000)),
+        exact=False,
+        fingerprint=(),
+        assignment_epoch=2,
+        waits=(
+            "waiting for member m1 to revoke partitions orders-2,orders-3",
+            "member m2 waits for partitions orders-2,orders-3 held by m1",
+        ),
+    )
+    assert wait.describe() == (
+        "time is frozen: group 'billing' (Reconciling, group epoch 2, assignment epoch 2) waits for a timer due at "
+        "+30000 ms virtual; call advance(30000) (or unfreeze_time()). Pending timers: revocation timeout of member "
+        "m1 due at +30000 ms, session of member m2 due at +45000 ms. Reconciliation: waiting for member m1 to revoke "
+        "partitions orders-2,orders-3; member m2 waits for partitions orders-2,orders-3 held by m1"
+    )
+
+
 def test_group_activity_counts_the_requests_naming_each_group() -> None:
     activity = GroupActivity()
     ctx: Any = SimpleNamespace()
@@ -67,7 +89,9 @@ def _controls_over(deadlines: dict[Any, int], now: int) -> Any:
         is_in=lambda state: state is GroupState.PREPARING_REBALANCE,
         has_all_members_joined=lambda: True,
     )
-    coordinator = SimpleNamespace(group=lambda group_id: group, timer=_Timers(deadlines))
+    coordinator = SimpleNamespace(
+        group=lambda group_id: group, consumer_group=lambda group_id: None, timer=_Timers(deadlines)
+    )
     broker = SimpleNamespace(clock=SimpleNamespace(frozen=True, monotonic_ms=lambda: now), coordinator=coordinator)
     return BrokerControls(broker, faults=None, moves=None, activity=GroupActivity())  # type: ignore[arg-type]
 
