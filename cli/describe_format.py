@@ -5,7 +5,10 @@ prints."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cli.group_describe import GroupDescription, TopicPartitions
 
 FIT = -1  # a column padded to max(15, its longest cell), as Kafka pads group, topic, consumer id and host
 LAST = 0  # the last column: not padded
@@ -70,3 +73,94 @@ def format_describe(rows: Sequence[Mapping[str, Any]]) -> str:
 def format_reset(rows: Sequence[Mapping[str, Any]]) -> str:
     """`--reset-offsets`: GROUP, TOPIC, PARTITION, NEW-OFFSET in the same layout."""
     return format_table(_RESET, rows)
+
+
+def _padded(widths: Sequence[int], values: Sequence[str]) -> str:
+    """Each value left-justified to its width (the last one as it is), as Kafka's `%-Ns` formats."""
+    return " ".join(f"{v:<{w}}" for v, w in zip(values, widths, strict=True)).rstrip()
+
+
+def assignment_string(assignment: TopicPartitions | None) -> str:
+    """Kafka 4's `topic:0,1;other:2` (topics sorted, partitions ascending); ``-`` when empty."""
+    if not assignment:
+        return "-"
+    return ";".join(f"{topic}:{','.join(str(p) for p in sorted(parts))}" for topic, parts in sorted(assignment.items()))
+
+
+def format_members(group: GroupDescription, *, verbose: bool) -> str:
+    """`--describe --members [--verbose]`: Kafka 4's GROUP, CONSUMER-ID, [GROUP-INSTANCE-ID,] HOST, CLIENT-ID,
+    #PARTITIONS and, verbose, CURRENT-EPOCH, CURRENT-ASSIGNMENT, TARGET-EPOCH, TARGET-ASSIGNMENT."""
+    members = group.members
+    with_instance = any(m.instance_id for m in members)
+    rows = [
+        [
+            group.group_id,
+            m.consumer_id,
+            *([m.instance_id or ""] if with_instance else []),
+            m.host,
+            m.client_id,
+            str(m.partitions),
+            *(
+                [
+                    _cell(m.current_epoch),
+                    assignment_string(m.assignment),
+                    _cell(m.target_epoch),
+                    assignment_string(m.target_assignment),
+                ]
+                if verbose
+                else []
+            ),
+        ]
+        for m in members
+    ]
+    header = [
+        "GROUP",
+        "CONSUMER-ID",
+        *(["GROUP-INSTANCE-ID"] if with_instance else []),
+        "HOST",
+        "CLIENT-ID",
+        "#PARTITIONS",
+        *(["CURRENT-EPOCH", "CURRENT-ASSIGNMENT", "TARGET-EPOCH", "TARGET-ASSIGNMENT"] if verbose else []),
+    ]
+    minimum = {"GROUP-INSTANCE-ID": 17, "#PARTITIONS": 15, "CURRENT-EPOCH": 15, "TARGET-EPOCH": 15}
+    widths = [
+        max(minimum.get(name, 20 if name.endswith("ASSIGNMENT") else 15), *(len(r[i]) for r in rows))
+        for i, name in enumerate(header)
+    ]
+    return "\n".join(_padded(widths, line) for line in [header, *rows]) + "\n"
+
+
+def format_state(group: GroupDescription, *, verbose: bool) -> str:
+    """`--describe --state [--verbose]`: GROUP, COORDINATOR (ID), ASSIGNMENT-STRATEGY, STATE, [GROUP-EPOCH,
+    TARGET-ASSIGNMENT-EPOCH,] #MEMBERS, in Kafka 4's widths."""
+    host, port, node_id = group.coordinator
+    coordinator = f"{host}:{port}  ({node_id})"
+    header = ["GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE"]
+    row = [group.group_id, coordinator, group.assignment_strategy or "-", group.state]
+    widths = [max(15, len(group.group_id)), max(25, len(coordinator)), 20, 20]
+    if verbose:
+        header += ["GROUP-EPOCH", "TARGET-ASSIGNMENT-EPOCH"]
+        row += [_cell(group.group_epoch), _cell(group.assignment_epoch)]
+        widths += [15, 25]
+    header.append("#MEMBERS")
+    row.append(str(len(group.members)))
+    widths.append(0)
+    return _padded(widths, header) + "\n" + _padded(widths, row) + "\n"
+
+
+def format_group_list(groups: Sequence[Any], *, with_type: bool, with_state: bool) -> str:
+    """`--list --type [--state]`: GROUP padded to max(15, longest) + 10, TYPE and STATE to 20."""
+    width = max([15, *(len(g.group_id) for g in groups)]) + 10
+    header, widths = ["GROUP"], [width]
+    rows: list[list[str]] = [[g.group_id] for g in groups]
+    if with_type:
+        header.append("TYPE")
+        widths.append(20)
+        for row, g in zip(rows, groups, strict=True):
+            row.append((g.group_type or "unknown").capitalize())
+    if with_state:
+        header.append("STATE")
+        widths.append(20)
+        for row, g in zip(rows, groups, strict=True):
+            row.append(g.group_state or "Unknown")
+    return "\n".join(_padded(widths, line) for line in [header, *rows]) + "\n"

@@ -23,7 +23,7 @@ VERSION_CAPS = {
     ApiKey.METADATA: 12,
     ApiKey.FIND_COORDINATOR: 3,
     ApiKey.DESCRIBE_GROUPS: 5,
-    ApiKey.LIST_GROUPS: 4,
+    ApiKey.LIST_GROUPS: 5,
     ApiKey.OFFSET_FETCH: 7,
     ApiKey.OFFSET_COMMIT: 8,
     ApiKey.LIST_OFFSETS: 7,
@@ -97,11 +97,16 @@ class KafkaClient:
         self.bootstrap = Connection(host, int(port))
         self._coordinators: dict[tuple[str, int], Connection] = {}
 
-    def coordinator(self, group_id: str) -> Connection:
+    def find_coordinator(self, group_id: str) -> tuple[str, int, int]:
+        """The group's coordinator: host, port and node id."""
         _, response = self.bootstrap.call(ApiKey.FIND_COORDINATOR, FindCoordinatorRequest(key=group_id, key_type=0))
         if response.error_code != ErrorCode.NONE:
             raise KafkaClientError(f"FindCoordinator: {ErrorCode(response.error_code).name}")
-        address = (response.host, response.port)
+        return response.host, response.port, response.node_id
+
+    def coordinator(self, group_id: str) -> Connection:
+        host, port, _ = self.find_coordinator(group_id)
+        address = (host, port)
         if address not in self._coordinators:
             self._coordinators[address] = Connection(*address)
         return self._coordinators[address]

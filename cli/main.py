@@ -17,11 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from broker.storage_status import format_storage_status
-from cli.describe_format import format_describe, format_reset
+from cli.describe_format import format_describe, format_group_list, format_members, format_reset, format_state
+from cli.group_describe import GroupDescription, describe
 from cli.kafka_client import Connection, KafkaClient, KafkaClientError
-from protocol.consumer_protocol import decode_assignment
-from protocol.errors import DecodeError, ErrorCode
-from protocol.messages.describe_groups import DescribedGroup, DescribeGroupsRequest
+from protocol.errors import ErrorCode
 from protocol.messages.list_groups import ListGroupsRequest
 from protocol.messages.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
 from protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
@@ -105,20 +104,14 @@ def list_offsets(
     return found
 
 
-def describe_group(client: KafkaClient, group_id: str) -> tuple[DescribedGroup, list[DescribeRow]]:
-    coordinator = client.coordinator(group_id)
-    _, described = coordinator.call(ApiKey.DESCRIBE_GROUPS, DescribeGroupsRequest(groups=[group_id]))
-    group = described.groups[0]
-    _check(group.error_code, f"DescribeGroups {group_id}")
+def describe_group(client: KafkaClient, group_id: str) -> tuple[GroupDescription, list[DescribeRow]]:
+    group = describe(client, group_id)
     owners: dict[tuple[str, int], tuple[str, str, str]] = {}
     for member in group.members:
-        try:
-            assignment = decode_assignment(member.member_assignment) if member.member_assignment else None
-        except DecodeError:
-            assignment = None
-        for tp in assignment.assigned_partitions if assignment else []:
-            for partition in tp.partitions:
-                owners[(tp.topic, partition)] = (member.member_id, member.client_host, member.client_id)
+        for topic, indexes in member.assignment.items():
+            for partition in indexes:
+                owners[(topic, partition)] = (member.consumer_id, member.host, member.client_id)
+    coordinator = client.coordinator(group_id)
     _, fetched = coordinator.call(ApiKey.OFFSET_FETCH, OffsetFetchRequest(group_id=group_id, topics=None))
     _check(fetched.error_code, f"OffsetFetch {group_id}")
     committed = {
@@ -151,13 +144,13 @@ def reset_offsets(
     An unknown group may be given offsets for a named topic (as Kafka's tool allows, to start a new group at
     chosen offsets); without --topic it has nothing to reset and is refused, as is a topic that does not exist."""
     group, rows = describe_group(client, group_id)
-    if group.group_state not in ("Empty", "Dead"):
+    if group.state not in ("Empty", "Dead"):
         raise KafkaClientError(
             f"Assignments can only be reset if the group '{group_id}' is inactive, "
-            f"but the current state is {group.group_state}."
+            f"but the current state is {group.state}."
         )
     partitions = sorted({(r.topic, r.partition) for r in rows if topic is None or r.topic == topic})
-    if topic is None and group.group_state == "Dead":  # the coordinator does not know it: nothing to reset
+    if topic is None and group.state == "Dead":  # the coordinator does not know it: nothing to reset
         raise KafkaClientError(f"Consumer group '{group_id}' does not exist.")
     if topic is not None and not partitions:  # Kafka resets every partition of a named topic, committed or not
         partitions = sorted(tp for tp in _leaders(client, [topic]) if tp[0] == topic)
@@ -201,11 +194,19 @@ def _parser() -> argparse.ArgumentParser:
     groups = commands.add_parser("groups", help="consumer groups", formatter_class=_HELP).add_subparsers(
         dest="groups_command", required=True
     )
-    for name, what in (("list", "list the groups, like --list"), ("describe", "a group's offsets and lag")):
-        sub = groups.add_parser(name, help=what, formatter_class=_HELP)
-        _bootstrap_option(sub)
-        if name == "describe":
-            sub.add_argument("group", help="the group id")
+    listing = groups.add_parser("list", help="list the groups, like --list", formatter_class=_HELP)
+    _bootstrap_option(listing)
+    listing.add_argument("--type", action="store_true", help="add each group's type (classic, consumer)")
+    listing.add_argument("--state", action="store_true", help="add each group's state")
+    describing = groups.add_parser("describe", help="a group's offsets and lag", formatter_class=_HELP)
+    describing.add_argument("group", help="the group id")
+    _bootstrap_option(describing)
+    view = describing.add_mutually_exclusive_group()
+    view.add_argument("--members", action="store_true", help="the members and their partition counts")
+    view.add_argument("--state", action="store_true", help="coordinator, assignment strategy, state, #members")
+    describing.add_argument(
+        "--verbose", action="store_true", help="with --members: epochs and assignments; with --state: epochs"
+    )
     timeline = groups.add_parser(
         "timeline", help="the group's rebalance timeline (group-broker control API)", formatter_class=_HELP
     )
@@ -325,15 +326,24 @@ def _run_wire_command(client: KafkaClient, args: argparse.Namespace) -> int:
     if args.command == "groups" and args.groups_command == "list":
         _, response = client.bootstrap.call(ApiKey.LIST_GROUPS, ListGroupsRequest())
         _check(response.error_code, "ListGroups")
-        for group in sorted(response.groups, key=lambda g: g.group_id):
-            print(group.group_id)
+        listed = sorted(response.groups, key=lambda g: g.group_id)
+        if args.type or args.state:
+            print(format_group_list(listed, with_type=args.type, with_state=args.state), end="")
+        else:
+            for group in listed:
+                print(group.group_id)
         return 0
     if args.command == "groups" and args.groups_command == "describe":
         group, rows = describe_group(client, args.group)
-        if group.group_state == "Dead":  # what DescribeGroups answers for a group the coordinator does not know
+        if group.state == "Dead":  # what DescribeGroups answers for a group the coordinator does not know
             raise KafkaClientError(f"Consumer group '{args.group}' does not exist.")
-        print(f"Consumer group '{args.group}' is {group.group_state} with {len(group.members)} member(s).\n")
-        print(format_describe([dataclasses.asdict(r) | {"lag": r.lag} for r in rows]), end="")
+        if args.members:
+            print(format_members(group, verbose=args.verbose), end="")
+        elif args.state:
+            print(format_state(group, verbose=args.verbose), end="")
+        else:
+            print(f"Consumer group '{args.group}' is {group.state} with {len(group.members)} member(s).\n")
+            print(format_describe([dataclasses.asdict(r) | {"lag": r.lag} for r in rows]), end="")
         return 0
     target = "earliest" if args.to_earliest else "latest" if args.to_latest else "offset"
     plan = reset_offsets(client, args.group, target, args.to_offset, args.topic, args.execute)

@@ -19,6 +19,7 @@ cannot go untested. How each kind is covered:
 | js, control API from JavaScript | routes and body keys against `endpoints()` |
 | sh, Operator CLI | `cli.main`'s parser, `serve`'s and `dump-log`'s own parsers |
 | text, `offsets reset` output | `cli.describe_format.format_reset` renders it byte for byte |
+| text, `groups describe --members --verbose` output | `cli.describe_format.format_members` renders it byte for byte |
 | sh, pipeline Install and run | `pip` extras in pyproject.toml; `pipeline.cli.build_parser` |
 | sh, Spark standalone cluster | zipped directories exist; `spark-submit`'s application by the pipeline parser |
 | sh, differential suite | `tests.differential`'s parser |
@@ -58,6 +59,7 @@ INVENTORY: dict[tuple[str, str], tuple[str, str]] = {
     ("js", "const control = "): ("js-control", "toolkit.control_api.endpoints()"),
     ("sh", "group-broker serve "): (COMMANDS, "cli.main, cli.serve and storage.dump parsers"),
     ("text", "GROUP           TOPIC"): ("reset-table", "cli.describe_format.format_reset"),
+    ("text", "GROUP           CONSUMER-ID"): ("members-table", "cli.describe_format.format_members"),
     ("sh", "pip install -e "): (COMMANDS, "pyproject.toml extras, pipeline.cli.build_parser"),
     ("sh", "# the cluster "): (COMMANDS, "repository directories, pipeline.cli.build_parser"),
     ("sh", "python -m tests.differential"): (COMMANDS, "tests.differential parser"),
@@ -210,6 +212,24 @@ def test_the_reset_output_is_what_the_cli_prints() -> None:
         format_reset([r | {"partition": int(r["partition"]), "new_offset": int(r["new_offset"])} for r in rows])
         == block.body
     )
+
+
+def test_the_members_output_is_what_the_cli_prints() -> None:
+    from cli.describe_format import format_members
+    from cli.group_describe import GroupDescription, MemberDescription
+
+    [block] = _blocks_checked_as("members-table")
+    members = []
+    for line in block.body.splitlines()[1:]:
+        _, member, host, client, _, epoch, current, target_epoch, target = line.split()
+
+        def parsed(text: str) -> dict[str, list[int]]:
+            return {} if text == "-" else {text.split(":")[0]: [int(p) for p in text.split(":")[1].split(",")]}
+
+        assigned, wanted = parsed(current), parsed(target)
+        members.append(MemberDescription(member, None, host, client, assigned, int(epoch), wanted, int(target_epoch)))
+    group = GroupDescription("billing", "consumer", "Reconciling", "uniform", ("127.0.0.1", 9092, 1), members, 2, 2)
+    assert format_members(group, verbose=True) == block.body
 
 
 def test_the_developer_map_rows_are_the_import_layers() -> None:
