@@ -5,10 +5,12 @@ prints."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from cli.group_describe import GroupDescription, TopicPartitions
+TopicPartitions = Mapping[str, Sequence[int]]
+GroupDescription = Any
+"""A `cli.group_describe.GroupDescription` (not imported: the pipeline imports this module alone, without the
+wire client)."""
 
 FIT = -1  # a column padded to max(15, its longest cell), as Kafka pads group, topic, consumer id and host
 LAST = 0  # the last column: not padded
