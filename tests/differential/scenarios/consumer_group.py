@@ -208,6 +208,18 @@ class Member:
         self._where(step, settled=settled)
 
 
+async def first_of_two(s: Session, base: str, partitions: int) -> tuple[Member, Member, str]:
+    """Members A and B (own connections) of group ``base`` on one topic: A has joined and owns every partition,
+    B has not joined yet. Returns both and the topic's name."""
+    a_conn, b_conn = await s.connect("client-a"), await s.connect("client-b")
+    group = s.name(base)
+    name, _ = await topic(s, a_conn, f"{base}-t", partitions)
+    a, b = Member(s, a_conn, group, "A"), Member(s, b_conn, group, "B")
+    await a.join("A joins", [name])
+    await a.settle("A owns every partition")
+    return a, b, name
+
+
 def has(count: int) -> Callable[[Member], bool]:
     return lambda m: m.partitions() == count
 
@@ -292,12 +304,8 @@ async def consumer_second_member_revocation(s: Session) -> None:
     """B joins A's group: once the new target exists B gets only what nobody owns (nothing), A is told to revoke
     on its next heartbeat and keeps its epoch until it reports the partitions released; then B gets them and both
     are Stable at the new epoch. ListGroups and ConsumerGroupDescribe show Reconciling, then Stable."""
-    a_conn, b_conn = await s.connect("client-a"), await s.connect("client-b")
-    group = s.name("cg-revoke")
-    name, _ = await topic(s, a_conn, "cg-revoke-t", 4)
-    a, b = Member(s, a_conn, group, "A"), Member(s, b_conn, group, "B")
-    await a.join("A joins", [name])
-    await a.settle("A owns everything")
+    a, b, name = await first_of_two(s, "cg-revoke", 4)
+    a_conn, group = a.conn, a.group
     await _state(s, a_conn, group, "one member")
     await b.join("B joins", [name])
     await b.settle("B is at the new epoch with what nobody owns")
@@ -436,12 +444,8 @@ async def consumer_partitions_added(s: Session) -> None:
 async def consumer_session_expiry(s: Session) -> None:
     """A member that stops heartbeating is removed after group.consumer.session.timeout.ms; its partitions go to
     the member that is left, and its next heartbeat is UNKNOWN_MEMBER_ID."""
-    a_conn, b_conn = await s.connect("client-a"), await s.connect("client-b")
-    group = s.name("cg-expiry")
-    name, _ = await topic(s, a_conn, "cg-expiry-t", 2)
-    a, b = Member(s, a_conn, group, "A"), Member(s, b_conn, group, "B")
-    await a.join("A joins", [name])
-    await a.settle("A settles")
+    a, b, name = await first_of_two(s, "cg-expiry", 2)
+    a_conn, group = a.conn, a.group
     await b.join("B joins", [name])
     await b.settle("B settles")
     await a.beat("A is told to revoke")
