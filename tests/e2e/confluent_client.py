@@ -49,6 +49,7 @@ class ConfluentConsumer:
         self.commit_on_revoke = commit_on_revoke
         self.events: list[tuple[str, frozenset[int]]] = []  # ("assign" | "revoke", partitions), in order
         self.commits: list[tuple[float, int, int]] = []
+        self.refused: list[KafkaError] = []
         classic = config.get("group.protocol", "classic") == "classic"
         self.consumer = Consumer(
             {
@@ -72,9 +73,22 @@ class ConfluentConsumer:
             return
         # Commit what was consumed from the partitions being given up, so their next owner starts right after it.
         positions = [tp for tp in consumer.position(partitions) if tp.offset >= 0]
-        if positions:
+        if not positions:
+            return
+        try:
             consumer.commit(offsets=positions, asynchronous=False)
-            self._committed(positions)
+        except KafkaException as exc:
+            # Raising inside a librdkafka callback leaves confluent-kafka raising a KafkaError that is no exception
+            # at all out of consume() or close(): keep it, and raise it properly after the call (`_check`).
+            self.refused.append(exc.args[0])
+            return
+        self._committed(positions)
+
+    def _check(self) -> None:
+        """Fail the test with a commit the broker refused in a revocation callback."""
+        if self.refused:
+            refused, self.refused = self.refused, []
+            raise AssertionError(f"{self.name}: the broker refused a commit of revoked partitions: {refused}")
 
     def _committed(self, offsets: Iterable[TopicPartition]) -> None:
         now = time.monotonic()
@@ -82,7 +96,9 @@ class ConfluentConsumer:
 
     def poll(self, timeout_s: float) -> list[Rec]:
         received = []
-        for m in self.consumer.consume(num_messages=500, timeout=timeout_s):
+        messages = self.consumer.consume(num_messages=500, timeout=timeout_s)
+        self._check()
+        for m in messages:
             if m.error() is not None:
                 raise KafkaException(m.error())
             received.append(record_of(m))
@@ -112,6 +128,7 @@ class ConfluentConsumer:
 
     def close(self) -> None:
         self.consumer.close()
+        self._check()
 
 
 class ConfluentAdapter:
