@@ -73,8 +73,8 @@ def test_describe_members_verbose_shows_kafka_4s_epochs_and_assignments(
     details = {d["member_id"]: d for d in group["member_details"]}
     kept = ",".join(str(p) for p in details["m1"]["assigned"][TOPIC])
     given = ",".join(str(p) for p in details["m2"]["target"][TOPIC])
-    assert rows["m1"][3:] == ["client-1", "2", "1", f"{TOPIC}:{kept}", "2", f"{TOPIC}:{kept}"]
-    assert rows["m2"][3:] == ["client-2", "0", "2", "-", "2", f"{TOPIC}:{given}"]
+    assert rows["m1"][3:] == ["client-1", "2", "2", f"{TOPIC}:{kept}", "3", f"{TOPIC}:{kept}"]
+    assert rows["m2"][3:] == ["client-2", "0", "3", "-", "3", f"{TOPIC}:{given}"]
     plain = _run(capsys, reconciling, "groups", "describe", GROUP, "--members")
     assert plain[0] == ["GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS"]
 
@@ -87,7 +87,7 @@ def test_describe_state_shows_the_assignor_and_with_verbose_the_epochs(
         "GROUP COORDINATOR (ID) ASSIGNMENT-STRATEGY STATE GROUP-EPOCH TARGET-ASSIGNMENT-EPOCH #MEMBERS"
     )
     assert row[0] == GROUP and row[1].startswith("127.0.0.1:") and row[2] == "(1)"  # host:port  (node id)
-    assert row[3:] == ["uniform", "Reconciling", "2", "2", "2"]
+    assert row[3:] == ["uniform", "Reconciling", "3", "3", "2"]
     header, row = _run(capsys, reconciling, "groups", "describe", GROUP, "--state")
     assert " ".join(header) == "GROUP COORDINATOR (ID) ASSIGNMENT-STRATEGY STATE #MEMBERS"
     assert row[3:] == ["uniform", "Reconciling", "2"]
@@ -115,9 +115,6 @@ def test_a_classic_group_is_described_with_describe_groups_in_the_same_layouts(
     assert listed[0] == ["GROUP", "TYPE", "STATE"] and [CLASSIC, "Classic", "Stable"] in listed
 
 
-@pytest.mark.xfail(
-    strict=True, reason="the coordinator's ListGroups does not list consumer groups yet (coordinator/admin.py)"
-)
 def test_list_with_type_shows_a_consumer_group(
     reconciling: GroupBrokerHandle, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -57,13 +57,14 @@ def test_the_snapshot_shows_epochs_and_each_members_current_and_target_partition
 ) -> None:
     m1, m2 = members
     stable = _stable_with_one(group_broker, m1)
-    assert (stable["group_type"], stable["group_epoch"], stable["assignment_epoch"]) == ("consumer", 1, 1)
+    # Kafka 4.4 (KAFKA-20268): a new group stands at epoch 1, so the first join writes epoch 2
+    assert (stable["group_type"], stable["group_epoch"], stable["assignment_epoch"]) == ("consumer", 2, 2)
     [only] = stable["member_details"]  # type: ignore[misc]
     assert only["assigned"] == only["target"] == {TOPIC: [0, 1, 2, 3]} and only["member_state"] == "STABLE"
     m2.join([TOPIC])
     m1.heartbeat()
     group = group_broker.group(GROUP)
-    assert group is not None and group["state"] == "Reconciling" and group["group_epoch"] == 2
+    assert group is not None and group["state"] == "Reconciling" and group["group_epoch"] == 3
     details = {d["member_id"]: d for d in group["member_details"]}
     revoking = details["m1"]["pending_revocation"][TOPIC]
     assert details["m1"]["member_state"] == "UNREVOKED_PARTITIONS" and details["m2"]["target"] == {TOPIC: revoking}
@@ -75,7 +76,7 @@ def test_the_snapshot_shows_epochs_and_each_members_current_and_target_partition
     for _ in range(3):  # m1 confirms, m2 takes the released partitions, m1 catches up with the epoch
         m1.heartbeat()
         m2.heartbeat()
-    done = group_broker.wait_for_group_blocking(GROUP, state="Stable", members=2, generation_at_least=2)
+    done = group_broker.wait_for_group_blocking(GROUP, state="Stable", members=2, generation_at_least=3)
     assert done["waiting_for"] == [] and m1.owned_partitions() == m2.owned_partitions() == 2
 
 
@@ -88,7 +89,7 @@ def test_a_frozen_wait_names_the_revocation_timer_and_who_waits_for_whom(
     with pytest.raises(FrozenTimeError) as failed:
         group_broker.wait_for_group_blocking(GROUP, state="Stable", timeout_s=30, frozen_grace_s=0.1)
     message = str(failed.value)
-    assert "(Reconciling, group epoch 2, assignment epoch 2)" in message
+    assert "(Reconciling, group epoch 3, assignment epoch 3)" in message
     # real time flowed between the heartbeats and the freeze: the deadlines are a few ms closer than configured
     revocation = re.search(r"revocation timeout of member m1 due at \+(\d+) ms", message)
     assert revocation is not None and 29_000 < int(revocation[1]) <= 30_000
@@ -105,11 +106,12 @@ def test_expire_member_fences_a_consumer_member_and_bumps_the_group_epoch(
     _m1_must_revoke(group_broker, m1, m2)
     assert group_broker.expire_member(GROUP, "m1")
     group = group_broker.group(GROUP)
-    assert group is not None and group["members"] == ["m2"] and group["group_epoch"] == 3
+    # Kafka 4.4 computes the new target with the fence: m2's target is all four partitions at once
+    assert group is not None and group["members"] == ["m2"] and group["group_epoch"] == group["assignment_epoch"] == 4
     assert m1.heartbeat().error_code == ErrorCode.UNKNOWN_MEMBER_ID
     m2.heartbeat()
     assert m2.owned_partitions() == 4
-    assert group_broker.wait_for_group_blocking(GROUP, state="Stable", members=1)["assignment_epoch"] == 3
+    assert group_broker.wait_for_group_blocking(GROUP, state="Stable", members=1)["assignment_epoch"] == 4
     assert not group_broker.expire_member(GROUP, "m1")
 
 
@@ -122,11 +124,11 @@ def test_force_target_assignment_makes_the_next_heartbeat_compute_a_new_target(
     group = group_broker.group(GROUP)
     assert group is not None and (group["state"], group["group_epoch"], group["assignment_epoch"]) == (
         "Assigning",
+        3,
         2,
-        1,
     )
-    assert m1.heartbeat().member_epoch == 2
-    assert group_broker.wait_for_group_blocking(GROUP, state="Stable", generation_at_least=2)["assignment_epoch"] == 2
+    assert m1.heartbeat().member_epoch == 3
+    assert group_broker.wait_for_group_blocking(GROUP, state="Stable", generation_at_least=3)["assignment_epoch"] == 3
     assert not group_broker.force_target_assignment("no-such-group")
 
 
