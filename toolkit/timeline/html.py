@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING, Any
 
+from coordinator.consumer_group.views import show
 from toolkit.timeline.labels import REBALANCING_STATES, client, describe, rel, secs, severity, wall
 from toolkit.timeline.live import new_member_lane
 
@@ -17,17 +18,21 @@ _MARKS: dict[str, tuple[str, str, str]] = {
     "JoinGroup": ("join", "circle", "JoinGroup (bar: parked)"),
     "SyncGroup": ("sync", "square", "SyncGroup (bar: parked)"),
     "Heartbeat": ("heartbeat", "tick", "Heartbeat"),
+    "ConsumerGroupHeartbeat": ("heartbeat", "tick", "ConsumerGroupHeartbeat"),
     "LeaveGroup": ("leave", "triangle", "LeaveGroup"),
     "member.joined": ("joined", "dot", "member added"),
     "member.left": ("left", "dot", "member removed"),
     "member.expired": ("expired", "cross", "session expired"),
     "member.fenced": ("fenced", "cross", "static member fenced"),
     "member.id_required": ("id-required", "dot", "member id handed out"),
+    "member.reconciled": ("reconciled", "dot", "member reconciled (consumer group)"),
 }
 _STATE_COLORS = {
     "Empty": "#d0d7de",
     "PreparingRebalance": "#fb8c00",
     "CompletingRebalance": "#fdd835",
+    "Assigning": "#fb8c00",
+    "Reconciling": "#fdd835",
     "Stable": "#43a047",
     "Dead": "#424242",
 }
@@ -58,6 +63,7 @@ svg text { font: 12px ui-monospace, monospace; }
 .bar.sync { stroke: #2da44e; } .bar.pending { stroke: #d97706; stroke-dasharray: 6 3; opacity: .8; }
 .mark.join { fill: #1f6feb; } .mark.sync { fill: #2da44e; } .mark.heartbeat { stroke: #777; stroke-width: 1.5; }
 .mark.leave { fill: #8250df; } .mark.joined, .mark.left, .mark.id-required { fill: #999; }
+.mark.reconciled { fill: #2da44e; }
 .mark.expired { stroke: #cf222e; stroke-width: 3; } .mark.fenced { stroke: #d97706; stroke-width: 3; }
 .mark.error { stroke: #cf222e; stroke-width: 2.5; } .mark.signal { stroke: #d97706; stroke-width: 2.5; }
 .state-label { fill: #111; } .deadline { stroke: #cf222e; stroke-dasharray: 2 2; stroke-width: 2; }
@@ -201,12 +207,13 @@ def _svg(view: dict[str, Any]) -> str:
             f'<line class="bar pending" x1="{x(p["started_ms"]):.1f}" y1="{ly}" x2="{x(view["now_ms"]):.1f}" '
             f'y2="{ly}"><title>{title}</title></line>'
         )
-    for m in (live or {}).get("waiting_for", []):  # the session timers a rebalance is waiting on
-        deadline = m["session_deadline_ms"]
+    for m in (live or {}).get("waiting_for", []):  # the timers a rebalance is waiting on
+        timer = "revocation" if m.get("revocation_deadline_ms") is not None else "session"  # a consumer group's
+        deadline = m[f"{timer}_deadline_ms"]
         if deadline is None or m["member_id"] not in row:
             continue
         ly = y(row[m["member_id"]])
-        text = f"session fires in {secs(m['session_fires_in_ms'])}"
+        text = f"{timer} fires in {secs(m[f'{timer}_fires_in_ms'])}"
         if deadline <= end:
             out.append(
                 f'<line class="deadline" x1="{x(deadline):.1f}" y1="{ly - 12}" x2="{x(deadline):.1f}" y2="{ly + 12}">'
@@ -230,7 +237,9 @@ def _waiting_panel(view: dict[str, Any]) -> str:
             "</section>"
         )
     rows = []
-    if live["state"] not in REBALANCING_STATES:
+    if live["group_type"] == "consumer":
+        rows.extend(_reconciliation_rows(view, live))
+    elif live["state"] not in REBALANCING_STATES:
         rows.append(f"<p>No rebalance in progress (state <b>{e(live['state'])}</b>).</p>")
     else:
         if live["rebalance_deadline_ms"] is not None:
@@ -264,16 +273,53 @@ def _waiting_panel(view: dict[str, Any]) -> str:
     return '<section id="waiting"><h2>Waiting for</h2>' + "".join(rows) + "</section>"
 
 
-def render_html(view: dict[str, Any], refresh_s: int | None = None) -> str:
+def _reconciliation_rows(view: dict[str, Any], live: dict[str, Any]) -> list[str]:
+    """A consumer group's waiting panel: who waits for whom, then every member's epoch, state, partitions and
+    timers (the group has no rebalance timeout: each member that owes a revocation has its own)."""
     e = html.escape
-    live = view["live"]
-    summary = (
+    if not live["reconciliation"]:
+        rows = [f"<p>Nothing to reconcile (state <b>{e(live['state'])}</b>).</p>"]
+    else:
+        rows = ["<ul>", *(f'<li class="reconciliation">{e(s)}</li>' for s in live["reconciliation"]), "</ul>"]
+    rows.append(
+        "<table><tr><th>member</th><th>client</th><th>epoch</th><th>state</th><th>current</th><th>target</th>"
+        "<th>revoking</th><th>revocation timeout fires</th><th>session timer fires</th></tr>"
+    )
+    for m in live["members"]:
+        revocation = m["revocation_deadline_ms"]
+        fires = "-" if revocation is None else f"{rel(view, revocation)} (in {secs(m['revocation_fires_in_ms'])})"
+        waiting = ' class="waiting-member"' if m["waited_for"] else ""
+        rows.append(
+            f'<tr{waiting} data-member="{e(m["member_id"])}"><td>{e(m["member_id"])}</td>'
+            f"<td>{e(client(m['client_id']))}</td><td>{m['member_epoch']}</td><td>{e(m['member_state'])}</td>"
+            f"<td>{e(show(m['assigned']) or '-')}</td><td>{e(show(m['target']) or '-')}</td>"
+            f"<td>{e(show(m['pending_revocation']) or '-')}</td><td>{fires}</td>"
+            f"<td>{rel(view, m['session_deadline_ms'])} (in {secs(m['session_fires_in_ms'])})</td></tr>"
+        )
+    rows.append("</table>")
+    return rows
+
+
+def _summary(live: dict[str, Any] | None) -> str:
+    e = html.escape
+    if live is None:
+        return "not known to the coordinator now"
+    if live["group_type"] == "consumer":
+        return (
+            f"consumer group (KIP-848), state <b id='state'>{e(live['state'])}</b>, group epoch "
+            f"<b>{live['group_epoch']}</b>, assignment epoch <b>{live['assignment_epoch']}</b>, "
+            f"{len(live['members'])} member(s), assignor {e(str(live['protocol']))}"
+        )
+    return (
         f"state <b id='state'>{e(live['state'])}</b>, generation <b>{live['generation']}</b>, "
         f"{len(live['members'])} member(s), protocol {e(str(live['protocol_type']))}/{e(str(live['protocol']))}, "
         f"leader {e(str(live['leader']))}"
-        if live is not None
-        else "not known to the coordinator now"
     )
+
+
+def render_html(view: dict[str, Any], refresh_s: int | None = None) -> str:
+    e = html.escape
+    summary = _summary(view["live"])
     legend = "".join(
         f'<span class="legend-item"><svg width="16" height="16">{_shape(shape, f"mark {cls}", 8, 8)}</svg>'
         f"{e(text)}</span>"

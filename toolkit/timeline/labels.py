@@ -11,6 +11,8 @@ if TYPE_CHECKING:
 
 
 REBALANCING_STATES = ("PreparingRebalance", "CompletingRebalance")
+RECONCILING_STATES = ("Assigning", "Reconciling")
+"""A consumer group's (KIP-848) states between a group epoch bump and every member reconciled at it."""
 QUIET_ERRORS = frozenset({None, "NONE", "MEMBER_ID_REQUIRED"})  # MEMBER_ID_REQUIRED is step one of every join
 SIGNAL_ERRORS = frozenset({"REBALANCE_IN_PROGRESS"})  # how members learn of a rebalance: worth a mark, not an alarm
 

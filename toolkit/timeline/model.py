@@ -5,8 +5,11 @@ A rebalance is a conversation between members and the coordinator, and when one 
 SyncGroup, Heartbeat and LeaveGroup (member id, client id, generation, the client's reason where JoinGroup v8+ and
 LeaveGroup v5 carry one, the error answered, how long a JoinGroup or SyncGroup was parked) together with the
 coordinator's own events (members joining, leaving, expiring or being fenced, state changes, rebalances starting
-and completing). A view adds what the group is doing now: which members the current rebalance still waits for and
-when each of their session timers fires, and when the rebalance (or sync) timeout fires.
+and completing). A KIP-848 consumer group's ConsumerGroupHeartbeats are its heartbeats (each with the member's
+epoch as its generation); its joins, leaves, epoch bumps and reconciliations are the coordinator's events. A view
+adds what the group is doing now: which members the current rebalance still waits for and when each of their
+session timers fires, and when the rebalance (or sync) timeout fires; for a consumer group, its epochs, each
+member's epoch, state, current and target partitions, what it must still revoke and its revocation timer.
 
 Feeding it stays off the coordinator's hands: requests arrive through the dispatcher's observer hook, and the
 coordinator's events through `broker.events.EventTap`, which the broker wraps around the coordinator's event logger (the
@@ -50,6 +53,7 @@ _log = structlog.get_logger("toolkit.timeline")
 JOIN_GROUP = int(ApiKey.JOIN_GROUP)
 SYNC_GROUP = int(ApiKey.SYNC_GROUP)
 HEARTBEAT = int(ApiKey.HEARTBEAT)
+CONSUMER_GROUP_HEARTBEAT = int(ApiKey.CONSUMER_GROUP_HEARTBEAT)
 LEAVE_GROUP = int(ApiKey.LEAVE_GROUP)
 API_NAMES = {JOIN_GROUP: "JoinGroup", SYNC_GROUP: "SyncGroup", HEARTBEAT: "Heartbeat", LEAVE_GROUP: "LeaveGroup"}
 PARKABLE = frozenset({JOIN_GROUP, SYNC_GROUP})
@@ -70,7 +74,7 @@ class TimelineEvent:
     detail: dict[str, Any] | None = None
 
 
-Heartbeat = tuple[int, str, str | None, int, int]  # at_ms, member, client id, generation, error code
+Heartbeat = tuple[int, str, str, str | None, int, int]  # at_ms, API name, member, client id, generation, error
 
 
 class GroupLog:
@@ -144,23 +148,31 @@ class Timeline:
         self, ctx: RequestContext, api_key: int, request: Any, response: Any, elapsed_s: float
     ) -> None:
         if api_key == HEARTBEAT:  # the hot path: no LRU refresh, one tuple appended
-            log = self._groups.get(request.group_id) or self._log(request.group_id)
-            beats = log.heartbeats
-            if len(beats) == self._capacity:
-                log.dropped += 1
-            beats.append(
-                (
-                    self.now_ms(),
-                    request.member_id,
-                    ctx.client_id,
-                    request.generation_id,
-                    NO_RESPONSE if response is None else response.error_code,
-                )
+            error = NO_RESPONSE if response is None else response.error_code
+            self._heartbeat(
+                request.group_id, ("Heartbeat", request.member_id, ctx.client_id, request.generation_id, error)
             )
+        elif api_key == CONSUMER_GROUP_HEARTBEAT:
+            self._consumer_heartbeat(ctx, request, response)
         elif api_key in PARKABLE:
             self._finished_parkable(ctx, api_key, request, response)
         elif api_key == LEAVE_GROUP:
             self._finished_leave(ctx, request, response)
+
+    def _heartbeat(self, group_id: str, beat: tuple[str, str, str | None, int, int]) -> None:
+        log = self._groups.get(group_id) or self._log(group_id)
+        beats = log.heartbeats
+        if len(beats) == self._capacity:
+            log.dropped += 1
+        beats.append((self.now_ms(), *beat))
+
+    def _consumer_heartbeat(self, ctx: RequestContext, request: Any, response: Any) -> None:
+        """A ConsumerGroupHeartbeat: its generation is the member's epoch after the answer (the one it asked with
+        when refused), its member the one the answer names when the request had none (v0's join)."""
+        error = _error_of(response)
+        epoch = response.member_epoch if error == ErrorCode.NONE else request.member_epoch
+        member = request.member_id or (response.member_id if response is not None else None) or ""
+        self._heartbeat(request.group_id, ("ConsumerGroupHeartbeat", member, ctx.client_id, epoch, error))
 
     def _finished_parkable(self, ctx: RequestContext, api_key: int, request: Any, response: Any) -> None:
         pending = self._pending.pop((ctx.session.conn_id, ctx.correlation_id), None)
@@ -242,8 +254,8 @@ class Timeline:
         if not heartbeats:
             return list(log.events)
         beats = (
-            TimelineEvent(at, "Heartbeat", member, client, generation, None, error)
-            for at, member, client, generation, error in log.heartbeats
+            TimelineEvent(at, api, member, client, generation, None, error)
+            for at, api, member, client, generation, error in log.heartbeats
         )
         return list(heapq.merge(log.events, beats, key=lambda e: e.at_ms))
 

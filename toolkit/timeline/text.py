@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from coordinator.consumer_group.views import show
 from toolkit.timeline.labels import REBALANCING_STATES, client, describe, rel, secs, wall
 
 if TYPE_CHECKING:
@@ -15,6 +16,8 @@ def render_text(view: dict[str, Any]) -> str:
     live = view["live"]
     if live is None:
         lines.append("  (not known to the coordinator now: deleted, unloaded or never created)")
+    elif live["group_type"] == "consumer":
+        lines.extend(_consumer_lines(view, live))
     else:
         lines.append(
             f"  state={live['state']} generation={live['generation']} protocol={live['protocol_type']}/"
@@ -45,3 +48,27 @@ def render_text(view: dict[str, Any]) -> str:
         for e in view["events"]
     )
     return "\n".join(lines) + "\n"
+
+
+def _consumer_lines(view: dict[str, Any], live: dict[str, Any]) -> list[str]:
+    """A KIP-848 group: its epochs, each member's epoch, state, current and target partitions (and what it must
+    revoke, with its revocation timer), then who waits for whom."""
+    lines = [
+        f"  state={live['state']} group_epoch={live['group_epoch']} assignment_epoch={live['assignment_epoch']} "
+        f"assignor={live['protocol']} members={len(live['members'])}"
+    ]
+    for m in live["members"]:
+        line = (
+            f"    {m['member_id']} client={client(m['client_id'])} epoch={m['member_epoch']} {m['member_state']} "
+            f"current={show(m['assigned']) or '-'} target={show(m['target']) or '-'}"
+        )
+        if m["pending_revocation"]:
+            line += f" revoking={show(m['pending_revocation'])}"
+        if m["revocation_deadline_ms"] is not None:
+            line += (
+                f" revocation timer fires at {rel(view, m['revocation_deadline_ms'])} "
+                f"(in {secs(m['revocation_fires_in_ms'])})"
+            )
+        lines.append(line)
+    lines.extend(f"  {sentence}" for sentence in live["reconciliation"])
+    return lines
