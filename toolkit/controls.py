@@ -317,8 +317,8 @@ class BrokerControls:
     def expire_member(self, group_id: str, member_id: str) -> bool:
         """The member's session expires now.
 
-        Kafka's own session-expiry path (a consumer-group member is fenced and the group epoch bumped); False
-        when there is no such group or member."""
+        Kafka's own session-expiry path (a consumer-group member is fenced, the group epoch bumped and the new
+        target computed, as Kafka 4.4 does); False when there is no such group or member."""
         coordinator = self._broker.coordinator
         if coordinator.consumer_group(group_id) is not None:
             done = coordinator.expire_consumer_member_now(group_id, member_id, self._now())
