@@ -1,0 +1,170 @@
+"""Static members of consumer groups (rules K15, K16, K33, K34, K37, K38 of /work/notes/kip848-rules.md):
+instance-id ownership errors, the temporary leave with epoch -2 and the replacement that gets the same partitions
+back, as Kafka's testStaticMemberGetsBackAssignmentUponRejoin writes them."""
+
+from __future__ import annotations
+
+from coordinator.consumer_group.keys import session_key
+from protocol.errors import ErrorCode
+from tests.coordinator.consumer_group.harness import ConsumerGroupTestContext, by_name
+from tests.coordinator.consumer_group.written import Written, current_assignment, kind, target_partitions
+
+STABLE = 0
+
+
+def static_pair() -> ConsumerGroupTestContext:
+    """Static members m1 (i1) and m2 (i2) reconciled on foo(4): m1 0-1, m2 2-3, group Stable at epoch 2."""
+    ctx = ConsumerGroupTestContext(topics={"foo": 4})
+    ctx.join_cg(member_id="m1", instance_id="i1")
+    ctx.join_cg(member_id="m2", instance_id="i2")
+    ctx.cg_heartbeat(member_id="m1", member_epoch=1, instance_id="i1", owned={"foo": range(4)})
+    ctx.cg_heartbeat(member_id="m1", member_epoch=1, instance_id="i1", owned={"foo": [0, 1]})
+    response = ctx.cg_heartbeat(member_id="m2", member_epoch=2, instance_id="i2", owned={}).value
+    assert by_name(response, "foo") == {"foo": [2, 3]}
+    assert ctx.cg().state.value == "Stable"
+    return ctx
+
+
+def test_k15_instance_id_owned_by_an_active_member() -> None:
+    """K15: a new member id joining with an instance id whose owner is not at epoch -2 is UNRELEASED_INSTANCE_ID."""
+    ctx = static_pair()
+    written = Written(ctx)
+    response = ctx.cg_heartbeat(
+        member_id="m1b",
+        instance_id="i1",
+        rebalance_timeout_ms=5000,
+        subscribed_topic_names=["foo"],
+        topic_partitions=[],
+    ).value
+    assert (response.error_code, response.error_message) == (
+        ErrorCode.UNRELEASED_INSTANCE_ID,
+        "Static member m1b with instance id i1 cannot join the group because the instance id is owned by m1 member.",
+    )
+    assert written.new() == []
+
+
+def test_k16_unknown_instance_id() -> None:
+    """K16: epoch > 0 with an instance id nobody owns is UNKNOWN_MEMBER_ID "Instance id <iid> is unknown."."""
+    ctx = static_pair()
+    response = ctx.cg_heartbeat(member_id="m1", member_epoch=1, instance_id="i9").value
+    assert (response.error_code, response.error_message) == (ErrorCode.UNKNOWN_MEMBER_ID, "Instance id i9 is unknown.")
+
+
+def test_k16_instance_id_of_another_member_is_fenced() -> None:
+    """K16: epoch > 0 with an instance id owned by another member id is FENCED_INSTANCE_ID."""
+    ctx = static_pair()
+    response = ctx.cg_heartbeat(member_id="m2", member_epoch=2, instance_id="i1").value
+    assert (response.error_code, response.error_message) == (
+        ErrorCode.FENCED_INSTANCE_ID,
+        "Static member m2 with instance id i1 was fenced by member m1.",
+    )
+
+
+def test_k37_static_leave_keeps_the_partitions() -> None:
+    """K37: -2 writes one CurrentMemberAssignment with epoch -2 (previous epoch, state and partitions kept); no
+    epoch bump, no new target. The answer is the member's id and epoch -2."""
+    ctx = static_pair()
+    written = Written(ctx)
+    response = ctx.cg_heartbeat(member_id="m2", member_epoch=-2, instance_id="i2").value
+    assert (response.error_code, response.member_id, response.member_epoch, response.assignment) == (
+        0,
+        "m2",
+        -2,
+        None,
+    )
+    (record,) = written.new()
+    assert kind(record) == "CurrentMemberAssignment(m2)"
+    assert current_assignment(record) == (-2, 2, STABLE, {"foo": [2, 3]}, {})
+    group = ctx.cg()
+    assert (group.group_epoch, group.assignment_epoch) == (2, 2)
+
+
+def test_k38_a_departed_static_member_still_counts_and_holds_its_partitions() -> None:
+    """K38/K37: after -2 the group is Reconciling, not Empty; the member's partitions count as held, so a joiner
+    whose target takes one of them waits (UNRELEASED_PARTITIONS) and does not get it; a heartbeat of the old id
+    at epoch 2 is fenced (2 > -2)."""
+    ctx = static_pair()
+    ctx.cg_heartbeat(member_id="m2", member_epoch=-2, instance_id="i2")
+    assert ctx.cg().state.value == "Reconciling"
+    joiner = ctx.join_cg(member_id="m3")
+    assert sorted(next(iter(ctx.cg().target["m3"].values()))) == [3]  # taken from m2 by the new target
+    assert (joiner.member_epoch, by_name(joiner, "foo")) == (3, {})
+    assert ctx.cg().members["m3"].state.name == "UNRELEASED_PARTITIONS"
+    again = ctx.cg_heartbeat(member_id="m3", member_epoch=3, owned={}).value
+    assert (again.member_epoch, again.assignment) == (3, None)
+    response = ctx.cg_heartbeat(member_id="m2", member_epoch=2, instance_id="i2").value
+    assert (response.error_code, response.error_message) == (
+        ErrorCode.FENCED_MEMBER_EPOCH,
+        "The consumer group member has a greater member epoch (2) than the one known by the group coordinator (-2)."
+        " The member must abandon all its partitions and rejoin.",
+    )
+
+
+def test_k34_replacement_gets_the_same_partitions_back() -> None:
+    """K34/K53: the instance rejoining under a new member id (epoch 0) takes the departed member's place: the old
+    member's three records are tombstoned, the copy is written (metadata, target, current at epoch 0), then its
+    reconciliation to the target epoch; the answer carries the same partitions at epoch 2 and no epoch bump."""
+    ctx = static_pair()
+    ctx.cg_heartbeat(member_id="m2", member_epoch=-2, instance_id="i2")
+    written = Written(ctx)
+    response = ctx.join_cg(member_id="m2b", instance_id="i2")
+    assert (response.member_id, response.member_epoch, by_name(response, "foo")) == ("m2b", 2, {"foo": [2, 3]})
+    records = written.new()
+    assert [kind(r) for r in records] == [
+        "-CurrentMemberAssignment(m2)",
+        "-TargetAssignmentMember(m2)",
+        "-MemberMetadata(m2)",
+        "MemberMetadata(m2b)",
+        "TargetAssignmentMember(m2b)",
+        "CurrentMemberAssignment(m2b)",
+        "CurrentMemberAssignment(m2b)",
+    ]
+    assert records[3].value.instance_id == "i2"  # type: ignore[union-attr]
+    assert target_partitions(records[4]) == {"foo": [2, 3]}
+    assert current_assignment(records[5]) == (0, 0, STABLE, {"foo": [2, 3]}, {})
+    assert current_assignment(records[6]) == (2, 0, STABLE, {"foo": [2, 3]}, {})
+    group = ctx.cg()
+    assert (group.group_epoch, list(group.members), group.static_members["i2"]) == (2, ["m1", "m2b"], "m2b")
+    assert group.state.value == "Stable"
+
+
+def test_k34_replacement_with_a_new_subscription_bumps_the_epoch() -> None:
+    """K34/K18: a replacement subscribing to more topics is copied first, then its subscription change bumps
+    the group epoch and computes a new target (Kafka's testStaticMemberRejoinsWithNewSubscribedTopics)."""
+    ctx = static_pair()
+    ctx.create_topic("bar", 1)
+    ctx.cg_heartbeat(member_id="m2", member_epoch=-2, instance_id="i2")
+    written = Written(ctx)
+    response = ctx.join_cg(member_id="m2b", instance_id="i2", topics=["foo", "bar"])
+    assert (response.member_epoch, by_name(response, "foo", "bar")) == (3, {"foo": [2, 3], "bar": [0]})
+    kinds = written.kinds()
+    assert kinds[:6] == [
+        "-CurrentMemberAssignment(m2)",
+        "-TargetAssignmentMember(m2)",
+        "-MemberMetadata(m2)",
+        "MemberMetadata(m2b)",
+        "TargetAssignmentMember(m2b)",
+        "CurrentMemberAssignment(m2b)",
+    ]
+    assert kinds[6:9] == ["MemberMetadata(m2b)", "PartitionMetadata", "Metadata"]
+    assert kinds[-2:] == ["TargetAssignmentMetadata", "CurrentMemberAssignment(m2b)"]
+
+
+def test_k33_static_member_that_never_returns_is_fenced_by_its_session() -> None:
+    """K33/K38/K36: -2 does not cancel the session timer; when it fires the member is removed with the leave
+    records, its partitions are released and the group epoch moves."""
+    ctx = static_pair()
+    ctx.cg_heartbeat(member_id="m2", member_epoch=-2, instance_id="i2")
+    deadline = ctx.coordinator.timer.deadline(session_key("group", "m2"))
+    assert deadline == ctx.now_ms + 45_000
+    ctx.sleep(44_999)
+    ctx.cg_heartbeat(member_id="m1", member_epoch=2, instance_id="i1")
+    written = Written(ctx)
+    ctx.sleep(1)
+    kinds = written.kinds()
+    assert kinds[:3] == ["-CurrentMemberAssignment(m2)", "-TargetAssignmentMember(m2)", "-MemberMetadata(m2)"]
+    assert kinds[-1] == "Metadata"
+    group = ctx.cg()
+    assert ("m2" in group.members, "i2" in group.static_members, group.group_epoch) == (False, False, 3)
+    response = ctx.cg_heartbeat(member_id="m1", member_epoch=2, instance_id="i1", owned={"foo": [0, 1]}).value
+    assert (response.member_epoch, by_name(response, "foo")) == (3, {"foo": [0, 1, 2, 3]})
