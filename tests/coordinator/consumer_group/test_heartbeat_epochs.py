@@ -173,3 +173,14 @@ def test_k36_last_member_leaving_empties_the_group() -> None:
     ]
     group = ctx.cg()
     assert (group.group_epoch, group.state.value, dict(group.members)) == (2, "Empty", {})
+
+
+def test_k35_leave_of_a_classic_group_id() -> None:
+    """K35: a -1 leave naming a classic group is GROUP_ID_NOT_FOUND "Group <id> is not a consumer group."."""
+    ctx = ConsumerGroupTestContext(topics={"foo": 1})
+    ctx.join_with_n_members("classic", 1)
+    response = ctx.cg_heartbeat("classic", member_id="m1", member_epoch=-1).value
+    assert (response.error_code, response.error_message) == (
+        ErrorCode.GROUP_ID_NOT_FOUND,
+        "Group classic is not a consumer group.",
+    )

@@ -151,14 +151,15 @@ def test_k34_replacement_with_a_new_subscription_bumps_the_epoch() -> None:
 
 
 def test_k33_static_member_that_never_returns_is_fenced_by_its_session() -> None:
-    """K33/K38/K36: -2 does not cancel the session timer; when it fires the member is removed with the leave
-    records, its partitions are released and the group epoch moves."""
+    """K33/K38/K36: -2 neither cancels nor re-arms the session timer (the deadline set by the member's last
+    heartbeat stands); when it fires the member is removed with the leave records, its partitions are released
+    and the group epoch moves."""
     ctx = static_pair()
-    ctx.cg_heartbeat(member_id="m2", member_epoch=-2, instance_id="i2")
-    deadline = ctx.coordinator.timer.deadline(session_key("group", "m2"))
-    assert deadline == ctx.now_ms + 45_000
-    ctx.sleep(44_999)
+    ctx.advance(10_000)
     ctx.cg_heartbeat(member_id="m1", member_epoch=2, instance_id="i1")
+    ctx.cg_heartbeat(member_id="m2", member_epoch=-2, instance_id="i2")
+    assert ctx.coordinator.timer.deadline(session_key("group", "m2")) == 45_000
+    ctx.sleep_until(44_999)
     written = Written(ctx)
     ctx.sleep(1)
     kinds = written.kinds()
@@ -168,3 +169,37 @@ def test_k33_static_member_that_never_returns_is_fenced_by_its_session() -> None
     assert ("m2" in group.members, "i2" in group.static_members, group.group_epoch) == (False, False, 3)
     response = ctx.cg_heartbeat(member_id="m1", member_epoch=2, instance_id="i1", owned={"foo": [0, 1]}).value
     assert (response.member_epoch, by_name(response, "foo")) == (3, {"foo": [0, 1, 2, 3]})
+
+
+def test_k36_static_member_leaving_with_minus_one_frees_its_instance_id() -> None:
+    """K36: a static member leaving with -1 is removed like a dynamic one (records and epoch bump); its instance
+    id is free, so a new member id can join with it at once."""
+    ctx = static_pair()
+    written = Written(ctx)
+    response = ctx.cg_heartbeat(member_id="m2", member_epoch=-1, instance_id="i2").value
+    assert (response.error_code, response.member_id, response.member_epoch) == (0, "m2", -1)
+    kinds = written.kinds()
+    assert kinds[:3] == ["-CurrentMemberAssignment(m2)", "-TargetAssignmentMember(m2)", "-MemberMetadata(m2)"]
+    assert kinds[-1] == "Metadata"
+    assert "i2" not in ctx.cg().static_members
+    rejoin = ctx.join_cg(member_id="m2b", instance_id="i2")
+    assert (rejoin.member_id, rejoin.member_epoch) == ("m2b", 4)
+
+
+def test_k35_static_leave_lookups() -> None:
+    """K35: a static leave names an instance id: unknown → UNKNOWN_MEMBER_ID "Instance id <iid> is unknown.";
+    owned by another member id → FENCED_INSTANCE_ID; nothing is written either way."""
+    ctx = static_pair()
+    written = Written(ctx)
+    for epoch in (-1, -2):
+        unknown = ctx.cg_heartbeat(member_id="m2", member_epoch=epoch, instance_id="i9").value
+        assert (unknown.error_code, unknown.error_message) == (
+            ErrorCode.UNKNOWN_MEMBER_ID,
+            "Instance id i9 is unknown.",
+        )
+        fenced = ctx.cg_heartbeat(member_id="m2", member_epoch=epoch, instance_id="i1").value
+        assert (fenced.error_code, fenced.error_message) == (
+            ErrorCode.FENCED_INSTANCE_ID,
+            "Static member m2 with instance id i1 was fenced by member m1.",
+        )
+    assert written.new() == []
