@@ -12,7 +12,7 @@ follows Kafka.
 from __future__ import annotations
 
 from tests.coordinator.consumer_group.harness import ConsumerGroupTestContext, by_name
-from tests.coordinator.consumer_group.written import Written, current_assignment, kind, target_partitions
+from tests.coordinator.consumer_group.written import Written, current_assignment, kind, new_target, target_partitions
 
 STABLE, UNREVOKED = 0, 1
 TOPICS = ("foo1", "foo2", "foo3", "bar")
@@ -70,13 +70,7 @@ def test_k59_a_matching_topic_created_later_is_picked_up() -> None:
     response = ctx.cg_heartbeat(member_id="m1", member_epoch=1, owned={"foo1": [0]}).value
     assert (response.member_epoch, by_name(response, *TOPICS)) == (2, {"foo1": [0], "foo2": [0, 1]})
     records = written.new()
-    assert [kind(r) for r in records] == [
-        "PartitionMetadata",
-        "Metadata",
-        "TargetAssignmentMember(m1)",
-        "TargetAssignmentMetadata",
-        "CurrentMemberAssignment(m1)",
-    ]
+    assert [kind(r) for r in records] == ["PartitionMetadata", "Metadata", *new_target("m1")]
     assert target_partitions(records[2]) == {"foo1": [0], "foo2": [0, 1]}
     assert ctx.cg().resolved_regexes["foo.*"] == frozenset({"foo1", "foo2"})
 

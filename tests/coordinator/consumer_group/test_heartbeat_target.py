@@ -11,7 +11,14 @@ import pytest
 from coordinator.consumer_group.member_state import MemberState
 from protocol.errors import ErrorCode
 from tests.coordinator.consumer_group.harness import ConsumerGroupTestContext, by_name
-from tests.coordinator.consumer_group.written import Written, current_assignment, kind, target_partitions
+from tests.coordinator.consumer_group.written import (
+    Written,
+    current_assignment,
+    kind,
+    new_target,
+    subscribed,
+    target_partitions,
+)
 
 STABLE, UNREVOKED, UNRELEASED = 0, 1, 2
 
@@ -34,14 +41,7 @@ def test_k54_first_join_records() -> None:
     response = ctx.join_cg(member_id="m1", rebalance_timeout_ms=5000)
     assert (response.member_id, response.member_epoch, by_name(response, "foo")) == ("m1", 1, {"foo": [0, 1, 2]})
     records = written.new()
-    assert [kind(r) for r in records] == [
-        "MemberMetadata(m1)",
-        "PartitionMetadata",
-        "Metadata",
-        "TargetAssignmentMember(m1)",
-        "TargetAssignmentMetadata",
-        "CurrentMemberAssignment(m1)",
-    ]
+    assert [kind(r) for r in records] == subscribed("m1")
     member = records[0].value
     assert (member.client_id, member.client_host, member.subscribed_topic_names, member.rebalance_timeout_ms) == (  # type: ignore[union-attr]
         "consumer",
@@ -193,14 +193,7 @@ def test_k18_subscription_change_bumps_and_revokes_unsubscribed_topics() -> None
     ).value
     assert (response.member_epoch, by_name(response, "foo", "bar")) == (1, {"foo": [0]})
     records = written.new()
-    assert [kind(r) for r in records] == [
-        "MemberMetadata(m1)",
-        "PartitionMetadata",
-        "Metadata",
-        "TargetAssignmentMember(m1)",
-        "TargetAssignmentMetadata",
-        "CurrentMemberAssignment(m1)",
-    ]
+    assert [kind(r) for r in records] == subscribed("m1")
     assert records[2].value.epoch == 2  # type: ignore[union-attr]
     assert current_assignment(records[-1]) == (1, 1, UNREVOKED, {"foo": [0]}, {"bar": [0]})
     done = ctx.cg_heartbeat(member_id="m1", member_epoch=1, owned={"foo": [0]}).value
@@ -216,13 +209,7 @@ def test_k18_partitions_added_bump_at_next_heartbeat() -> None:
     written = Written(ctx)
     response = ctx.cg_heartbeat(member_id="m1", member_epoch=1, owned={"foo": [0]}).value
     assert (response.member_epoch, by_name(response, "foo")) == (2, {"foo": [0, 1, 2]})
-    assert written.kinds() == [
-        "PartitionMetadata",
-        "Metadata",
-        "TargetAssignmentMember(m1)",
-        "TargetAssignmentMetadata",
-        "CurrentMemberAssignment(m1)",
-    ]
+    assert written.kinds() == ["PartitionMetadata", "Metadata", *new_target("m1")]
 
 
 def test_k21_target_is_computed_at_the_next_heartbeat_after_a_leave() -> None:
@@ -239,11 +226,7 @@ def test_k21_target_is_computed_at_the_next_heartbeat_after_a_leave() -> None:
     written = Written(ctx)
     response = ctx.cg_heartbeat(member_id="m1", member_epoch=2, owned={"foo": [0]}).value
     assert (response.member_epoch, by_name(response, "foo")) == (3, {"foo": [0, 1]})
-    assert written.kinds() == [
-        "TargetAssignmentMember(m1)",
-        "TargetAssignmentMetadata",
-        "CurrentMemberAssignment(m1)",
-    ]
+    assert written.kinds() == new_target("m1")
     assert ctx.cg().state.value == "Stable"
 
 

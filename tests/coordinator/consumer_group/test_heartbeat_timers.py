@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from coordinator.consumer_group.keys import revocation_key, session_key
 from tests.coordinator.consumer_group.harness import ConsumerGroupTestContext, by_name
-from tests.coordinator.consumer_group.written import Written
+from tests.coordinator.consumer_group.written import Written, fenced
 
-FENCE = ["-CurrentMemberAssignment(m1)", "-TargetAssignmentMember(m1)", "-MemberMetadata(m1)"]
+FENCE = fenced("m1")
 
 
 def test_k31_every_heartbeat_pushes_the_session_deadline() -> None:

@@ -70,3 +70,36 @@ def target_partitions(record: CoordinatorRecord) -> dict[str, list[int]]:
     value = record.value
     assert value is not None and kind(record).startswith("TargetAssignmentMember"), kind(record)
     return names(value.topic_partitions)  # type: ignore[union-attr]
+
+
+# -- the record sequences Kafka writes, as `kinds()` spells them ----------------------------------------------
+
+
+def fenced(member_id: str) -> list[str]:
+    """A member leaving or fenced (K36): current assignment, target, then metadata tombstones."""
+    return [
+        f"-CurrentMemberAssignment({member_id})",
+        f"-TargetAssignmentMember({member_id})",
+        f"-MemberMetadata({member_id})",
+    ]
+
+
+def replaced(old: str, new: str) -> list[str]:
+    """A static member taking over a departed one (K34): the old member's tombstones, then the copy."""
+    return [
+        *fenced(old),
+        f"MemberMetadata({new})",
+        f"TargetAssignmentMember({new})",
+        f"CurrentMemberAssignment({new})",
+    ]
+
+
+def new_target(member_id: str) -> list[str]:
+    """A one-member target recomputation (K53): its target, the assignment epoch, its reconciliation step."""
+    return [f"TargetAssignmentMember({member_id})", "TargetAssignmentMetadata", f"CurrentMemberAssignment({member_id})"]
+
+
+def subscribed(member_id: str) -> list[str]:
+    """A member whose (new) subscription changes the subscribed topics (K53/K54, Kafka 4.0's PartitionMetadata
+    record) and is then the only member whose target changes."""
+    return [f"MemberMetadata({member_id})", "PartitionMetadata", "Metadata", *new_target(member_id)]
