@@ -195,3 +195,41 @@ def test_k35_static_leave_lookups() -> None:
             "Static member m2 with instance id i1 was fenced by member m1.",
         )
     assert written.new() == []
+
+
+def test_k15_active_static_member_rejoining_with_its_own_id_is_unreleased() -> None:
+    """K15: Kafka's throwIfInstanceIdIsUnreleased has no same-member-id exemption: a static member that sends
+    epoch 0 again while it is still active (epoch != -2) is UNRELEASED_INSTANCE_ID, owner = itself."""
+    ctx = static_pair()
+    written = Written(ctx)
+    response = ctx.cg_heartbeat(
+        member_id="m1",
+        instance_id="i1",
+        rebalance_timeout_ms=5000,
+        subscribed_topic_names=["foo"],
+        topic_partitions=[],
+    ).value
+    assert (response.error_code, response.error_message) == (
+        ErrorCode.UNRELEASED_INSTANCE_ID,
+        "Static member m1 with instance id i1 cannot join the group because the instance id is owned by m1 member.",
+    )
+    assert written.new() == []
+
+
+def test_k34_static_member_rejoining_with_the_same_id_after_leaving_gets_its_partitions_back() -> None:
+    """K34: a static member that left with -2 and rejoins (epoch 0) with the same member id is replaced by its
+    own copy, exactly as with a new id (Kafka's replaceMember: tombstones, then the copy at epoch 0), and gets the
+    same partitions at the assignment epoch; it is not fenced for "epoch 0 > -2"."""
+    ctx = static_pair()
+    ctx.cg_heartbeat(member_id="m2", member_epoch=-2, instance_id="i2")
+    written = Written(ctx)
+    response = ctx.join_cg(member_id="m2", instance_id="i2")
+    assert (response.error_code, response.member_id, response.member_epoch) == (0, "m2", 2)
+    assert by_name(response, "foo") == {"foo": [2, 3]}
+    records = written.new()
+    assert [kind(r) for r in records] == [*replaced("m2", "m2"), "CurrentMemberAssignment(m2)"]
+    assert current_assignment(records[5]) == (0, 0, STABLE, {"foo": [2, 3]}, {})
+    assert current_assignment(records[6]) == (2, 0, STABLE, {"foo": [2, 3]}, {})
+    group = ctx.cg()
+    assert (group.group_epoch, group.static_members["i2"], group.state.value) == (2, "m2", "Stable")
+    assert ctx.coordinator.timer.contains(session_key("group", "m2"))
