@@ -279,3 +279,18 @@ def test_k29_assignment_field_only_when_needed() -> None:
     assert by_name(full, "foo") == {}
     revoking = ctx.cg_heartbeat(member_id="m1", member_epoch=1, owned={"foo": range(6)}).value
     assert by_name(revoking, "foo") == {"foo": [0, 1, 2]}
+
+
+def test_k23_heterogeneous_subscriptions_assign_each_topic_to_its_subscribers_only() -> None:
+    """K23: members subscribed to different topic sets (heterogeneous) get partitions only of their own topics;
+    every partition of a subscribed topic has exactly one owner in the target."""
+    ctx = ConsumerGroupTestContext(topics={"foo": 2, "bar": 2})
+    ctx.join_cg(member_id="m1", topics=["foo"])
+    ctx.join_cg(member_id="m2", topics=["foo", "bar"])
+    foo, bar = ctx.topics.by_name("foo"), ctx.topics.by_name("bar")
+    assert foo is not None and bar is not None
+    target = ctx.cg().target
+    assert set(target["m1"]) == {foo.topic_id}
+    assert sorted(target["m2"].get(bar.topic_id, ())) == [0, 1]
+    owned_foo = sorted([*target["m1"][foo.topic_id], *target["m2"].get(foo.topic_id, ())])
+    assert owned_foo == [0, 1]
