@@ -4,6 +4,8 @@ back, as Kafka's testStaticMemberGetsBackAssignmentUponRejoin writes them."""
 
 from __future__ import annotations
 
+import pytest
+
 from coordinator.consumer_group.keys import session_key
 from protocol.errors import ErrorCode
 from tests.coordinator.consumer_group.harness import ConsumerGroupTestContext, by_name
@@ -32,12 +34,14 @@ def static_pair() -> ConsumerGroupTestContext:
     return ctx
 
 
-def test_k15_instance_id_owned_by_an_active_member() -> None:
-    """K15: a new member id joining with an instance id whose owner is not at epoch -2 is UNRELEASED_INSTANCE_ID."""
+@pytest.mark.parametrize("member_id", ["m1b", "m1"])
+def test_k15_instance_id_owned_by_an_active_member(member_id: str) -> None:
+    """K15: joining (epoch 0) with an instance id whose owner is not at epoch -2 is UNRELEASED_INSTANCE_ID, for a
+    new member id and for the owner's own id alike (Kafka's throwIfInstanceIdIsUnreleased has no exemption)."""
     ctx = static_pair()
     written = Written(ctx)
     response = ctx.cg_heartbeat(
-        member_id="m1b",
+        member_id=member_id,
         instance_id="i1",
         rebalance_timeout_ms=5000,
         subscribed_topic_names=["foo"],
@@ -45,7 +49,8 @@ def test_k15_instance_id_owned_by_an_active_member() -> None:
     ).value
     assert (response.error_code, response.error_message) == (
         ErrorCode.UNRELEASED_INSTANCE_ID,
-        "Static member m1b with instance id i1 cannot join the group because the instance id is owned by m1 member.",
+        f"Static member {member_id} with instance id i1 cannot join the group because the instance id is owned by"
+        " m1 member.",
     )
     assert written.new() == []
 
@@ -194,25 +199,6 @@ def test_k35_static_leave_lookups() -> None:
             ErrorCode.FENCED_INSTANCE_ID,
             "Static member m2 with instance id i1 was fenced by member m1.",
         )
-    assert written.new() == []
-
-
-def test_k15_active_static_member_rejoining_with_its_own_id_is_unreleased() -> None:
-    """K15: Kafka's throwIfInstanceIdIsUnreleased has no same-member-id exemption: a static member that sends
-    epoch 0 again while it is still active (epoch != -2) is UNRELEASED_INSTANCE_ID, owner = itself."""
-    ctx = static_pair()
-    written = Written(ctx)
-    response = ctx.cg_heartbeat(
-        member_id="m1",
-        instance_id="i1",
-        rebalance_timeout_ms=5000,
-        subscribed_topic_names=["foo"],
-        topic_partitions=[],
-    ).value
-    assert (response.error_code, response.error_message) == (
-        ErrorCode.UNRELEASED_INSTANCE_ID,
-        "Static member m1 with instance id i1 cannot join the group because the instance id is owned by m1 member.",
-    )
     assert written.new() == []
 
 
