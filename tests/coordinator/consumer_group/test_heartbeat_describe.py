@@ -1,6 +1,9 @@
 """Consumer group states and ConsumerGroupDescribe (rules K39-K42 of /work/notes/kip848-rules.md): the state a
 group is in at each step of a rebalance, and what ConsumerGroupDescribe answers for unknown, classic and
-consumer groups (epochs, assignor, each member's current and target assignment with topic names)."""
+consumer groups (epochs, assignor, each member's current and target assignment with topic names).
+
+Epochs are Kafka 4.4's (KAFKA-20268): a new group starts at epoch 1, written nowhere, and its first join writes
+epoch 2, so a lone first member answers epoch 2."""
 
 from __future__ import annotations
 
@@ -12,24 +15,25 @@ NO_AUTHORIZED_OPERATIONS = -2147483648
 
 
 def test_k39_states_through_a_rebalance() -> None:
-    """K39: Empty before any member, Stable when every member holds its target at the assignment epoch,
-    Reconciling while one has not, Assigning between a leave and the next heartbeat, Empty after the last leave."""
+    """K39: Stable when every member holds its target at the assignment epoch, Reconciling while one has not
+    (Kafka 4.4: also straight after a leave, whose new target is computed at once), Empty after the last leave.
+    Assigning needs a group epoch ahead of the target: test_k21_a_loaded_group_behind_its_epoch_is_assigning."""
     ctx = ConsumerGroupTestContext(topics={"foo": 2})
     ctx.join_cg(member_id="m1")
     states = [ctx.cg().state.value]
     ctx.join_cg(member_id="m2")
     states.append(ctx.cg().state.value)
-    ctx.cg_heartbeat(member_id="m1", member_epoch=1, owned={"foo": [0, 1]})
-    ctx.cg_heartbeat(member_id="m1", member_epoch=1, owned={"foo": [0]})
-    ctx.cg_heartbeat(member_id="m2", member_epoch=2, owned={})
+    ctx.cg_heartbeat(member_id="m1", member_epoch=2, owned={"foo": [0, 1]})
+    ctx.cg_heartbeat(member_id="m1", member_epoch=2, owned={"foo": [0]})
+    ctx.cg_heartbeat(member_id="m2", member_epoch=3, owned={})
     states.append(ctx.cg().state.value)
     ctx.cg_heartbeat(member_id="m2", member_epoch=-1)
     states.append(ctx.cg().state.value)
-    ctx.cg_heartbeat(member_id="m1", member_epoch=2, owned={"foo": [0]})
+    ctx.cg_heartbeat(member_id="m1", member_epoch=3, owned={"foo": [0]})
     states.append(ctx.cg().state.value)
     ctx.cg_heartbeat(member_id="m1", member_epoch=-1)
     states.append(ctx.cg().state.value)
-    assert states == ["Stable", "Reconciling", "Stable", "Assigning", "Stable", "Empty"]
+    assert states == ["Stable", "Reconciling", "Stable", "Reconciling", "Stable", "Empty"]
     assert [d.group_state for d in ctx.cg_describe("group")] == ["Empty"]
 
 
@@ -87,25 +91,25 @@ def test_k42_describe_while_reconciling() -> None:
     ctx = ConsumerGroupTestContext(topics={"foo": 2})
     ctx.join_cg(member_id="m1", rack_id="r1", instance_id="i1")
     ctx.join_cg(member_id="m2", client_id="other")
-    ctx.cg_heartbeat(member_id="m1", member_epoch=1, instance_id="i1", owned={"foo": [0, 1]})
+    ctx.cg_heartbeat(member_id="m1", member_epoch=2, instance_id="i1", owned={"foo": [0, 1]})
     (described,) = ctx.cg_describe("group")
     assert (described.error_code, described.error_message, described.group_state) == (0, None, "Reconciling")
-    assert (described.group_epoch, described.assignment_epoch, described.assignor_name) == (2, 2, "uniform")
+    assert (described.group_epoch, described.assignment_epoch, described.assignor_name) == (3, 3, "uniform")
     assert described.authorized_operations == NO_AUTHORIZED_OPERATIONS
     m1, m2 = described.members
     assert (m1.member_id, m1.instance_id, m1.rack_id, m1.member_epoch, m1.client_id, m1.client_host) == (
         "m1",
         "i1",
         "r1",
-        1,
+        2,
         "consumer",
         "/127.0.0.1",
     )
-    assert (m1.subscribed_topic_names, m1.subscribed_topic_regex) == (["foo"], None)
+    assert (m1.subscribed_topic_names, m1.subscribed_topic_regex) == (["foo"], "")  # Kafka 4.4: absent is ""
     assert [t.topic_name for t in m1.assignment.topic_partitions] == ["foo"]
     assert names(m1.assignment.topic_partitions) == {"foo": [0]}
     assert names(m1.target_assignment.topic_partitions) == {"foo": [0]}
-    assert (m2.member_id, m2.member_epoch, m2.client_id) == ("m2", 2, "other")
+    assert (m2.member_id, m2.member_epoch, m2.client_id) == ("m2", 3, "other")
     assert names(m2.assignment.topic_partitions) == {}
     assert names(m2.target_assignment.topic_partitions) == {"foo": [1]}
 

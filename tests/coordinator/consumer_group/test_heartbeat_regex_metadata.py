@@ -7,7 +7,9 @@ re-resolves every regex of a group at its next heartbeat after the topic catalog
 answers a new regex with no partitions first and the matching topics one rebalance later, group-broker answers
 with them at once. Everything else (what bumps, which records, revocation of partitions of a deleted topic)
 follows Kafka.
-"""
+
+Epochs are Kafka 4.4's (KAFKA-20268): a new group starts at epoch 1, written nowhere, and its first join writes
+epoch 2, so a lone first member answers epoch 2."""
 
 from __future__ import annotations
 
@@ -35,8 +37,8 @@ def test_k61_new_regex_is_resolved_at_once() -> None:
     assert (member.subscribed_topic_regex, member.subscribed_topic_names) == ("foo.*", [])  # type: ignore[union-attr]
     topics = records[1].value.topics  # type: ignore[union-attr]
     assert sorted(t.topic_name for t in topics) == ["foo1", "foo2"]
-    assert records[2].value.epoch == 1  # type: ignore[union-attr]
-    assert current_assignment(records[-1]) == (1, 0, STABLE, {"foo1": [0], "foo2": [0, 1]}, {})
+    assert records[2].value.epoch == 2  # type: ignore[union-attr]
+    assert current_assignment(records[-1]) == (2, 0, STABLE, {"foo1": [0], "foo2": [0, 1]}, {})
 
 
 def test_k61_regex_is_a_full_match() -> None:
@@ -53,10 +55,10 @@ def test_k61_switching_to_a_regex_the_group_already_resolved_bumps() -> None:
     ctx = ConsumerGroupTestContext(topics={"foo1": 2, "bar": 1})
     regex_join(ctx, "m1", "foo.*")
     ctx.join_cg(member_id="m2", topics=["bar"])
-    assert ctx.cg().group_epoch == 2
-    ctx.cg_heartbeat(member_id="m2", member_epoch=2, subscribed_topic_regex="foo.*", owned={"bar": [0]})
+    assert ctx.cg().group_epoch == 3
+    ctx.cg_heartbeat(member_id="m2", member_epoch=3, subscribed_topic_regex="foo.*", owned={"bar": [0]})
     group = ctx.cg()
-    assert group.group_epoch == 3
+    assert group.group_epoch == 4
     assert group.members["m2"].subscribed_topic_regex == "foo.*"
 
 
@@ -67,8 +69,8 @@ def test_k59_a_matching_topic_created_later_is_picked_up() -> None:
     regex_join(ctx, "m1", "foo.*")
     ctx.create_topic("foo2", 2)
     written = Written(ctx)
-    response = ctx.cg_heartbeat(member_id="m1", member_epoch=1, owned={"foo1": [0]}).value
-    assert (response.member_epoch, by_name(response, *TOPICS)) == (2, {"foo1": [0], "foo2": [0, 1]})
+    response = ctx.cg_heartbeat(member_id="m1", member_epoch=2, owned={"foo1": [0]}).value
+    assert (response.member_epoch, by_name(response, *TOPICS)) == (3, {"foo1": [0], "foo2": [0, 1]})
     records = written.new()
     assert [kind(r) for r in records] == ["PartitionMetadata", "Metadata", *new_target("m1")]
     assert target_partitions(records[2]) == {"foo1": [0], "foo2": [0, 1]}
@@ -81,13 +83,13 @@ def test_k59_a_topic_change_outside_the_subscription_changes_nothing() -> None:
     ctx = ConsumerGroupTestContext(topics={"foo1": 1, "bar": 1})
     regex_join(ctx, "m1", "foo.*")
     ctx.join_cg(member_id="m2", topics=["bar"])
-    ctx.cg_heartbeat(member_id="m1", member_epoch=1, owned={"foo1": [0]})
+    ctx.cg_heartbeat(member_id="m1", member_epoch=2, owned={"foo1": [0]})
     ctx.create_topic("other", 3)
     written = Written(ctx)
-    response = ctx.cg_heartbeat(member_id="m2", member_epoch=2, owned={"bar": [0]}).value
-    assert (response.error_code, response.member_epoch, response.assignment) == (0, 2, None)
+    response = ctx.cg_heartbeat(member_id="m2", member_epoch=3, owned={"bar": [0]}).value
+    assert (response.error_code, response.member_epoch, response.assignment) == (0, 3, None)
     assert written.new() == []
-    assert ctx.cg().group_epoch == 2
+    assert ctx.cg().group_epoch == 3
 
 
 def test_k60_partitions_of_a_deleted_topic_are_revoked() -> None:
@@ -97,14 +99,14 @@ def test_k60_partitions_of_a_deleted_topic_are_revoked() -> None:
     regex_join(ctx, "m1", "foo.*")
     ctx.delete_topic("foo2")
     written = Written(ctx)
-    response = ctx.cg_heartbeat(member_id="m1", member_epoch=1, owned={"foo1": [0], "foo2": [0]}).value
-    assert (response.member_epoch, by_name(response, *TOPICS)) == (1, {"foo1": [0]})
+    response = ctx.cg_heartbeat(member_id="m1", member_epoch=2, owned={"foo1": [0], "foo2": [0]}).value
+    assert (response.member_epoch, by_name(response, *TOPICS)) == (2, {"foo1": [0]})
     records = written.new()
-    assert current_assignment(records[-1]) == (1, 1, UNREVOKED, {"foo1": [0]}, {"foo2": [0]})
-    assert ctx.cg().group_epoch == 2
-    done = ctx.cg_heartbeat(member_id="m1", member_epoch=1, owned={"foo1": [0]}).value
-    assert (done.member_epoch, done.assignment) == (2, None)
-    assert current_assignment(written.new()[-1]) == (2, 1, STABLE, {"foo1": [0]}, {})
+    assert current_assignment(records[-1]) == (2, 2, UNREVOKED, {"foo1": [0]}, {"foo2": [0]})
+    assert ctx.cg().group_epoch == 3
+    done = ctx.cg_heartbeat(member_id="m1", member_epoch=2, owned={"foo1": [0]}).value
+    assert (done.member_epoch, done.assignment) == (3, None)
+    assert current_assignment(written.new()[-1]) == (3, 2, STABLE, {"foo1": [0]}, {})
 
 
 def test_k60_partitions_added_to_a_regex_topic_are_assigned() -> None:
@@ -112,19 +114,19 @@ def test_k60_partitions_added_to_a_regex_topic_are_assigned() -> None:
     ctx = ConsumerGroupTestContext(topics={"foo1": 1})
     regex_join(ctx, "m1", "foo.*")
     ctx.create_topic("foo1", 3)
-    response = ctx.cg_heartbeat(member_id="m1", member_epoch=1, owned={"foo1": [0]}).value
-    assert (response.member_epoch, by_name(response, *TOPICS)) == (2, {"foo1": [0, 1, 2]})
+    response = ctx.cg_heartbeat(member_id="m1", member_epoch=2, owned={"foo1": [0]}).value
+    assert (response.member_epoch, by_name(response, *TOPICS)) == (3, {"foo1": [0, 1, 2]})
 
 
 def test_k61_a_regex_matching_nothing_yet_joins_with_no_partitions() -> None:
-    """K61/K30: a regex that matches no topic yet joins at epoch 1 with an empty assignment; the first matching
-    topic brings partitions at the next heartbeat."""
+    """K61/K30: a regex that matches no topic yet joins at epoch 2 (Kafka 4.4) with an empty assignment; the first
+    matching topic brings partitions at the next heartbeat."""
     ctx = ConsumerGroupTestContext(topics={"bar": 1})
     assert regex_join(ctx, "m1", "foo.*") == {}
     assert ctx.cg().resolved_regexes == {"foo.*": frozenset()}
     ctx.create_topic("foo3", 1)
-    response = ctx.cg_heartbeat(member_id="m1", member_epoch=1, owned={}).value
-    assert (response.member_epoch, by_name(response, *TOPICS)) == (2, {"foo3": [0]})
+    response = ctx.cg_heartbeat(member_id="m1", member_epoch=2, owned={}).value
+    assert (response.member_epoch, by_name(response, *TOPICS)) == (3, {"foo3": [0]})
 
 
 def test_k7_a_regex_is_only_checked_when_it_changes() -> None:
@@ -134,7 +136,7 @@ def test_k7_a_regex_is_only_checked_when_it_changes() -> None:
     regex_join(ctx, "m1", "foo.*")
     written = Written(ctx)
     response = ctx.cg_heartbeat(
-        member_id="m1", member_epoch=1, subscribed_topic_regex="foo.*", owned={"foo1": [0]}
+        member_id="m1", member_epoch=2, subscribed_topic_regex="foo.*", owned={"foo1": [0]}
     ).value
-    assert (response.error_code, response.member_epoch) == (0, 1)
+    assert (response.error_code, response.member_epoch) == (0, 2)
     assert written.new() == []

@@ -1,6 +1,9 @@
 """ConsumerGroupHeartbeat request validation, group lookup and group size (rules K2-K7, K10, K12 of
 /work/notes/kip848-rules.md), as Kafka's GroupMetadataManagerTest checks them: exact error code and message, and
-nothing written, no group left behind by a refused request."""
+nothing written, no group left behind by a refused request.
+
+Epochs are Kafka 4.4's (KAFKA-20268): a new group starts at epoch 1, written nowhere, and its first join writes
+epoch 2, so a lone first member answers epoch 2."""
 
 from __future__ import annotations
 
@@ -86,7 +89,9 @@ def test_k3_joining_heartbeat_requirements(fields: dict[str, object], message: s
 
 @pytest.mark.parametrize("subscription", [{"subscribed_topic_names": []}, {"subscribed_topic_regex": ""}])
 def test_k3_an_empty_subscription_is_accepted(subscription: dict[str, object]) -> None:
-    """K3: an empty topic list or an empty regex is a member subscribed to nothing: it joins with no partitions."""
+    """K3: an empty topic list or an empty regex is a member subscribed to nothing: it joins with no partitions.
+    Kafka 4.4: its subscription equals a new member's (empty), so the group epoch does not move and the member
+    reconciles to the new group's initial epoch 1 (the empty target, KAFKA-20268)."""
     ctx = ConsumerGroupTestContext(topics={"foo": 1})
     response = ctx.cg_heartbeat(member_id="m1", rebalance_timeout_ms=5000, topic_partitions=[], **subscription).value
     assert (response.error_code, response.member_epoch) == (0, 1)
@@ -110,8 +115,8 @@ def test_k4_later_heartbeats_need_no_fields() -> None:
     """K4: epoch > 0 requires nothing beyond the ids (null fields mean unchanged)."""
     ctx = ConsumerGroupTestContext(topics={"foo": 1})
     ctx.join_cg(member_id="m1")
-    response = ctx.cg_heartbeat(member_id="m1", member_epoch=1).value
-    assert (response.error_code, response.error_message, response.member_epoch) == (0, None, 1)
+    response = ctx.cg_heartbeat(member_id="m1", member_epoch=2).value
+    assert (response.error_code, response.error_message, response.member_epoch) == (0, None, 2)
 
 
 @pytest.mark.parametrize("epoch", [0, 1, -1])
@@ -145,8 +150,8 @@ def test_k6_v0_join_gets_a_generated_member_id() -> None:
     assert response.error_code == 0
     assert response.member_id is not None and len(response.member_id) == 22
     assert list(ctx.cg().members) == [response.member_id]
-    again = ctx.cg_heartbeat(member_id=response.member_id, member_epoch=1, version=0).value
-    assert (again.error_code, again.member_id, again.member_epoch) == (0, response.member_id, 1)
+    again = ctx.cg_heartbeat(member_id=response.member_id, member_epoch=2, version=0).value
+    assert (again.error_code, again.member_id, again.member_epoch) == (0, response.member_id, 2)
 
 
 @pytest.mark.parametrize("version", [0, 1])
@@ -154,7 +159,7 @@ def test_k6_a_client_member_id_is_used_as_is(version: int) -> None:
     """K6: whatever non-empty id the client sends is the member's id, in both versions."""
     ctx = ConsumerGroupTestContext(topics={"foo": 1})
     response = ctx.cg_heartbeat(member_id="my-own-id", version=version, **JOIN).value
-    assert (response.error_code, response.member_id, response.member_epoch) == (0, "my-own-id", 1)
+    assert (response.error_code, response.member_id, response.member_epoch) == (0, "my-own-id", 2)
 
 
 def test_k7_invalid_regex_is_refused_and_leaves_nothing() -> None:
@@ -177,17 +182,17 @@ def test_k7_invalid_regex_on_an_existing_member_changes_nothing() -> None:
     ctx = ConsumerGroupTestContext(topics={"foo": 1})
     ctx.join_cg(member_id="m1")
     written = Written(ctx)
-    response = ctx.cg_heartbeat(member_id="m1", member_epoch=1, subscribed_topic_regex="(").value
+    response = ctx.cg_heartbeat(member_id="m1", member_epoch=2, subscribed_topic_regex="(").value
     assert response.error_code == ErrorCode.INVALID_REGULAR_EXPRESSION
     assert written.new() == []
     member = ctx.cg().members["m1"]
-    assert (member.subscribed_topic_names, member.subscribed_topic_regex, member.member_epoch) == (("foo",), None, 1)
+    assert (member.subscribed_topic_names, member.subscribed_topic_regex, member.member_epoch) == (("foo",), None, 2)
 
 
 def test_k10_heartbeat_to_an_unknown_group() -> None:
     """K10: only a join (epoch 0) creates a group; epoch > 0 on an unknown id is GROUP_ID_NOT_FOUND."""
     ctx = ConsumerGroupTestContext()
-    refused(ctx, ErrorCode.GROUP_ID_NOT_FOUND, "Consumer group group not found.", member_id="m1", member_epoch=1)
+    refused(ctx, ErrorCode.GROUP_ID_NOT_FOUND, "Consumer group group not found.", member_id="m1", member_epoch=2)
     assert ctx.coordinator.consumer_group("group") is None
 
 
@@ -205,9 +210,9 @@ def test_k12_a_full_group_refuses_a_new_member() -> None:
         **JOIN,
     )
     assert written.new() == []
-    response = ctx.cg_heartbeat(member_id="m1", member_epoch=1).value
-    assert (response.error_code, response.member_epoch) == (0, 1)
-    rejoin = ctx.cg_heartbeat(member_id="m1", member_epoch=1, rebalance_timeout_ms=5000).value
+    response = ctx.cg_heartbeat(member_id="m1", member_epoch=2).value
+    assert (response.error_code, response.member_epoch) == (0, 2)
+    rejoin = ctx.cg_heartbeat(member_id="m1", member_epoch=2, rebalance_timeout_ms=5000).value
     assert rejoin.error_code == 0
 
 

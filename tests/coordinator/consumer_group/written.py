@@ -84,6 +84,18 @@ def fenced(member_id: str) -> list[str]:
     ]
 
 
+def left(member_id: str, *changed: str) -> list[str]:
+    """A member leaving or fenced in Kafka 4.4 (K36/K21): its tombstones, the group epoch bump, then the new target
+    computed at once: a TargetAssignmentMember for each remaining member whose share changed, and the assignment
+    epoch."""
+    return [
+        *fenced(member_id),
+        "Metadata",
+        *(f"TargetAssignmentMember({m})" for m in changed),
+        "TargetAssignmentMetadata",
+    ]
+
+
 def replaced(old: str, new: str) -> list[str]:
     """A static member taking over a departed one (K34): the old member's tombstones, then the copy."""
     return [
