@@ -281,9 +281,8 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
                     _check_member_epoch(existing, epoch, request)
                     return existing, False
                 return ConsumerGroupMember(member_id, instance_id=instance_id), True
-            if owner.member_id == member_id:
-                _check_member_epoch(owner, epoch, request)
-                return owner, False
+            # No exemption for the owner's own member id (Kafka has none): an active instance re-sending epoch 0
+            # is refused, and one that left with -2 is replaced by its own copy, partitions included.
             if owner.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
                 raise GroupError(
                     ErrorCode.UNRELEASED_INSTANCE_ID,

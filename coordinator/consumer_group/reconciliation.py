@@ -23,6 +23,11 @@ from coordinator.consumer_group.member_state import MemberAssignmentState, Membe
 from coordinator.errors import GroupError
 from protocol.errors import ErrorCode
 
+UNKNOWN_STATE_MESSAGE = (
+    "The consumer group member is in a unknown state. The member must abandon all its partitions and rejoin."
+)
+"""Kafka's CurrentAssignmentBuilder wording (its grammar included), which clients may log or match."""
+
 PartitionHeld = Callable[[TopicPartition], bool]
 """Whether a partition is still held by a member of the group at its current epoch (assigned to it or pending
 its revocation). Kafka asks "what is the partition's current epoch, -1 if free"; only the yes/no matters here.
@@ -73,7 +78,7 @@ def reconcile(member: MemberAssignmentState, target: TargetAssignment, heartbeat
     if member.state is MemberState.UNRELEASED_PARTITIONS:
         return step.towards_target(member.member_epoch)
     if heartbeat.owned is None or heartbeat.owned:
-        raise GroupError(ErrorCode.FENCED_MEMBER_EPOCH)
+        raise GroupError(ErrorCode.FENCED_MEMBER_EPOCH, UNKNOWN_STATE_MESSAGE)
     return step.towards_target(target.epoch)
 
 
