@@ -14,7 +14,6 @@ time it is received again (`assert_at_least_once`).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import pytest
@@ -32,12 +31,11 @@ from tests.e2e.scenario import (
     assert_generation_owned,
     assert_nothing_lost,
     end_offsets,
-    explained_by_broker,
     keyed,
     settled,
     unique,
 )
-from tests.e2e.targets import E2ETarget
+from tests.e2e.targets import E2ETarget, explained
 from tests.support.broker_process import wait_until
 
 pytestmark = pytest.mark.integration
@@ -51,11 +49,6 @@ def adapter(e2e_target: E2ETarget) -> Iterator[ConfluentAdapter]:
     client = ConfluentAdapter(e2e_target.bootstrap)
     yield client
     client.close()
-
-
-def explained(target: E2ETarget, group: str) -> AbstractContextManager[None]:
-    """On group-broker, a failed assertion carries the coordinator's events for the group; Kafka's log is its own."""
-    return nullcontext() if target.broker is None else explained_by_broker(target.broker, group)
 
 
 def member(
