@@ -5,6 +5,8 @@ The manager is one class whose parts live in one file each, all over the state i
 
 * `rebalance.py`: the delayed operations (join, heartbeat, sync) and the rebalance steps;
 * `join.py` JoinGroup, `sync.py` SyncGroup, `membership.py` Heartbeat and LeaveGroup;
+* `consumer_group/heartbeat.py` ConsumerGroupHeartbeat, `consumer_group/migration.py` the conversions between
+  the two group types (in front of JoinGroup and ConsumerGroupHeartbeat);
 * `admin.py` DescribeGroups, ListGroups, DeleteGroups; `controls.py` operator controls.
 
 Operations that write return a `CoordinatorResult` for the runtime; writes the manager starts on its own (a timer
@@ -17,10 +19,9 @@ from __future__ import annotations
 
 from coordinator.admin import AdminMixin
 from coordinator.consumer_group.describe import ConsumerGroupDescribeMixin
-from coordinator.consumer_group.heartbeat import ConsumerGroupHeartbeatMixin
+from coordinator.consumer_group.migration import ConsumerGroupMigrationMixin
 from coordinator.controls import ControlsMixin
 from coordinator.group import ClassicGroup
-from coordinator.join import JoinMixin
 from coordinator.keys import heartbeat_key, join_key, sync_key
 from coordinator.member import ClassicMember
 from coordinator.membership import MembershipMixin
@@ -32,12 +33,11 @@ from protocol.messages.sync_group import SyncGroupResponse
 
 
 class GroupMetadataManager(
-    JoinMixin,
+    ConsumerGroupMigrationMixin,
     SyncMixin,
     MembershipMixin,
     AdminMixin,
     ControlsMixin,
-    ConsumerGroupHeartbeatMixin,
     ConsumerGroupDescribeMixin,
 ):
     """The classic and consumer groups of the partitions this coordinator owns."""

@@ -1,0 +1,160 @@
+"""Online migration between classic and consumer groups (KIP-848; rules M1-M43 of the migration table).
+
+A group id holds one group type at a time, and the request that arrives decides when it changes type, as in
+Kafka's GroupMetadataManager:
+
+* a joining ConsumerGroupHeartbeat (epoch 0) on an EMPTY classic group (a simple, offsets-only group included)
+  replaces it by a new consumer group, whatever `group.consumer.migration.policy` says (M40);
+* a classic JoinGroup on an EMPTY consumer group replaces it by a new classic group, also under every policy (M41).
+
+Both keep the group's committed offsets (the `GroupOffsets` object moves to the new group: offsets are keyed by
+group id in the log and are never tombstoned by a conversion; Kafka 4.4 over the wire agrees) and write the old
+group's tombstones first, in the same append as the request's own records. A conversion is undone exactly when the
+request fails or its write does, so the old group is served again as if nothing happened.
+
+This mixin sits in front of the classic and consumer-group request paths: it overrides the entry points, converts
+when the rules say so, and otherwise hands the request on unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from coordinator.consumer_group.group import ConsumerGroup
+from coordinator.consumer_group.heartbeat import ConsumerGroupHeartbeatMixin
+from coordinator.consumer_group.member import JOIN_GROUP_MEMBER_EPOCH
+from coordinator.consumer_group.records import group_tombstones
+from coordinator.context import RequestContext
+from coordinator.errors import GroupError
+from coordinator.group import ClassicGroup
+from coordinator.join import JoinMixin
+from coordinator.records import CoordinatorRecord, group_metadata_tombstone
+from coordinator.result import AppendOutcome, CoordinatorResult
+from coordinator.state import GroupState
+from protocol.errors import ErrorCode
+from protocol.messages.consumer_group_heartbeat import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+)
+from protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse
+
+Undo = Callable[[], None]
+
+
+class ConsumerGroupMigrationMixin(JoinMixin, ConsumerGroupHeartbeatMixin):
+    """Converts a group from one type to the other when a request of the other protocol arrives."""
+
+    # -- ConsumerGroupHeartbeat on a classic group's id ------------------------------------------------------
+
+    def consumer_group_heartbeat(
+        self, ctx: RequestContext, request: ConsumerGroupHeartbeatRequest
+    ) -> CoordinatorResult[ConsumerGroupHeartbeatResponse]:
+        """M1/M2: a joining heartbeat for a classic group's id converts that group first (M40), then runs as for
+        any consumer group; a heartbeat that fails undoes the conversion."""
+        classic = self._groups.get(request.group_id)
+        if (
+            classic is None
+            or classic.is_in(GroupState.DEAD)
+            or request.member_epoch != JOIN_GROUP_MEMBER_EPOCH
+            or not self._heartbeat_is_admissible(ctx, request)
+        ):
+            return super().consumer_group_heartbeat(ctx, request)
+        if not classic.is_in(GroupState.EMPTY):
+            return super().consumer_group_heartbeat(ctx, request)
+        records, undo = self._replace_empty_classic_group(classic)
+        result = super().consumer_group_heartbeat(ctx, request)
+        return _with_conversion(result, classic.partition, records, undo, _heartbeat_failed)
+
+    def _heartbeat_is_admissible(self, ctx: RequestContext, request: ConsumerGroupHeartbeatRequest) -> bool:
+        """Whether the request passes the checks that precede the group lookup (K2-K5 and the partition gate): a
+        request refused by them must not convert anything."""
+        try:
+            self._validate_heartbeat(ctx, request)
+        except GroupError:
+            return False
+        return self._gate(request.group_id, allow_empty_id=False) is None
+
+    def _replace_empty_classic_group(self, classic: ClassicGroup) -> tuple[list[CoordinatorRecord], Undo]:
+        """M40: drop the empty classic group for a new consumer group that takes over its offsets; the classic
+        group's tombstone to write first, and how to put everything back. (Ids handed out with MEMBER_ID_REQUIRED
+        keep their expiry timers: those find no classic group and do nothing, or find it again after an undo.)"""
+        group_id = classic.group_id
+        self.forget_group(classic, "converted to a consumer group: ConsumerGroupHeartbeat on the empty classic group")
+        consumer = self.create_consumer_group(group_id, "converted from the empty classic group")
+        consumer.offsets = classic.offsets
+
+        def undo() -> None:
+            self._forget_consumer_group(consumer, "conversion from the classic group undone: the request failed")
+            self._groups[group_id] = classic
+            self._events.group_created(group_id, classic.partition, "conversion to a consumer group undone")
+
+        return [group_metadata_tombstone(group_id)], undo
+
+    # -- JoinGroup on a consumer group's id ------------------------------------------------------------------
+
+    def join_group(self, ctx: RequestContext, request: JoinGroupRequest) -> CoordinatorResult[JoinGroupResponse]:
+        """M12/M41: a classic JoinGroup on an EMPTY consumer group replaces it by a classic group and joins that
+        one; if the join leaves no member behind (refused, or a member id that cannot create a group), the
+        consumer group is put back and nothing is written."""
+        consumer = self._consumer_groups.get(request.group_id)
+        if consumer is None or consumer.is_dead or not consumer.is_empty:
+            return super().join_group(ctx, request)
+        records, undo = self._replace_empty_consumer_group(consumer)
+        result = super().join_group(ctx, request)
+        classic = self._groups.get(request.group_id)
+        if classic is None or (not classic.members and not classic.pending_members):
+            undo()
+            return result
+        return _with_conversion(result, consumer.partition, records, undo, None)
+
+    def _replace_empty_consumer_group(self, consumer: ConsumerGroup) -> tuple[list[CoordinatorRecord], Undo]:
+        """M41: drop the empty consumer group for a new, empty classic group with its offsets, which the JoinGroup
+        then joins as it would a group it created itself."""
+        group_id = consumer.group_id
+        self._forget_consumer_group(consumer, "converted to a classic group: JoinGroup on the empty consumer group")
+        classic = self.create_group(group_id, "converted from the empty consumer group")
+        classic.offsets = consumer.offsets
+
+        def undo() -> None:
+            if self._groups.get(group_id) is classic:
+                if classic.members:
+                    return  # in use: its own group record, written later, supersedes the consumer group's
+                self.forget_group(classic, "conversion from the consumer group undone")
+            self._consumer_groups[group_id] = consumer
+            self._events.group_created(group_id, consumer.partition, "conversion to a classic group undone")
+
+        return group_tombstones(group_id), undo
+
+
+def _heartbeat_failed(response: Any) -> bool:
+    return isinstance(response, ConsumerGroupHeartbeatResponse) and response.error_code != ErrorCode.NONE
+
+
+def _with_conversion(
+    result: CoordinatorResult[Any],
+    partition: int,
+    records: list[CoordinatorRecord],
+    undo: Undo,
+    failed: Callable[[Any], bool] | None,
+) -> CoordinatorResult[Any]:
+    """The request's result with the conversion's records in front; undone at once if the request failed (a
+    failed request writes nothing, as Kafka discards its records), or later if the write fails."""
+    if failed is not None and failed(result.response):
+        undo()
+        return result
+    inner: AppendOutcome | None = result.on_append
+
+    def written(error: ErrorCode) -> None:
+        if inner is not None:
+            inner(error)
+        if error != ErrorCode.NONE:
+            undo()
+
+    return CoordinatorResult(
+        [*records, *result.records],
+        result.response,
+        partition,
+        result.purpose or "group type conversion",
+        written,
+    )
