@@ -509,11 +509,12 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
 
     # -- timers ----------------------------------------------------------------------------------------------
 
-    def _schedule_session(self, group_id: str, member_id: str) -> None:
-        """K31: every heartbeat pushes the member's session deadline."""
+    def _schedule_session(self, group_id: str, member_id: str, timeout_ms: int | None = None) -> None:
+        """K31: every heartbeat pushes the member's session deadline (a classic member's: its own session
+        timeout, M9b/M18)."""
         self._timer.schedule(
             session_key(group_id, member_id),
-            self._now_ms + self._config.consumer_group_session_timeout_ms,
+            self._now_ms + (self._config.consumer_group_session_timeout_ms if timeout_ms is None else timeout_ms),
             partial(self._consumer_timer_fired, group_id, member_id, None, "the member session expired"),
         )
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from coordinator.consumer_group.classic_conversion import consumer_group_records, fill_from_classic, upgrade_error
 from coordinator.consumer_group.group import ConsumerGroup
 from coordinator.consumer_group.heartbeat import ConsumerGroupHeartbeatMixin
 from coordinator.consumer_group.member import JOIN_GROUP_MEMBER_EPOCH
@@ -29,6 +30,7 @@ from coordinator.context import RequestContext
 from coordinator.errors import GroupError
 from coordinator.group import ClassicGroup
 from coordinator.join import JoinMixin
+from coordinator.keys import join_key, sync_key
 from coordinator.records import CoordinatorRecord, group_metadata_tombstone
 from coordinator.result import AppendOutcome, CoordinatorResult
 from coordinator.state import GroupState
@@ -38,8 +40,12 @@ from protocol.messages.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatResponse,
 )
 from protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse
+from protocol.messages.sync_group import SyncGroupResponse
 
 Undo = Callable[[], None]
+
+UPGRADE_POLICIES = ("upgrade", "bidirectional")
+DOWNGRADE_POLICIES = ("downgrade", "bidirectional")
 
 
 class ConsumerGroupMigrationMixin(JoinMixin, ConsumerGroupHeartbeatMixin):
@@ -60,9 +66,14 @@ class ConsumerGroupMigrationMixin(JoinMixin, ConsumerGroupHeartbeatMixin):
             or not self._heartbeat_is_admissible(ctx, request)
         ):
             return super().consumer_group_heartbeat(ctx, request)
-        if not classic.is_in(GroupState.EMPTY):
-            return super().consumer_group_heartbeat(ctx, request)
-        records, undo = self._replace_empty_classic_group(classic)
+        try:
+            if classic.is_in(GroupState.EMPTY):
+                records, undo = self._replace_empty_classic_group(classic)
+            else:
+                self._validate_online_upgrade(classic)
+                records, undo = self._upgrade_classic_group(classic)
+        except GroupError as e:
+            return CoordinatorResult.of(ConsumerGroupHeartbeatResponse(error_code=e.code, error_message=e.message))
         result = super().consumer_group_heartbeat(ctx, request)
         return _with_conversion(result, classic.partition, records, undo, _heartbeat_failed)
 
@@ -90,6 +101,57 @@ class ConsumerGroupMigrationMixin(JoinMixin, ConsumerGroupHeartbeatMixin):
             self._events.group_created(group_id, classic.partition, "conversion to a consumer group undone")
 
         return [group_metadata_tombstone(group_id)], undo
+
+    def _validate_online_upgrade(self, classic: ClassicGroup) -> None:
+        """M3: policy, protocol type, size; each refusal is GROUP_ID_NOT_FOUND with Kafka's message."""
+        group_id = classic.group_id
+        if self._config.consumer_group_migration_policy not in UPGRADE_POLICIES:
+            raise upgrade_error(group_id, "online upgrade is disabled.")
+        if not classic.uses_consumer_protocol:
+            raise upgrade_error(group_id, "the group does not use the consumer embedded protocol.")
+        if len(classic.members) > self._config.consumer_group_max_size:
+            raise upgrade_error(group_id, "the group size exceeds the consumer group maximum size.")
+
+    def _upgrade_classic_group(self, classic: ClassicGroup) -> tuple[list[CoordinatorRecord], Undo]:
+        """M5-M9b: the classic group becomes a consumer group at its generation; parked JoinGroup/SyncGroup are
+        told to rejoin, each member keeps its classic session timeout. Returns the records (classic tombstone,
+        then the converted group) and the undo."""
+        group_id = classic.group_id
+        consumer = ConsumerGroup(group_id, classic.partition, state_timestamp_ms=self._wall_ms)
+        fill_from_classic(consumer, classic, self._topics)
+        consumer.offsets = classic.offsets
+        for member in classic.members.values():
+            classic.complete_join(
+                member, JoinGroupResponse(error_code=ErrorCode.REBALANCE_IN_PROGRESS, member_id=member.member_id)
+            )
+            classic.complete_sync(member, SyncGroupResponse(error_code=ErrorCode.REBALANCE_IN_PROGRESS))
+            self._timer.cancel(member.heartbeat_key)
+        self._timer.cancel(join_key(group_id))
+        self._timer.cancel(sync_key(group_id))
+        self.forget_group(classic, "upgraded to a consumer group by a ConsumerGroupHeartbeat")
+        self._consumer_groups[group_id] = consumer
+        self._events.group_created(
+            group_id, consumer.partition, f"upgraded from classic generation {classic.generation_id}"
+        )
+        self._note_state(consumer)
+        for converted in consumer.members.values():
+            assert converted.classic is not None
+            self._schedule_session(group_id, converted.member_id, converted.classic.session_timeout_ms)
+
+        def undo() -> None:
+            for member_id in list(consumer.members):
+                self._cancel_consumer_timers(group_id, member_id)
+            self._forget_consumer_group(consumer, "upgrade undone: the heartbeat failed")
+            self._groups[group_id] = classic
+            self._events.group_created(group_id, classic.partition, "upgrade to a consumer group undone")
+            for member in classic.members.values():
+                self._reschedule_heartbeat(member)
+            if classic.is_in(GroupState.PREPARING_REBALANCE):
+                self._schedule_join_timeout(classic)
+            elif classic.is_in(GroupState.COMPLETING_REBALANCE):
+                self._prepare_rebalance(classic, "the upgrade to a consumer group failed")
+
+        return [group_metadata_tombstone(group_id), *consumer_group_records(consumer)], undo
 
     # -- JoinGroup on a consumer group's id ------------------------------------------------------------------
 
