@@ -22,7 +22,7 @@ from dataclasses import replace
 from functools import partial
 
 from coordinator.consumer_group.group import ConsumerGroup, ConsumerGroupSnapshot
-from coordinator.consumer_group.keys import revocation_key, session_key
+from coordinator.consumer_group.keys import classic_join_key, classic_sync_key, revocation_key, session_key
 from coordinator.consumer_group.member import (
     JOIN_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_MEMBER_EPOCH,
@@ -178,6 +178,22 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
         member_id = request.member_id or kafka_uuid_to_str(self._ids.new_uuid())
         member, is_new = self._member_for_heartbeat(group, request, member_id, change)
         updated = self._updated_member(ctx, request, member)
+        reconciled = self._apply_member_update(group, request, member, updated, is_new, change)
+        self._schedule_session(group.group_id, member_id)
+        return member, reconciled, change
+
+    def _apply_member_update(
+        self,
+        group: ConsumerGroup,
+        request: ConsumerGroupHeartbeatRequest,
+        member: ConsumerGroupMember,
+        updated: ConsumerGroupMember,
+        is_new: bool,
+        change: _Change,
+    ) -> ConsumerGroupMember:
+        """Steps 2-4 for a member whose new value is `updated` (a classic member's JoinGroup too, migration.py):
+        records, epoch bump, target, one reconciliation step (owned partitions: `request.topic_partitions`)."""
+        member_id = updated.member_id
         if is_new or not updated.same_metadata(member):
             change.records.append(member_metadata_record(group.group_id, updated))
         subscription_changed = is_new or not updated.has_subscription_of(member)
@@ -194,7 +210,6 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
         if group.group_epoch > group.assignment_epoch:
             self._assign(group, change)
         reconciled = self._reconcile_member(group, updated, request, subscription_changed, change)
-        self._schedule_session(group.group_id, member_id)
         if is_new:
             self._events.consumer_member_joined(
                 group.group_id,
@@ -206,7 +221,7 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
                 updated.subscribed_topic_regex or list(updated.subscribed_topic_names),
             )
         self._note_state(group)
-        return member, reconciled, change
+        return reconciled
 
     def _heartbeat_written(
         self,
@@ -340,6 +355,7 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
             if request.rebalance_timeout_ms != -1
             else member.rebalance_timeout_ms,
             server_assignor=request.server_assignor if request.server_assignor is not None else member.server_assignor,
+            classic=None,
         )
 
     # -- subscriptions, epochs and the target ----------------------------------------------------------------
@@ -495,13 +511,20 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
 
     def _fence_member(self, group: ConsumerGroup, member: ConsumerGroupMember, reason: str) -> list[CoordinatorRecord]:
         """K36: remove the member, drop its target, re-read the subscriptions and bump the group epoch."""
+        return self._fence_members(group, [member], reason)
+
+    def _fence_members(
+        self, group: ConsumerGroup, members: list[ConsumerGroupMember], reason: str
+    ) -> list[CoordinatorRecord]:
+        """K36/M22: remove the members (a classic LeaveGroup may name several), one group epoch bump for all."""
         group_id = group.group_id
-        group.remove_member(member.member_id)
-        group.target.pop(member.member_id, None)
-        self._cancel_consumer_timers(group_id, member.member_id)
         change = _Change()
-        change.records.extend(member_tombstones(group_id, member.member_id))
-        change.bump_reasons.append(f"member {member.member_id} removed: {reason}")
+        for member in members:
+            group.remove_member(member.member_id)
+            group.target.pop(member.member_id, None)
+            self._cancel_consumer_timers(group_id, member.member_id)
+            change.records.extend(member_tombstones(group_id, member.member_id))
+            change.bump_reasons.append(f"member {member.member_id} removed: {reason}")
         self._refresh_topic_metadata(group, change, force=True)
         self._bump_group_epoch(group, change)
         self._note_state(group)
@@ -519,9 +542,10 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
         )
 
     def _arm_revocation(self, group_id: str, member: ConsumerGroupMember) -> None:
-        """K32: a member that must revoke has its rebalance timeout to do it, at the epoch it was asked at."""
+        """K32: a member that must revoke has its rebalance timeout to do it, at the epoch it was asked at (a classic
+        member has its join timer instead, M18)."""
         key = revocation_key(group_id, member.member_id)
-        if member.state is MemberState.UNREVOKED_PARTITIONS:
+        if member.state is MemberState.UNREVOKED_PARTITIONS and not member.uses_classic_protocol:
             self._timer.schedule(
                 key,
                 self._now_ms + max(member.rebalance_timeout_ms, 0),
@@ -539,6 +563,8 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
     def _cancel_consumer_timers(self, group_id: str, member_id: str) -> None:
         self._timer.cancel(session_key(group_id, member_id))
         self._timer.cancel(revocation_key(group_id, member_id))
+        self._timer.cancel(classic_join_key(group_id, member_id))
+        self._timer.cancel(classic_sync_key(group_id, member_id))
 
     def _consumer_timer_fired(self, group_id: str, member_id: str, epoch: int | None, reason: str) -> None:
         """A session or revocation deadline passed: fence the member (if it is still there at that epoch)."""

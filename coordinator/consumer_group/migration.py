@@ -22,14 +22,13 @@ from collections.abc import Callable
 from typing import Any
 
 from coordinator.consumer_group.classic_conversion import consumer_group_records, fill_from_classic, upgrade_error
+from coordinator.consumer_group.classic_members import ConsumerGroupClassicMembersMixin
 from coordinator.consumer_group.group import ConsumerGroup
-from coordinator.consumer_group.heartbeat import ConsumerGroupHeartbeatMixin
 from coordinator.consumer_group.member import JOIN_GROUP_MEMBER_EPOCH
 from coordinator.consumer_group.records import group_tombstones
 from coordinator.context import RequestContext
 from coordinator.errors import GroupError
 from coordinator.group import ClassicGroup
-from coordinator.join import JoinMixin
 from coordinator.keys import join_key, sync_key
 from coordinator.records import CoordinatorRecord, group_metadata_tombstone
 from coordinator.result import AppendOutcome, CoordinatorResult
@@ -48,7 +47,7 @@ UPGRADE_POLICIES = ("upgrade", "bidirectional")
 DOWNGRADE_POLICIES = ("downgrade", "bidirectional")
 
 
-class ConsumerGroupMigrationMixin(JoinMixin, ConsumerGroupHeartbeatMixin):
+class ConsumerGroupMigrationMixin(ConsumerGroupClassicMembersMixin):
     """Converts a group from one type to the other when a request of the other protocol arrives."""
 
     # -- ConsumerGroupHeartbeat on a classic group's id ------------------------------------------------------
