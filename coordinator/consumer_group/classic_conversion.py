@@ -27,9 +27,10 @@ from coordinator.consumer_group.records import (
 )
 from coordinator.consumer_group.topics import TopicCatalog
 from coordinator.errors import GroupError
-from coordinator.group import ClassicGroup
+from coordinator.group import CONSUMER_PROTOCOL_TYPE, ClassicGroup
 from coordinator.member import ClassicMember
 from coordinator.records import CoordinatorRecord
+from coordinator.state import GroupState
 from protocol.consumer_protocol import decode_assignment, decode_subscription, encode_assignment
 from protocol.errors import DecodeError, ErrorCode
 from protocol.messages.consumer_protocol_assignment import ConsumerProtocolAssignment
@@ -147,8 +148,42 @@ def consumer_group_records(group: ConsumerGroup) -> list[CoordinatorRecord]:
     ]
 
 
-def target_bytes(group: ConsumerGroup, member: ConsumerGroupMember, topics: TopicCatalog) -> bytes:
-    """M33: a classic member's assignment after a downgrade = its TARGET partitions, in its protocol version."""
-    assert member.classic is not None
-    version = subscription_version(member.classic.protocols[0][1]) if member.classic.protocols else 0
-    return encode_partitions(topics, assignment_partitions(group.target_of(member.member_id)), version)
+def classic_group_from(
+    group: ConsumerGroup, members: Iterable[ConsumerGroupMember], topics: TopicCatalog, wall_ms: int
+) -> tuple[ClassicGroup, dict[str, bytes]]:
+    """M33 (`ClassicGroup.fromConsumerGroup`): a STABLE classic group at generation = the group epoch whose
+    members are `members` (all classic), each assigned its TARGET partitions in its ConsumerProtocol version;
+    the protocol is the classic vote among the members' protocols. Returns the group and its assignments."""
+    classic = ClassicGroup(
+        group.group_id,
+        group.partition,
+        state=GroupState.STABLE,
+        state_timestamp_ms=wall_ms,
+        generation_id=group.group_epoch,
+        protocol_type=CONSUMER_PROTOCOL_TYPE,
+    )
+    for member in members:
+        assert member.classic is not None, "only classic members are carried into a classic group"
+        classic.add(
+            ClassicMember(
+                member_id=member.member_id,
+                group_instance_id=member.instance_id,
+                client_id=member.client_id,
+                client_host=member.client_host,
+                rebalance_timeout_ms=member.rebalance_timeout_ms,
+                session_timeout_ms=member.classic.session_timeout_ms,
+                protocol_type=CONSUMER_PROTOCOL_TYPE,
+                protocols=member.classic.protocols,
+            ),
+            None,
+        )
+    classic.protocol_name = classic.select_protocol()
+    assignments: dict[str, bytes] = {}
+    for member in members:
+        classic_member = classic.members[member.member_id]
+        version = subscription_version(classic_member.metadata(classic.protocol_name))
+        classic_member.assignment = encode_partitions(
+            topics, assignment_partitions(group.target_of(member.member_id)), version
+        )
+        assignments[member.member_id] = classic_member.assignment
+    return classic, assignments

@@ -21,16 +21,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from coordinator.consumer_group.classic_conversion import consumer_group_records, fill_from_classic, upgrade_error
+from coordinator.consumer_group.classic_conversion import (
+    classic_group_from,
+    consumer_group_records,
+    fill_from_classic,
+    upgrade_error,
+)
 from coordinator.consumer_group.classic_members import ConsumerGroupClassicMembersMixin
 from coordinator.consumer_group.group import ConsumerGroup
-from coordinator.consumer_group.member import JOIN_GROUP_MEMBER_EPOCH
-from coordinator.consumer_group.records import group_tombstones
+from coordinator.consumer_group.member import JOIN_GROUP_MEMBER_EPOCH, ConsumerGroupMember
+from coordinator.consumer_group.records import group_tombstones, member_tombstones
 from coordinator.context import RequestContext
 from coordinator.errors import GroupError
 from coordinator.group import ClassicGroup
 from coordinator.keys import join_key, sync_key
-from coordinator.records import CoordinatorRecord, group_metadata_tombstone
+from coordinator.records import CoordinatorRecord, group_metadata_record, group_metadata_tombstone
 from coordinator.result import AppendOutcome, CoordinatorResult
 from coordinator.state import GroupState
 from protocol.errors import ErrorCode
@@ -151,6 +156,61 @@ class ConsumerGroupMigrationMixin(ConsumerGroupClassicMembersMixin):
                 self._prepare_rebalance(classic, "the upgrade to a consumer group failed")
 
         return [group_metadata_tombstone(group_id), *consumer_group_records(consumer)], undo
+
+    # -- downgrade: the last consumer-protocol member leaves -------------------------------------------------
+
+    def _fence_members(
+        self, group: ConsumerGroup, members: list[ConsumerGroupMember], reason: str
+    ) -> list[CoordinatorRecord]:
+        """M30: every removal of members (leave -1, LeaveGroup, session/rebalance/join/sync timers) may leave only
+        classic members: then the group becomes a classic group instead (M31-M34)."""
+        leaving = {m.member_id for m in members}
+        remaining = [m for m in group.members.values() if m.member_id not in leaving]
+        if not self._can_downgrade(group, remaining):
+            return super()._fence_members(group, members, reason)
+        return self._downgrade(group, remaining, reason)
+
+    def _can_downgrade(self, group: ConsumerGroup, remaining: list[ConsumerGroupMember]) -> bool:
+        """M31: only classic members remain (at least one), the policy allows it, and they fit group.max.size.
+        A refusal is silent to clients; it is logged."""
+        if not remaining or any(m.classic is None for m in remaining):
+            return False
+        if self._config.consumer_group_migration_policy not in DOWNGRADE_POLICIES:
+            self._events.group_conversion_skipped(group.group_id, "classic", "the online downgrade is disabled")
+            return False
+        if len(remaining) > self._config.group_max_size:
+            self._events.group_conversion_skipped(
+                group.group_id, "classic", "its group size is greater than classic group max size"
+            )
+            return False
+        return True
+
+    def _downgrade(
+        self, group: ConsumerGroup, remaining: list[ConsumerGroupMember], reason: str
+    ) -> list[CoordinatorRecord]:
+        """M32-M34: tombstone the whole consumer group, write ONE classic group record, serve the classic group
+        and start a rebalance so the classic members rejoin through the classic path. Generation = the consumer
+        group epoch (the leave does not bump it)."""
+        group_id = group.group_id
+        records: list[CoordinatorRecord] = []
+        for member_id in list(group.members):
+            self._cancel_consumer_timers(group_id, member_id)
+            records.extend(member_tombstones(group_id, member_id))
+        records.extend(group_tombstones(group_id))
+        classic, assignments = classic_group_from(group, remaining, self._topics, self._wall_ms)
+        classic.offsets = group.offsets
+        records.append(group_metadata_record(classic, assignments))
+        self._forget_consumer_group(group, f"downgraded to a classic group: {reason}")
+        self._groups[group_id] = classic
+        self._events.group_created(
+            group_id, classic.partition, f"downgraded from consumer group epoch {group.group_epoch}"
+        )
+        self._refresh_subscriptions(classic)
+        for member in classic.members.values():
+            self._arm_member(classic, member)
+            self._reschedule_heartbeat(member)
+        self._prepare_rebalance(classic, f"Downgrade group {group_id} from consumer to classic for member leaving.")
+        return records
 
     # -- JoinGroup on a consumer group's id ------------------------------------------------------------------
 
