@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
-from functools import partial
 
 from coordinator.consumer_group.classic_conversion import (
     encode_partitions,
@@ -31,7 +30,7 @@ from coordinator.consumer_group.classic_conversion import (
     subscription_version,
 )
 from coordinator.consumer_group.group import CONSUMER_PROTOCOL_TYPE, ConsumerGroup
-from coordinator.consumer_group.heartbeat import ConsumerGroupHeartbeatMixin, _Change
+from coordinator.consumer_group.heartbeat import ConsumerGroupHeartbeatMixin, _Change, static_owner
 from coordinator.consumer_group.keys import classic_join_key, classic_sync_key
 from coordinator.consumer_group.member import ClassicProtocols, ConsumerGroupMember
 from coordinator.consumer_group.member_state import MemberState
@@ -138,10 +137,13 @@ class ConsumerGroupClassicMembersMixin(JoinMixin, SyncMixin, MembershipMixin, Co
         group_id = group.group_id
         self._timer.cancel(classic_join_key(group_id, member_id))
         self._schedule_session(group_id, member_id, request.session_timeout_ms)
-        self._timer.schedule(
+        self._schedule_fence(
             classic_sync_key(group_id, member_id),
-            self._now_ms + updated.rebalance_timeout_ms,
-            partial(self._consumer_timer_fired, group_id, member_id, None, "the member failed to sync within timeout"),
+            group_id,
+            member_id,
+            None,
+            updated.rebalance_timeout_ms,
+            "the member failed to sync within timeout",
         )
         response = JoinGroupResponse(
             member_id=member_id,
@@ -178,19 +180,12 @@ class ConsumerGroupClassicMembersMixin(JoinMixin, SyncMixin, MembershipMixin, Co
         if instance_id is None:
             existing = group.member(member_id)
             return (existing, False) if existing is not None else (ConsumerGroupMember(member_id), True)
+        if request.member_id:
+            return static_owner(group, instance_id, member_id), False
         owner = group.static_member(instance_id)
-        if not request.member_id:
-            if owner is None:
-                return ConsumerGroupMember(member_id, instance_id=instance_id), True
-            return self._replace_static_consumer_member(group, owner, member_id, change), False
         if owner is None:
-            raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
-        if owner.member_id != member_id:
-            raise GroupError(
-                ErrorCode.FENCED_INSTANCE_ID,
-                f"Static member {member_id} with instance id {instance_id} was fenced by member {owner.member_id}.",
-            )
-        return owner, False
+            return ConsumerGroupMember(member_id, instance_id=instance_id), True
+        return self._replace_static_consumer_member(group, owner, member_id, change), False
 
     # -- SyncGroup and Heartbeat -----------------------------------------------------------------------------
 
@@ -228,16 +223,13 @@ class ConsumerGroupClassicMembersMixin(JoinMixin, SyncMixin, MembershipMixin, Co
         group_id = group.group_id
         key = classic_join_key(group_id, member.member_id)
         if self._timer.deadline(key) is None:
-            self._timer.schedule(
+            self._schedule_fence(
                 key,
-                self._now_ms + max(member.rebalance_timeout_ms, 0),
-                partial(
-                    self._consumer_timer_fired,
-                    group_id,
-                    member.member_id,
-                    None,
-                    "the classic member failed to join within the rebalance timeout",
-                ),
+                group_id,
+                member.member_id,
+                None,
+                member.rebalance_timeout_ms,
+                "the classic member failed to join within the rebalance timeout",
             )
         raise GroupError(ErrorCode.REBALANCE_IN_PROGRESS)
 

@@ -18,6 +18,7 @@ and if the write fails the group is put back exactly as it was (the response the
 from __future__ import annotations
 
 import uuid
+from collections.abc import Hashable
 from dataclasses import replace
 from functools import partial
 
@@ -308,13 +309,7 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
                     f" instance id is owned by {owner.member_id} member.",
                 )
             return self._replace_static_consumer_member(group, owner, member_id, change), False
-        if owner is None:
-            raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
-        if owner.member_id != member_id:
-            raise GroupError(
-                ErrorCode.FENCED_INSTANCE_ID,
-                f"Static member {member_id} with instance id {instance_id} was fenced by member {owner.member_id}.",
-            )
+        owner = static_owner(group, instance_id, member_id)
         _check_member_epoch(owner, epoch, request)
         return owner, False
 
@@ -476,15 +471,7 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
                     ErrorCode.UNKNOWN_MEMBER_ID, f"Member {request.member_id} is not a member of group {group_id}."
                 )
         else:
-            member = group.static_member(instance_id)
-            if member is None:
-                raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
-            if member.member_id != request.member_id:
-                raise GroupError(
-                    ErrorCode.FENCED_INSTANCE_ID,
-                    f"Static member {request.member_id} with instance id {instance_id} was fenced by member"
-                    f" {member.member_id}.",
-                )
+            member = static_owner(group, instance_id, request.member_id)
         response = Response(member_id=member.member_id, member_epoch=request.member_epoch)
         snapshot = group.snapshot()
         if request.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
@@ -546,19 +533,26 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
         member has its join timer instead, M18)."""
         key = revocation_key(group_id, member.member_id)
         if member.state is MemberState.UNREVOKED_PARTITIONS and not member.uses_classic_protocol:
-            self._timer.schedule(
+            self._schedule_fence(
                 key,
-                self._now_ms + max(member.rebalance_timeout_ms, 0),
-                partial(
-                    self._consumer_timer_fired,
-                    group_id,
-                    member.member_id,
-                    member.member_epoch,
-                    "the member failed to revoke partitions within its rebalance timeout",
-                ),
+                group_id,
+                member.member_id,
+                member.member_epoch,
+                member.rebalance_timeout_ms,
+                "the member failed to revoke partitions within its rebalance timeout",
             )
         else:
             self._timer.cancel(key)
+
+    def _schedule_fence(
+        self, key: Hashable, group_id: str, member_id: str, epoch: int | None, delay_ms: int, reason: str
+    ) -> None:
+        """Arm (or re-arm) `key` to fence the member in `delay_ms` (if it is still there at `epoch`, when given)."""
+        self._timer.schedule(
+            key,
+            self._now_ms + max(delay_ms, 0),
+            partial(self._consumer_timer_fired, group_id, member_id, epoch, reason),
+        )
 
     def _cancel_consumer_timers(self, group_id: str, member_id: str) -> None:
         self._timer.cancel(session_key(group_id, member_id))
@@ -598,6 +592,19 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
         group.state = new
         group.state_timestamp_ms = self._wall_ms
         self._events.group_state_changed(group.group_id, old.value, new.value, group.group_epoch)
+
+
+def static_owner(group: ConsumerGroup, instance_id: str, member_id: str) -> ConsumerGroupMember:
+    """K16/K35/M15: the member holding `instance_id`, which must be `member_id`."""
+    owner = group.static_member(instance_id)
+    if owner is None:
+        raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
+    if owner.member_id != member_id:
+        raise GroupError(
+            ErrorCode.FENCED_INSTANCE_ID,
+            f"Static member {member_id} with instance id {instance_id} was fenced by member {owner.member_id}.",
+        )
+    return owner
 
 
 def _check_member_epoch(member: ConsumerGroupMember, epoch: int, request: ConsumerGroupHeartbeatRequest) -> None:

@@ -100,3 +100,17 @@ def stable_classic_group(
 
 def log_of(ctx: ConsumerGroupTestContext) -> list[CoordinatorRecord]:
     return ctx.store.records(ctx.coordinator.partition_for(GROUP))
+
+
+ONE_EACH = ({"foo": [0, 1]}, {"foo": [2]})
+
+
+def mixed_group(**config: object) -> tuple[ConsumerGroupTestContext, ClassicGroupSetup]:
+    """Classic m0 (foo-0, foo-1) and m1 (foo-2) at generation 1 (session 10 s, rebalance 20 s), upgraded by the
+    consumer member "new" (group epoch 2): the state of a group half-way through a rolling upgrade."""
+    config.setdefault("consumer_group_migration_policy", "bidirectional")
+    ctx = ConsumerGroupTestContext({"foo": 3}, **config)
+    setup = stable_classic_group(ctx, ONE_EACH, session_timeout_ms=10_000, rebalance_timeout_ms=20_000)
+    ctx.join_cg(GROUP, "new", ["foo"], rebalance_timeout_ms=20_000)
+    assert ctx.cg(GROUP).group_epoch == setup.generation_id + 1
+    return ctx, setup

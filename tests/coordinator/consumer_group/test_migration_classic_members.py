@@ -13,25 +13,13 @@ from protocol.messages.sync_group import SyncGroupResponse
 from tests.coordinator.consumer_group.harness import ConsumerGroupTestContext, by_name, topic_id
 from tests.coordinator.consumer_group.migration_helpers import (
     GROUP,
-    ClassicGroupSetup,
     assigned_partitions,
     classic_subscription,
     log_of,
-    stable_classic_group,
+    mixed_group,
 )
 
-ONE_EACH = ({"foo": [0, 1]}, {"foo": [2]})
 FOO = topic_id("foo")
-
-
-def _upgraded(**config: object) -> tuple[ConsumerGroupTestContext, ClassicGroupSetup]:
-    """Classic m0 (foo-0, foo-1) and m1 (foo-2) at generation 1, upgraded by consumer member "new" (epoch 2)."""
-    config.setdefault("consumer_group_migration_policy", "bidirectional")
-    ctx = ConsumerGroupTestContext({"foo": 3}, **config)
-    setup = stable_classic_group(ctx, ONE_EACH, session_timeout_ms=10_000, rebalance_timeout_ms=20_000)
-    ctx.join_cg(GROUP, "new", ["foo"])
-    assert ctx.cg(GROUP).group_epoch == setup.generation_id + 1
-    return ctx, setup
 
 
 def _rejoin(
@@ -67,7 +55,7 @@ def test_m21_heartbeat_checks_generation_then_asks_a_lagging_member_to_rejoin() 
     """M21/M11/M21b: Heartbeat with a generation other than the member epoch -> ILLEGAL_GENERATION; with its
     epoch, while the group epoch is ahead -> REBALANCE_IN_PROGRESS and the join timer (rebalance timeout) armed;
     the session is pushed by the classic session timeout."""
-    ctx, setup = _upgraded()
+    ctx, setup = mixed_group()
     m0 = setup.member_ids[0]
     assert ctx.heartbeat(GROUP, m0, 2) == ErrorCode.ILLEGAL_GENERATION
     ctx.advance(1_000)
@@ -78,7 +66,7 @@ def test_m21_heartbeat_checks_generation_then_asks_a_lagging_member_to_rejoin() 
 
 def test_m21_heartbeat_from_unknown_or_consumer_protocol_members_is_unknown_member() -> None:
     """M19/M21 lookup: unknown member id, and a member that does not use the classic protocol."""
-    ctx, _ = _upgraded()
+    ctx, _ = mixed_group()
     assert ctx.heartbeat(GROUP, "nobody", 2) == ErrorCode.UNKNOWN_MEMBER_ID
     assert ctx.heartbeat(GROUP, "new", 2) == ErrorCode.UNKNOWN_MEMBER_ID
 
@@ -86,7 +74,7 @@ def test_m21_heartbeat_from_unknown_or_consumer_protocol_members_is_unknown_memb
 def test_m14_new_dynamic_member_gets_member_id_required_and_nothing_is_stored() -> None:
     """M14: JoinGroup v4+ with an empty member id: MEMBER_ID_REQUIRED with a Kafka UUID (22 characters, as Kafka
     4.4 answers), no member added, nothing written."""
-    ctx, _ = _upgraded()
+    ctx, _ = mixed_group()
     members, appends = set(ctx.cg(GROUP).members), ctx.store.appends
     response = _rejoin(ctx, "")
     assert response.error_code == ErrorCode.MEMBER_ID_REQUIRED
@@ -97,7 +85,7 @@ def test_m14_new_dynamic_member_gets_member_id_required_and_nothing_is_stored() 
 def test_m15_protocol_type_and_unsupported_protocols_are_inconsistent() -> None:
     """M15 (M21b's error cases): protocol type "connect", or only protocols that not every classic member
     supports -> INCONSISTENT_GROUP_PROTOCOL with an empty member id."""
-    ctx, _ = _upgraded()
+    ctx, _ = mixed_group()
     connect = ctx.join(group_id=GROUP, member_id="x", protocol_type="connect", rebalance_timeout_ms=20_000)
     assert connect.value.error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL and connect.value.member_id == ""
     roundrobin = _rejoin(ctx, "x", protocols=("roundrobin",))
@@ -121,7 +109,7 @@ def test_m17_eager_rejoin_is_answered_at_once_with_the_member_epoch() -> None:
     """M17/M21b (eager client: owns nothing when it rejoins): the JoinGroup is answered after its records with
     generation = the new epoch, protocol "range", no leader, no members; SyncGroup at that generation returns the
     member's current partitions; its Heartbeat is then NONE."""
-    ctx, setup = _upgraded()
+    ctx, setup = mixed_group()
     m0 = setup.member_ids[0]
     joined = _rejoin(ctx, m0, {})
     assert joined.error_code == ErrorCode.NONE
@@ -145,7 +133,7 @@ def test_m24_cooperative_rejoin_revokes_first_then_reaches_the_new_epoch() -> No
     """M21b/M24 (cooperative client, still owning foo-0 and foo-1): the first JoinGroup keeps generation 1 while
     a partition is to be revoked; SyncGroup(1) hands out the reduced assignment; Heartbeat(1) asks it to rejoin;
     the second JoinGroup (owning the kept partitions only) reaches generation 2."""
-    ctx, setup = _upgraded()
+    ctx, setup = mixed_group()
     m0 = setup.member_ids[0]
     first = _rejoin(ctx, m0, {"foo": [0, 1]})
     member = ctx.cg(GROUP).member(m0)
@@ -166,7 +154,7 @@ def test_m19_sync_group_checks() -> None:
     """M19: ILLEGAL_GENERATION when the generation is not the member epoch; UNKNOWN_MEMBER_ID for unknown and
     consumer-protocol members; INCONSISTENT_GROUP_PROTOCOL for another protocol name; REBALANCE_IN_PROGRESS for a
     member whose epoch lags the group epoch (not revoking), with its join timer armed."""
-    ctx, setup = _upgraded()
+    ctx, setup = mixed_group()
     m0 = setup.member_ids[0]
     assert _sync(ctx, m0, 5).error_code == ErrorCode.ILLEGAL_GENERATION
     assert _sync(ctx, "nobody", 1).error_code == ErrorCode.UNKNOWN_MEMBER_ID
@@ -178,7 +166,7 @@ def test_m19_sync_group_checks() -> None:
 
 def test_m20_sync_assignment_is_encoded_in_the_members_consumer_protocol_version() -> None:
     """M20: the assignment bytes use the version of the member's subscription (v0 here)."""
-    ctx, setup = _upgraded()
+    ctx, setup = mixed_group()
     m1 = setup.member_ids[1]
     joined = _rejoin(ctx, m1, None, subscription_version=0)
     synced = _sync(ctx, m1, joined.generation_id)
@@ -189,7 +177,7 @@ def test_m20_sync_assignment_is_encoded_in_the_members_consumer_protocol_version
 def test_m14_m17_new_classic_member_joins_the_consumer_group() -> None:
     """M14/M17: JoinGroup v3 (no MEMBER_ID_REQUIRED) gets a UUID member id and joins at the new epoch; it is a
     classic member of the consumer group."""
-    ctx, _ = _upgraded()
+    ctx, _ = mixed_group()
     joined = _rejoin(ctx, "", version=3)
     assert joined.error_code == ErrorCode.NONE and len(joined.member_id) == 22
     member = ctx.cg(GROUP).member(joined.member_id)
@@ -200,7 +188,7 @@ def test_m14_m17_new_classic_member_joins_the_consumer_group() -> None:
 def test_m22_leave_group_fences_classic_members_with_one_epoch_bump() -> None:
     """M22: LeaveGroup for two classic members removes both with their tombstones and ONE group-epoch bump; an
     unknown member gets UNKNOWN_MEMBER_ID in its own entry."""
-    ctx, setup = _upgraded()
+    ctx, setup = mixed_group()
     epoch = ctx.cg(GROUP).group_epoch
     response = ctx.leave(GROUP, (setup.member_ids[0], None), (setup.member_ids[1], None), ("nobody", None))
     assert response.error_code == ErrorCode.NONE
@@ -215,7 +203,7 @@ def test_m22_leave_group_fences_classic_members_with_one_epoch_bump() -> None:
 
 def test_m18_m23_classic_member_that_does_not_sync_in_time_is_fenced() -> None:
     """M18/M23: after its JoinGroup the member has its rebalance timeout to send SyncGroup."""
-    ctx, setup = _upgraded()
+    ctx, setup = mixed_group()
     m0 = setup.member_ids[0]
     _rejoin(ctx, m0, {})
     assert ctx.coordinator.timer.deadline(classic_sync_key(GROUP, m0)) == ctx.now_ms + 20_000
@@ -228,7 +216,7 @@ def test_m18_m23_classic_member_that_does_not_sync_in_time_is_fenced() -> None:
 def test_m18_m23_classic_member_told_to_rejoin_that_does_not_is_fenced() -> None:
     """M18/M23: the join timer armed by REBALANCE_IN_PROGRESS fences a member that keeps heartbeating without
     rejoining; a JoinGroup in time cancels it."""
-    ctx, setup = _upgraded()
+    ctx, setup = mixed_group()
     m0, m1 = setup.member_ids
     assert ctx.heartbeat(GROUP, m0, 1) == ErrorCode.REBALANCE_IN_PROGRESS
     assert ctx.heartbeat(GROUP, m1, 1) == ErrorCode.REBALANCE_IN_PROGRESS
@@ -247,7 +235,7 @@ def test_m18_m23_classic_member_told_to_rejoin_that_does_not_is_fenced() -> None
 def test_m17_failed_join_write_restores_the_group() -> None:
     """M17: the JoinGroup is answered after its records; if they fail, the member is as before and the answer
     carries the error."""
-    ctx, setup = _upgraded()
+    ctx, setup = mixed_group()
     m0 = setup.member_ids[0]
     before = ctx.cg(GROUP).member(m0)
     ctx.store.fail_next(ErrorCode.KAFKA_STORAGE_ERROR)
@@ -258,7 +246,7 @@ def test_m17_failed_join_write_restores_the_group() -> None:
 
 def test_m26_consumer_group_heartbeat_makes_a_classic_member_a_consumer_member() -> None:
     """M26: any ConsumerGroupHeartbeat for a member clears its ClassicMemberMetadata (written in its record)."""
-    ctx, setup = _upgraded()
+    ctx, setup = mixed_group()
     m1 = setup.member_ids[1]
     before = len(log_of(ctx))
     response = ctx.cg_heartbeat(GROUP, m1, 1, owned={"foo": [2]}).value

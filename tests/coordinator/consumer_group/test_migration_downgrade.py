@@ -12,30 +12,20 @@ from protocol.messages.group_metadata_value import GroupMetadataValue
 from tests.coordinator.consumer_group.harness import ConsumerGroupTestContext
 from tests.coordinator.consumer_group.migration_helpers import (
     GROUP,
-    ClassicGroupSetup,
+    ONE_EACH,
     assigned_partitions,
     classic_subscription,
     log_of,
+    mixed_group,
     stable_classic_group,
 )
-
-ONE_EACH = ({"foo": [0, 1]}, {"foo": [2]})
-
-
-def _mixed(**config: object) -> tuple[ConsumerGroupTestContext, ClassicGroupSetup]:
-    """Classic m0/m1 upgraded by consumer member "new" (group epoch 2)."""
-    config.setdefault("consumer_group_migration_policy", "bidirectional")
-    ctx = ConsumerGroupTestContext({"foo": 3}, **config)
-    setup = stable_classic_group(ctx, ONE_EACH, session_timeout_ms=10_000, rebalance_timeout_ms=20_000)
-    ctx.join_cg(GROUP, "new", ["foo"], rebalance_timeout_ms=20_000)
-    return ctx, setup
 
 
 def test_m30_m33_m34_last_consumer_member_leaving_downgrades_the_group() -> None:
     """M30/M33/M34 (Kafka's testDowngradeMigrationPolicy end state): classic group at generation = the consumer
     group epoch, protocol type consumer and the members' protocol, each member's assignment = its target
     assignment; the offsets move along; the group prepares a rebalance, so a classic Heartbeat is told to rejoin."""
-    ctx, setup = _mixed()
+    ctx, setup = mixed_group()
     consumer = ctx.cg(GROUP)
     epoch, offsets = consumer.group_epoch, consumer.offsets
     left = ctx.cg_heartbeat(GROUP, "new", -1).value
@@ -56,7 +46,7 @@ def test_m30_m33_m34_last_consumer_member_leaving_downgrades_the_group() -> None
 def test_m32_records_tombstone_the_consumer_group_then_write_one_classic_group_record() -> None:
     """M32: every member's three tombstones, the group-level tombstones (ConsumerGroupMetadata last of them),
     then ONE GroupMetadata record with every remaining member and its assignment."""
-    ctx, setup = _mixed()
+    ctx, setup = mixed_group()
     before = len(log_of(ctx))
     ctx.cg_heartbeat(GROUP, "new", -1)
     written = log_of(ctx)[before:]
@@ -71,14 +61,14 @@ def test_m32_records_tombstone_the_consumer_group_then_write_one_classic_group_r
 def test_m35_departed_consumer_member_then_gets_group_id_not_found() -> None:
     """M35: after the downgrade a ConsumerGroupHeartbeat with the old member id and a non-zero epoch is
     GROUP_ID_NOT_FOUND."""
-    ctx, _ = _mixed()
+    ctx, _ = mixed_group()
     ctx.cg_heartbeat(GROUP, "new", -1)
     assert ctx.cg_heartbeat(GROUP, "new", 2, owned={}).value.error_code == ErrorCode.GROUP_ID_NOT_FOUND
 
 
 def test_m35_downgraded_classic_members_rebalance_to_a_stable_classic_group() -> None:
     """M34/M35: the classic members rejoin through the classic path and the group is Stable again."""
-    ctx, setup = _mixed()
+    ctx, setup = mixed_group()
     ctx.cg_heartbeat(GROUP, "new", -1)
     generation = ctx.group(GROUP).generation_id
     saved, ctx.auto_tick = ctx.auto_tick, False
@@ -102,7 +92,7 @@ def test_m35_downgraded_classic_members_rebalance_to_a_stable_classic_group() ->
 def test_m38_policy_without_downgrade_keeps_the_consumer_group() -> None:
     """M38 (Kafka's testUpgradeMigrationPolicy): with `upgrade` the group stays a consumer group whose members
     are all classic, its epoch bumped (Assigning)."""
-    ctx, setup = _mixed(consumer_group_migration_policy="upgrade")
+    ctx, setup = mixed_group(consumer_group_migration_policy="upgrade")
     epoch = ctx.cg(GROUP).group_epoch
     ctx.cg_heartbeat(GROUP, "new", -1)
     group = ctx.cg(GROUP)
@@ -113,7 +103,7 @@ def test_m38_policy_without_downgrade_keeps_the_consumer_group() -> None:
 
 def test_m31_no_downgrade_when_the_classic_max_size_would_be_exceeded() -> None:
     """M31(4): more remaining classic members (3) than group.max.size (2): the members are just removed."""
-    ctx, setup = _mixed(group_max_size=2)
+    ctx, setup = mixed_group(group_max_size=2)
     third = ctx.join(group_id=GROUP, topics=("foo",), version=3, rebalance_timeout_ms=20_000).value
     assert third.error_code == ErrorCode.NONE
     ctx.cg_heartbeat(GROUP, "new", -1)
@@ -124,7 +114,7 @@ def test_m31_no_downgrade_when_the_classic_max_size_would_be_exceeded() -> None:
 def test_m30_session_expiry_of_the_last_consumer_member_downgrades() -> None:
     """M30: fencing by the session timer goes through the same check: the consumer member stops heartbeating,
     the classic members (rejoined at epoch 2) keep heartbeating and end up in a classic group."""
-    ctx, setup = _mixed()
+    ctx, setup = mixed_group()
     generations = {}
     for member_id in setup.member_ids:
         metadata = classic_subscription(("foo",), {})
