@@ -324,9 +324,8 @@ class ConsumerGroupClassicMembersMixin(JoinMixin, SyncMixin, MembershipMixin, Co
                 self._events.member_left(group.group_id, member.member_id, member.instance_id, "LeaveGroup")
 
             def written(error: ErrorCode) -> None:
-                if error != ErrorCode.NONE and self._consumer_groups.get(group.group_id) is group:
-                    group.restore(snapshot)
-                    self._note_state(group)
+                if error != ErrorCode.NONE:
+                    self._restore_consumer_group(group, snapshot)
 
             self._append(group.partition, records, "classic leave from a consumer group", written)
         return self._leave_response(legacy, responses)

@@ -244,10 +244,16 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
 
     def _undo(self, group: ConsumerGroup, snapshot: ConsumerGroupSnapshot, created: bool) -> None:
         """Put the group back as it was before a heartbeat that failed (a group it created is dropped)."""
-        if self._consumer_groups.get(group.group_id) is not group:
-            return
         if created:
-            self._forget_consumer_group(group, "its first heartbeat failed")
+            if self._consumer_groups.get(group.group_id) is group:
+                self._forget_consumer_group(group, "its first heartbeat failed")
+            return
+        self._restore_consumer_group(group, snapshot)
+
+    def _restore_consumer_group(self, group: ConsumerGroup, snapshot: ConsumerGroupSnapshot) -> None:
+        """A write about `group` failed: put it back as `snapshot` saw it, if it is still the group served under
+        its id (migration.py first undoes a downgrade that write carried)."""
+        if self._consumer_groups.get(group.group_id) is not group:
             return
         group.restore(snapshot)
         self._note_state(group)
@@ -575,9 +581,8 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
         records = self._fence_member(group, member, reason)
 
         def written(error: ErrorCode) -> None:
-            if error != ErrorCode.NONE and self._consumer_groups.get(group.group_id) is group:
-                group.restore(snapshot)
-                self._note_state(group)
+            if error != ErrorCode.NONE:
+                self._restore_consumer_group(group, snapshot)
 
         self._append(group.partition, records, "consumer group member fenced", written)
 

@@ -28,7 +28,7 @@ from coordinator.consumer_group.classic_conversion import (
     upgrade_error,
 )
 from coordinator.consumer_group.classic_members import ConsumerGroupClassicMembersMixin
-from coordinator.consumer_group.group import ConsumerGroup
+from coordinator.consumer_group.group import ConsumerGroup, ConsumerGroupSnapshot
 from coordinator.consumer_group.member import JOIN_GROUP_MEMBER_EPOCH, ConsumerGroupMember
 from coordinator.consumer_group.records import group_tombstones, member_tombstones
 from coordinator.context import RequestContext
@@ -54,6 +54,14 @@ DOWNGRADE_POLICIES = ("downgrade", "bidirectional")
 
 class ConsumerGroupMigrationMixin(ConsumerGroupClassicMembersMixin):
     """Converts a group from one type to the other when a request of the other protocol arrives."""
+
+    _downgrades: dict[str, tuple[ConsumerGroup, ClassicGroup]]
+    """The last downgrade of each group id, until its write fails (then it is undone); a later downgrade of the
+    same id replaces it, so at most one entry per group id is kept."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._downgrades = {}
 
     # -- ConsumerGroupHeartbeat on a classic group's id ------------------------------------------------------
 
@@ -200,6 +208,7 @@ class ConsumerGroupMigrationMixin(ConsumerGroupClassicMembersMixin):
         classic, assignments = classic_group_from(group, remaining, self._topics, self._wall_ms)
         classic.offsets = group.offsets
         records.append(group_metadata_record(classic, assignments))
+        self._downgrades[group_id] = (group, classic)
         self._forget_consumer_group(group, f"downgraded to a classic group: {reason}")
         self._groups[group_id] = classic
         self._events.group_created(
@@ -211,6 +220,26 @@ class ConsumerGroupMigrationMixin(ConsumerGroupClassicMembersMixin):
             self._reschedule_heartbeat(member)
         self._prepare_rebalance(classic, f"Downgrade group {group_id} from consumer to classic for member leaving.")
         return records
+
+    def _restore_consumer_group(self, group: ConsumerGroup, snapshot: ConsumerGroupSnapshot) -> None:
+        """The write that carried a downgrade failed: serve the consumer group again (every member with a fresh
+        session), drop the classic group, then restore the group as before the removal."""
+        downgrade = self._downgrades.pop(group.group_id, None)
+        if downgrade is not None and downgrade[0] is group and self._groups.get(group.group_id) is downgrade[1]:
+            classic = downgrade[1]
+            for member in list(classic.members.values()):
+                self._drop_member(classic, member)
+            self._timer.cancel(join_key(group.group_id))
+            self._timer.cancel(sync_key(group.group_id))
+            self.forget_group(classic, "downgrade undone: its write failed")
+            self._consumer_groups[group.group_id] = group
+            self._events.group_created(group.group_id, group.partition, "downgrade to a classic group undone")
+            super()._restore_consumer_group(group, snapshot)
+            for restored in group.members.values():
+                timeout = None if restored.classic is None else restored.classic.session_timeout_ms
+                self._schedule_session(group.group_id, restored.member_id, timeout)
+            return
+        super()._restore_consumer_group(group, snapshot)
 
     # -- JoinGroup on a consumer group's id ------------------------------------------------------------------
 

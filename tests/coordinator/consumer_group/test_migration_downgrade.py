@@ -4,6 +4,7 @@ group leaves or is fenced and only classic members remain, the group converts ba
 
 from __future__ import annotations
 
+from coordinator.consumer_group.keys import session_key
 from coordinator.state import GroupState
 from protocol.errors import ErrorCode
 from protocol.messages.consumer_group_metadata_key import ConsumerGroupMetadataKey
@@ -139,3 +140,20 @@ def test_m30_static_temporary_leave_does_not_downgrade() -> None:
     response = ctx.cg_heartbeat(GROUP, "new", -2, instance_id="static-new").value
     assert response.error_code == ErrorCode.NONE
     assert ctx.coordinator.group(GROUP) is None and ctx.cg(GROUP).member("new") is not None
+
+
+def test_m32_failed_downgrade_write_puts_the_consumer_group_back() -> None:
+    """M32: the downgrade is part of the leave's write; if that write fails, the consumer group is served again
+    as before the leave (the leaving member included) and no classic group remains."""
+    ctx, setup = mixed_group()
+    before = ctx.cg(GROUP)
+    members = dict(before.members)
+    ctx.store.fail_next(ErrorCode.KAFKA_STORAGE_ERROR)
+
+    left = ctx.cg_heartbeat(GROUP, "new", -1).value
+
+    assert left.error_code != ErrorCode.NONE
+    assert ctx.coordinator.group(GROUP) is None
+    assert ctx.coordinator.consumer_group(GROUP) is before and before.members == members
+    assert ctx.heartbeat(GROUP, setup.member_ids[0], 1) == ErrorCode.REBALANCE_IN_PROGRESS
+    assert ctx.coordinator.timer.deadline(session_key(GROUP, "new")) is not None
