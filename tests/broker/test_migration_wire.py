@@ -104,8 +104,8 @@ async def test_rolling_upgrade_then_downgrade_over_the_wire(broker: Broker) -> N
 
 
 async def test_simple_group_accepts_a_consumer_protocol_member(broker: Broker) -> None:
-    """M40: an offsets-only group (what a consumer group is after a restart until its records load) is replaced
-    by a consumer group instead of answering GROUP_ID_NOT_FOUND."""
+    """M40: an offsets-only (simple) group is replaced by a new consumer group instead of answering
+    GROUP_ID_NOT_FOUND; a new group starts at epoch 1, so the first join answers epoch 2 (Kafka 4.4)."""
     client = await WireClient.connect(broker.ports[0])
     await _create_topic(client, 1)
     commit = OffsetCommitRequest(
@@ -119,5 +119,5 @@ async def test_simple_group_accepts_a_consumer_protocol_member(broker: Broker) -
     )
     assert (await client.call(ApiKey.OFFSET_COMMIT, 8, commit)).topics[0].partitions[0].error_code == ErrorCode.NONE
     joined = await client.call(ApiKey.CONSUMER_GROUP_HEARTBEAT, 1, _consumer_join("simple", str(uuid.uuid4())))
-    assert (joined.error_code, joined.member_epoch) == (ErrorCode.NONE, 1)
+    assert (joined.error_code, joined.member_epoch) == (ErrorCode.NONE, 2)
     await client.close()

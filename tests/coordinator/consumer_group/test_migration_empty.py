@@ -62,12 +62,13 @@ def test_m40_heartbeat_replaces_an_empty_classic_group_under_every_policy(policy
 
     response = ctx.join_cg(GROUP, "m1", ["foo"])
 
-    assert response.member_epoch == 1
+    # The classic group is replaced by a NEW consumer group, which starts at epoch 1 (Kafka 4.4, KAFKA-20268).
+    assert response.member_epoch == 2
     assert ctx.coordinator.group(GROUP) is None
     group = ctx.cg(GROUP)
     assert group.offsets is offsets
     assert offsets.get("foo", 0) is not None and offsets.get("foo", 0).offset == 42  # type: ignore[union-attr]
-    assert group.group_epoch == 1 and group.state.value == "Stable"
+    assert group.group_epoch == 2 and group.state.value == "Stable"
 
 
 def test_m40_classic_tombstone_is_written_first_in_the_heartbeat_batch() -> None:
@@ -88,8 +89,7 @@ def test_m40_classic_tombstone_is_written_first_in_the_heartbeat_batch() -> None
 
 def test_m40_simple_offsets_only_group_becomes_a_consumer_group() -> None:
     """M40 (Kafka's testUpgradeFromSimpleGroupToConsumerGroup): an OffsetCommit with generation -1 made a simple
-    classic group (no protocol type); a joining heartbeat turns it into a Stable consumer group with the offsets.
-    This is also what a consumer group looks like after a restart until consumer-group records are loaded."""
+    classic group (no protocol type); a joining heartbeat turns it into a Stable consumer group with the offsets."""
     ctx = _context("disabled")
     ctx.commit(group_id=GROUP, offsets={("foo", 1): 5})
     simple = ctx.group(GROUP)
