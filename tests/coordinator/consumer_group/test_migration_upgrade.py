@@ -43,40 +43,34 @@ def _heartbeat(ctx: ConsumerGroupTestContext, member_id: str = "new") -> tuple[i
     return response.error_code, response.error_message, response.member_epoch
 
 
+def _assert_upgrade_refused(ctx: ConsumerGroupTestContext, because: str) -> None:
+    """M3: GROUP_ID_NOT_FOUND with Kafka's message; the group stays classic (and Stable), no consumer group."""
+    code, message, _ = _heartbeat(ctx)
+    assert code == ErrorCode.GROUP_ID_NOT_FOUND
+    assert message == f"Cannot upgrade classic group {GROUP} to consumer group because {because}"
+    assert ctx.state(GROUP) is GroupState.STABLE and ctx.coordinator.consumer_group(GROUP) is None
+
+
 @pytest.mark.parametrize("policy", ["disabled", "downgrade"])
 def test_m3_m37_upgrade_refused_when_the_policy_does_not_allow_it(policy: str) -> None:
     """M3(1)/M37 (Kafka 4.4.0 over the wire: same code and message): the group stays classic and Stable."""
     ctx = _context(consumer_group_migration_policy=policy)
     stable_classic_group(ctx, ONE_EACH)
-    code, message, _ = _heartbeat(ctx)
-    assert code == ErrorCode.GROUP_ID_NOT_FOUND
-    assert message == f"Cannot upgrade classic group {GROUP} to consumer group because online upgrade is disabled."
-    assert ctx.state(GROUP) is GroupState.STABLE and ctx.coordinator.consumer_group(GROUP) is None
+    _assert_upgrade_refused(ctx, "online upgrade is disabled.")
 
 
 def test_m3_upgrade_refused_for_a_group_not_using_the_consumer_protocol() -> None:
     """M3(2): protocol type other than "consumer"."""
     ctx = _context()
     stable_classic_group(ctx, ONE_EACH, protocol_type="connect")
-    code, message, _ = _heartbeat(ctx)
-    assert code == ErrorCode.GROUP_ID_NOT_FOUND
-    assert message == (
-        f"Cannot upgrade classic group {GROUP} to consumer group because the group does not use the consumer"
-        " embedded protocol."
-    )
-    assert ctx.state(GROUP) is GroupState.STABLE
+    _assert_upgrade_refused(ctx, "the group does not use the consumer embedded protocol.")
 
 
 def test_m3_upgrade_refused_when_the_classic_group_exceeds_the_consumer_max_size() -> None:
     """M3(3)."""
     ctx = _context(consumer_group_max_size=1)
     stable_classic_group(ctx, ONE_EACH)
-    code, message, _ = _heartbeat(ctx)
-    assert code == ErrorCode.GROUP_ID_NOT_FOUND
-    assert message == (
-        f"Cannot upgrade classic group {GROUP} to consumer group because the group size exceeds the consumer"
-        " group maximum size."
-    )
+    _assert_upgrade_refused(ctx, "the group size exceeds the consumer group maximum size.")
 
 
 def test_m4_group_exactly_at_the_consumer_max_size_passes_m3_but_the_new_member_is_refused() -> None:
@@ -95,12 +89,7 @@ def test_m7_malformed_assignment_refuses_the_upgrade() -> None:
     """M7: assignment bytes that are not a ConsumerProtocol assignment."""
     ctx = _context()
     stable_classic_group(ctx, ONE_EACH, raw_assignments=[b"\x00", classic_assignment({"foo": [2]})])
-    code, message, _ = _heartbeat(ctx)
-    assert code == ErrorCode.GROUP_ID_NOT_FOUND
-    assert message == (
-        f"Cannot upgrade classic group {GROUP} to consumer group because the embedded consumer protocol is malformed."
-    )
-    assert ctx.state(GROUP) is GroupState.STABLE
+    _assert_upgrade_refused(ctx, "the embedded consumer protocol is malformed.")
 
 
 def test_m7_assignment_user_data_means_a_custom_assignor_and_refuses_the_upgrade() -> None:
@@ -111,13 +100,11 @@ def test_m7_assignment_user_data_means_a_custom_assignor_and_refuses_the_upgrade
         ONE_EACH,
         raw_assignments=[classic_assignment({"foo": [0, 1]}, user_data=b"x"), classic_assignment({"foo": [2]})],
     )
-    code, message, _ = _heartbeat(ctx)
-    assert code == ErrorCode.GROUP_ID_NOT_FOUND
-    assert message == (
-        f"Cannot upgrade classic group {GROUP} to consumer group because an unsupported custom assignor is in use."
-        " Please refer to the documentation or switch to a default assignor before re-attempting the upgrade."
+    _assert_upgrade_refused(
+        ctx,
+        "an unsupported custom assignor is in use. Please refer to the documentation or switch to a default"
+        " assignor before re-attempting the upgrade.",
     )
-    assert ctx.state(GROUP) is GroupState.STABLE
 
 
 def test_m8_m10_converted_group_keeps_generation_members_and_assignments() -> None:
