@@ -49,8 +49,9 @@ $(REFERENCE_SERVER)/target/lib/.fetched: $(REFERENCE_SERVER)/pom.xml
 
 reference-kafka: $(REFERENCE_SERVER)/target/lib/.fetched
 
-# The Java client programs of the end-to-end tests (tests/e2e/test_java_client.py): compiled, with their runtime
-# classpath (kafka-clients pinned in the pom) copied to target/lib, so the tests run `java` and never call Maven.
+# The Java client programs of the end-to-end tests (tests/e2e/test_java_client.py, test_java_consumer_protocol.py):
+# compiled, with their runtime classpath (kafka-clients pinned in the pom) copied to target/lib, so the tests run
+# `java` and never call Maven.
 # Without Maven this prints a notice and the Java client tests skip with the reason.
 JAVA_CLIENTS := tests/reference/clients
 $(JAVA_CLIENTS)/target/.built: $(JAVA_CLIENTS)/pom.xml $(shell find $(JAVA_CLIENTS)/src -name '*.java' 2>/dev/null)
@@ -113,4 +114,5 @@ bench-kfake: $(KFAKE_BIN)
 # instead of group-broker: what proves the tests themselves right. Needs Java and the fetched Kafka (reference-kafka).
 .PHONY: test-e2e-reference
 test-e2e-reference: install-test
-	$(BIN)/pytest -q -p no:cacheprovider --e2e-broker=kafka tests/e2e/test_confluent_consumer_protocol.py
+	$(BIN)/pytest -q -p no:cacheprovider --e2e-broker=kafka tests/e2e/test_confluent_consumer_protocol.py \
+	  tests/e2e/test_java_consumer_protocol.py

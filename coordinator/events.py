@@ -40,6 +40,10 @@ class Events:
     def group_state_changed(self, group_id: str, old: str, new: str, generation_id: int) -> None:
         self._log.info("group.state", group=group_id, old_state=old, new_state=new, generation=generation_id)
 
+    def group_conversion_skipped(self, group_id: str, to_type: str, reason: str) -> None:
+        """KIP-848 online migration: a group that could change type stays as it is (Kafka logs the same)."""
+        self._log.info("group.conversion_skipped", group=group_id, to_type=to_type, reason=reason)
+
     def group_deleted(self, group_id: str, reason: str) -> None:
         self._log.info("group.deleted", group=group_id, reason=reason)
 

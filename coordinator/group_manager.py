@@ -5,6 +5,9 @@ The manager is one class whose parts live in one file each, all over the state i
 
 * `rebalance.py`: the delayed operations (join, heartbeat, sync) and the rebalance steps;
 * `join.py` JoinGroup, `sync.py` SyncGroup, `membership.py` Heartbeat and LeaveGroup;
+* `consumer_group/heartbeat.py` ConsumerGroupHeartbeat; `consumer_group/classic_members.py` the classic APIs
+  for classic members of a consumer group, and `consumer_group/migration.py` the conversions between the two
+  group types, both in front of the classic paths;
 * `admin.py` DescribeGroups, ListGroups, DeleteGroups; `controls.py` operator controls (and
   `consumer_group/controls.py` those of consumer groups).
 
@@ -20,29 +23,23 @@ from coordinator.admin import AdminMixin
 from coordinator.consumer_group.controls import ConsumerGroupControlsMixin
 from coordinator.consumer_group.describe import ConsumerGroupDescribeMixin
 from coordinator.consumer_group.group import ConsumerGroup, ConsumerGroupState
-from coordinator.consumer_group.heartbeat import ConsumerGroupHeartbeatMixin
+from coordinator.consumer_group.migration import ConsumerGroupMigrationMixin
 from coordinator.consumer_group.subscriptions_regex import InvalidRegularExpression
 from coordinator.controls import ControlsMixin
 from coordinator.group import ClassicGroup
-from coordinator.join import JoinMixin
 from coordinator.keys import heartbeat_key, join_key, sync_key
 from coordinator.member import ClassicMember
-from coordinator.membership import MembershipMixin
 from coordinator.state import GroupState
-from coordinator.sync import SyncMixin
 from protocol.errors import ErrorCode
 from protocol.messages.join_group import JoinGroupResponse
 from protocol.messages.sync_group import SyncGroupResponse
 
 
 class GroupMetadataManager(
-    JoinMixin,
-    SyncMixin,
-    MembershipMixin,
+    ConsumerGroupMigrationMixin,
     AdminMixin,
     ControlsMixin,
     ConsumerGroupControlsMixin,
-    ConsumerGroupHeartbeatMixin,
     ConsumerGroupDescribeMixin,
 ):
     """The classic and consumer groups of the partitions this coordinator owns."""

@@ -39,6 +39,7 @@ HELPER_NAMES = [
     "rd_string",
     "rd_bytes",
     "rd_count",
+    "rd_present",
     "rd_tags",
     "parse_tag_value",
     "wr_int8",
@@ -54,6 +55,7 @@ HELPER_NAMES = [
     "wr_string",
     "wr_bytes",
     "wr_count",
+    "wr_present",
     "wr_tags",
     "tag_value_bytes",
     "absent_field_error",
@@ -238,6 +240,20 @@ def wr_count(io: BytesIO, value: list[Any] | None, compact: bool, nullable: bool
         _wr_length(io, -1, compact, True)
     else:
         _wr_length(io, len(value), compact, True)
+
+
+def rd_present(io: BytesIO, tagged: bool, path: str) -> bool:
+    """A nullable struct's marker: an int8 in line (negative = null), an unsigned varint in a tag (0 = null)."""
+    if tagged:
+        return rd_uvarint(io, path) > 0
+    return bool(rd_int8(io, path) >= 0)
+
+
+def wr_present(io: BytesIO, present: bool, tagged: bool) -> None:
+    if tagged:
+        io.write(b"\x01" if present else b"\x00")  # the unsigned varints 1 and 0
+    else:
+        io.write(b"\x01" if present else b"\xff")  # the int8s 1 and -1
 
 
 def rd_tags(io: BytesIO, path: str) -> dict[int, bytes]:
@@ -448,28 +464,32 @@ class Array(KafkaType):
 
 
 class NullableStruct(KafkaType):
-    """A struct-typed field that may be null: Kafka writes an int8 marker, -1 for null and 1 for present."""
+    """A struct-typed field that may be null, behind a presence marker written the way Kafka's generator does.
 
-    def __init__(self, inner: KafkaType, path: str) -> None:
+    In line the marker is an int8, -1 for null and 1 for present; inside a tagged field it is an unsigned varint,
+    0 for null and 1 for present (`tagged`). Kafka's readers treat any negative int8, or a varint of 0, as null.
+    """
+
+    def __init__(self, inner: KafkaType, path: str, *, tagged: bool = False) -> None:
         super().__init__(path)
         self.inner = inner
+        self.tagged = tagged
         self.min_size = 1
 
     def emit_parse(self, code: Any) -> str:
-        return f"(None if rd_int8(io, {self.path!r}) < 0 else {self.inner.emit_parse(code)})"
+        return f"({self.inner.emit_parse(code)} if rd_present(io, {self.tagged}, {self.path!r}) else None)"
 
     def emit_build(self, code: Any, value: str) -> str:
         inner = self.inner.emit_build(code, value)
-        return f"(wr_int8(io, -1) if {value} is None else (wr_int8(io, 1), {inner}))"
+        null, present = f"wr_present(io, False, {self.tagged})", f"wr_present(io, True, {self.tagged})"
+        return f"({null} if {value} is None else ({present}, {inner}))"
 
     def read(self, io: BytesIO) -> Any:
-        return None if rd_int8(io, self.path) < 0 else self.inner.read(io)
+        return self.inner.read(io) if rd_present(io, self.tagged, self.path) else None
 
     def write(self, value: Any, io: BytesIO) -> None:
-        if value is None:
-            wr_int8(io, -1)
-        else:
-            wr_int8(io, 1)
+        wr_present(io, value is not None, self.tagged)
+        if value is not None:
             self.inner.write(value, io)
 
 

@@ -15,24 +15,28 @@ from protocol.declarations import FieldDecl, MessageDecl, StructDecl
 from protocol.primitives import Array, Blob, Fixed, KafkaType, NullableStruct, Struct
 
 
-def _element(decl: FieldDecl, kind: str, version: int, flexible: bool, path: str, nullable: bool) -> KafkaType:
+def _element(
+    decl: FieldDecl, kind: str, version: int, flexible: bool, path: str, nullable: bool, tagged: bool = False
+) -> KafkaType:
     if kind == "struct":
         assert decl.struct is not None
         inner = build_struct(decl.struct, version, flexible, path)
-        return NullableStruct(inner, path) if nullable else inner
+        return NullableStruct(inner, path, tagged=tagged) if nullable else inner
     if kind in ("string", "bytes", "records"):
         return Blob(kind, flexible, nullable, path)
     return Fixed(kind, path)
 
 
-def _field_type(decl: FieldDecl, version: int, flexible: bool, path: str) -> KafkaType:
+def _field_type(decl: FieldDecl, version: int, flexible: bool, path: str, tagged: bool = False) -> KafkaType:
+    """The field's type; `tagged` when it is written inside the tagged-field section (a nullable struct's marker
+    differs there)."""
     if decl.flexible is not None:
         flexible = version in decl.flexible
     nullable = version in decl.nullable
     if decl.is_array:
         element = _element(decl, decl.element_type, version, flexible, path + "[]", nullable=False)
         return Array(element, flexible, nullable, path)
-    return _element(decl, decl.type, version, flexible, path, nullable)
+    return _element(decl, decl.type, version, flexible, path, nullable, tagged)
 
 
 def build_struct(struct: StructDecl, version: int, flexible: bool, path: str) -> Struct:
@@ -45,7 +49,8 @@ def build_struct(struct: StructDecl, version: int, flexible: bool, path: str) ->
             absent.append((decl.name, decl.default, decl.ignorable))
         elif flexible and version in decl.tagged:
             assert decl.tag is not None
-            tagged[decl.tag] = (decl.name, _field_type(decl, version, flexible, field_path), decl.default)
+            kind = _field_type(decl, version, flexible, field_path, tagged=True)
+            tagged[decl.tag] = (decl.name, kind, decl.default)
         else:
             fields.append((decl.name, _field_type(decl, version, flexible, field_path)))
     return Struct(struct.cls, fields, tagged if flexible else None, absent, version, path)

@@ -18,11 +18,12 @@ and if the write fails the group is put back exactly as it was (the response the
 from __future__ import annotations
 
 import uuid
+from collections.abc import Hashable
 from dataclasses import replace
 from functools import partial
 
 from coordinator.consumer_group.group import ConsumerGroup, ConsumerGroupSnapshot
-from coordinator.consumer_group.keys import revocation_key, session_key
+from coordinator.consumer_group.keys import classic_join_key, classic_sync_key, revocation_key, session_key
 from coordinator.consumer_group.member import (
     JOIN_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_MEMBER_EPOCH,
@@ -178,6 +179,22 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
         member_id = request.member_id or kafka_uuid_to_str(self._ids.new_uuid())
         member, is_new = self._member_for_heartbeat(group, request, member_id, change)
         updated = self._updated_member(ctx, request, member)
+        reconciled = self._apply_member_update(group, request, member, updated, is_new, change)
+        self._schedule_session(group.group_id, member_id)
+        return member, reconciled, change
+
+    def _apply_member_update(
+        self,
+        group: ConsumerGroup,
+        request: ConsumerGroupHeartbeatRequest,
+        member: ConsumerGroupMember,
+        updated: ConsumerGroupMember,
+        is_new: bool,
+        change: _Change,
+    ) -> ConsumerGroupMember:
+        """Steps 2-4 for a member whose new value is `updated` (a classic member's JoinGroup too, migration.py):
+        records, epoch bump, target, one reconciliation step (owned partitions: `request.topic_partitions`)."""
+        member_id = updated.member_id
         if is_new or not updated.same_metadata(member):
             change.records.append(member_metadata_record(group.group_id, updated))
         subscription_changed = is_new or not updated.has_subscription_of(member)
@@ -192,7 +209,6 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
         if group.group_epoch > group.assignment_epoch:
             self._assign(group, change)
         reconciled = self._reconcile_member(group, updated, request, subscription_changed, change)
-        self._schedule_session(group.group_id, member_id)
         if is_new:
             self._events.consumer_member_joined(
                 group.group_id,
@@ -204,7 +220,7 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
                 updated.subscribed_topic_regex or list(updated.subscribed_topic_names),
             )
         self._note_state(group)
-        return member, reconciled, change
+        return reconciled
 
     def _heartbeat_written(
         self,
@@ -226,10 +242,16 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
 
     def _undo(self, group: ConsumerGroup, snapshot: ConsumerGroupSnapshot, created: bool) -> None:
         """Put the group back as it was before a heartbeat that failed (a group it created is dropped)."""
-        if self._consumer_groups.get(group.group_id) is not group:
-            return
         if created:
-            self._forget_consumer_group(group, "its first heartbeat failed")
+            if self._consumer_groups.get(group.group_id) is group:
+                self._forget_consumer_group(group, "its first heartbeat failed")
+            return
+        self._restore_consumer_group(group, snapshot)
+
+    def _restore_consumer_group(self, group: ConsumerGroup, snapshot: ConsumerGroupSnapshot) -> None:
+        """A write about `group` failed: put it back as `snapshot` saw it, if it is still the group served under
+        its id (migration.py first undoes a downgrade that write carried)."""
+        if self._consumer_groups.get(group.group_id) is not group:
             return
         group.restore(snapshot)
         self._note_state(group)
@@ -290,13 +312,7 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
                     f" instance id is owned by {owner.member_id} member.",
                 )
             return self._replace_static_consumer_member(group, owner, member_id, change), False
-        if owner is None:
-            raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
-        if owner.member_id != member_id:
-            raise GroupError(
-                ErrorCode.FENCED_INSTANCE_ID,
-                f"Static member {member_id} with instance id {instance_id} was fenced by member {owner.member_id}.",
-            )
+        owner = static_owner(group, instance_id, member_id)
         _check_member_epoch(owner, epoch, request)
         return owner, False
 
@@ -337,6 +353,7 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
             if request.rebalance_timeout_ms != -1
             else member.rebalance_timeout_ms,
             server_assignor=request.server_assignor if request.server_assignor is not None else member.server_assignor,
+            classic=None,
         )
 
     # -- subscriptions, epochs and the target ----------------------------------------------------------------
@@ -457,15 +474,7 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
                     ErrorCode.UNKNOWN_MEMBER_ID, f"Member {request.member_id} is not a member of group {group_id}."
                 )
         else:
-            member = group.static_member(instance_id)
-            if member is None:
-                raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
-            if member.member_id != request.member_id:
-                raise GroupError(
-                    ErrorCode.FENCED_INSTANCE_ID,
-                    f"Static member {request.member_id} with instance id {instance_id} was fenced by member"
-                    f" {member.member_id}.",
-                )
+            member = static_owner(group, instance_id, request.member_id)
         response = Response(member_id=member.member_id, member_epoch=request.member_epoch)
         snapshot = group.snapshot()
         if request.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
@@ -493,13 +502,21 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
     def _fence_member(self, group: ConsumerGroup, member: ConsumerGroupMember, reason: str) -> list[CoordinatorRecord]:
         """K36: remove the member, drop its target, re-read the subscriptions, bump the group epoch and compute the
         new target."""
+        return self._fence_members(group, [member], reason)
+
+    def _fence_members(
+        self, group: ConsumerGroup, members: list[ConsumerGroupMember], reason: str
+    ) -> list[CoordinatorRecord]:
+        """K36/M22: remove the members (a classic LeaveGroup may name several), one group epoch bump for all, and
+        compute the new target."""
         group_id = group.group_id
-        group.remove_member(member.member_id)
-        group.target.pop(member.member_id, None)
-        self._cancel_consumer_timers(group_id, member.member_id)
         change = _Change()
-        change.records.extend(member_tombstones(group_id, member.member_id))
-        change.bump_reasons.append(f"member {member.member_id} removed: {reason}")
+        for member in members:
+            group.remove_member(member.member_id)
+            group.target.pop(member.member_id, None)
+            self._cancel_consumer_timers(group_id, member.member_id)
+            change.records.extend(member_tombstones(group_id, member.member_id))
+            change.bump_reasons.append(f"member {member.member_id} removed: {reason}")
         self._refresh_topic_metadata(group, change, force=True)
         self._bump_group_epoch(group, change)
         # Kafka 4.4 computes the new target at once (its DescribeGroups shows it right after a leave); earlier
@@ -510,35 +527,46 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
 
     # -- timers ----------------------------------------------------------------------------------------------
 
-    def _schedule_session(self, group_id: str, member_id: str) -> None:
-        """K31: every heartbeat pushes the member's session deadline."""
+    def _schedule_session(self, group_id: str, member_id: str, timeout_ms: int | None = None) -> None:
+        """K31: every heartbeat pushes the member's session deadline (a classic member's: its own session
+        timeout, M9b/M18)."""
         self._timer.schedule(
             session_key(group_id, member_id),
-            self._now_ms + self._config.consumer_group_session_timeout_ms,
+            self._now_ms + (self._config.consumer_group_session_timeout_ms if timeout_ms is None else timeout_ms),
             partial(self._consumer_timer_fired, group_id, member_id, None, "the member session expired"),
         )
 
     def _arm_revocation(self, group_id: str, member: ConsumerGroupMember) -> None:
-        """K32: a member that must revoke has its rebalance timeout to do it, at the epoch it was asked at."""
+        """K32: a member that must revoke has its rebalance timeout to do it, at the epoch it was asked at (a classic
+        member has its join timer instead, M18)."""
         key = revocation_key(group_id, member.member_id)
-        if member.state is MemberState.UNREVOKED_PARTITIONS:
-            self._timer.schedule(
+        if member.state is MemberState.UNREVOKED_PARTITIONS and not member.uses_classic_protocol:
+            self._schedule_fence(
                 key,
-                self._now_ms + max(member.rebalance_timeout_ms, 0),
-                partial(
-                    self._consumer_timer_fired,
-                    group_id,
-                    member.member_id,
-                    member.member_epoch,
-                    "the member failed to revoke partitions within its rebalance timeout",
-                ),
+                group_id,
+                member.member_id,
+                member.member_epoch,
+                member.rebalance_timeout_ms,
+                "the member failed to revoke partitions within its rebalance timeout",
             )
         else:
             self._timer.cancel(key)
 
+    def _schedule_fence(
+        self, key: Hashable, group_id: str, member_id: str, epoch: int | None, delay_ms: int, reason: str
+    ) -> None:
+        """Arm (or re-arm) `key` to fence the member in `delay_ms` (if it is still there at `epoch`, when given)."""
+        self._timer.schedule(
+            key,
+            self._now_ms + max(delay_ms, 0),
+            partial(self._consumer_timer_fired, group_id, member_id, epoch, reason),
+        )
+
     def _cancel_consumer_timers(self, group_id: str, member_id: str) -> None:
         self._timer.cancel(session_key(group_id, member_id))
         self._timer.cancel(revocation_key(group_id, member_id))
+        self._timer.cancel(classic_join_key(group_id, member_id))
+        self._timer.cancel(classic_sync_key(group_id, member_id))
 
     def _consumer_timer_fired(self, group_id: str, member_id: str, epoch: int | None, reason: str) -> None:
         """A session or revocation deadline passed: fence the member (if it is still there at that epoch)."""
@@ -555,9 +583,8 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
         records = self._fence_member(group, member, reason)
 
         def written(error: ErrorCode) -> None:
-            if error != ErrorCode.NONE and self._consumer_groups.get(group.group_id) is group:
-                group.restore(snapshot)
-                self._note_state(group)
+            if error != ErrorCode.NONE:
+                self._restore_consumer_group(group, snapshot)
 
         self._append(group.partition, records, "consumer group member fenced", written)
 
@@ -572,6 +599,19 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
         group.state = new
         group.state_timestamp_ms = self._wall_ms
         self._events.group_state_changed(group.group_id, old.value, new.value, group.group_epoch)
+
+
+def static_owner(group: ConsumerGroup, instance_id: str, member_id: str) -> ConsumerGroupMember:
+    """K16/K35/M15: the member holding `instance_id`, which must be `member_id`."""
+    owner = group.static_member(instance_id)
+    if owner is None:
+        raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
+    if owner.member_id != member_id:
+        raise GroupError(
+            ErrorCode.FENCED_INSTANCE_ID,
+            f"Static member {member_id} with instance id {instance_id} was fenced by member {owner.member_id}.",
+        )
+    return owner
 
 
 def _check_member_epoch(member: ConsumerGroupMember, epoch: int, request: ConsumerGroupHeartbeatRequest) -> None:

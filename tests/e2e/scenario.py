@@ -244,6 +244,28 @@ def settled(adapter: ClientAdapter, consumers: Sequence[GroupConsumer], group: s
     return client_side == sorted(sorted(a) for a in view.assignments.values())
 
 
+def commit_and_leave(
+    adapter: ClientAdapter,
+    opened: Opened,
+    consumers: Sequence[GroupConsumer],
+    group: str,
+    topic: str,
+    *consumed: Iterable[Rec],
+) -> dict[int, int]:
+    """Caught-up consumers commit and close: the admin API reads back the log end offsets of what they `consumed`
+    as the group's committed offsets, and the group ends up Empty. Returns those offsets."""
+    for c in consumers:
+        c.commit()
+    expected = end_offsets(*consumed)
+    assert adapter.committed_offsets(group, topic) == expected
+    for c in consumers:
+        opened.close(c)
+    wait_until(
+        lambda: adapter.describe(group, topic).state.lower() == "empty", WAIT_S, what="the group to become Empty"
+    )
+    return expected
+
+
 # -- the broker's own account ------------------------------------------------------------------------------------
 
 
@@ -392,15 +414,7 @@ def _lifecycle(adapter: ClientAdapter, opened: Opened, broker: BrokerProcess, to
         assert c.assignment() == owned, "the group rebalanced while the new records were consumed"
 
     # 4. Commit and stop: the committed offsets are the log end offsets.
-    for c in staying:
-        c.commit()
-    expected = end_offsets(produced, more)
-    assert adapter.committed_offsets(group, topic) == expected
-    for c in staying:
-        opened.close(c)
-    wait_until(
-        lambda: adapter.describe(group, topic).state.lower() == "empty", WAIT_S, what="the group to become Empty"
-    )
+    expected = commit_and_leave(adapter, opened, staying, group, topic, produced, more)
 
     # 5. A new consumer resumes exactly at the committed offsets: it receives only what is produced now.
     later = adapter.produce(topic, keyed(FIRST_BATCH + LATER_BATCH, LATER_BATCH))

@@ -5,8 +5,10 @@ The `e2e_target` fixture (conftest.py) picks it: group-broker by default, Apache
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
+from tests.e2e.scenario import explained_by_broker
 from tests.support.broker_process import BrokerProcess
 
 # Kafka's names, values both brokers accept: KIP-848 members heartbeat every 500 ms and a static member has 10 s to
@@ -28,3 +30,8 @@ class E2ETarget:
 
     bootstrap: str
     broker: BrokerProcess | None
+
+
+def explained(target: E2ETarget, group: str) -> AbstractContextManager[None]:
+    """On group-broker, a failed assertion carries the coordinator's events for the group; Kafka's log is its own."""
+    return nullcontext() if target.broker is None else explained_by_broker(target.broker, group)

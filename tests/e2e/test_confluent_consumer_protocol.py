@@ -14,7 +14,6 @@ time it is received again (`assert_at_least_once`).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import pytest
@@ -32,12 +31,11 @@ from tests.e2e.scenario import (
     assert_generation_owned,
     assert_nothing_lost,
     end_offsets,
-    explained_by_broker,
     keyed,
     settled,
     unique,
 )
-from tests.e2e.targets import E2ETarget
+from tests.e2e.targets import E2ETarget, explained
 from tests.support.broker_process import wait_until
 
 pytestmark = pytest.mark.integration
@@ -51,11 +49,6 @@ def adapter(e2e_target: E2ETarget) -> Iterator[ConfluentAdapter]:
     client = ConfluentAdapter(e2e_target.bootstrap)
     yield client
     client.close()
-
-
-def explained(target: E2ETarget, group: str) -> AbstractContextManager[None]:
-    """On group-broker, a failed assertion carries the coordinator's events for the group; Kafka's log is its own."""
-    return nullcontext() if target.broker is None else explained_by_broker(target.broker, group)
 
 
 def member(
@@ -345,18 +338,12 @@ class Stream:
         return self.acked
 
 
-def test_rolling_upgrade_from_classic_to_consumer_protocol(
-    adapter: ConfluentAdapter, e2e_target: E2ETarget, request: pytest.FixtureRequest
-) -> None:
+def test_rolling_upgrade_from_classic_to_consumer_protocol(adapter: ConfluentAdapter, e2e_target: E2ETarget) -> None:
     """A classic group of three (group.protocol=classic) consumes a steady stream; its members are replaced one by
     one by group.protocol=consumer members (each commits and closes first). The group turns into a consumer group
     when the first consumer-protocol member joins and serves the mixed members meanwhile, every step settles with
     each partition owned once, the stream keeps being consumed throughout, and in the end all members use the
     consumer protocol, nothing is lost, and nothing is received twice below a commit."""
-    if e2e_target.broker is not None:
-        # Online migration (KIP-848) is written but not merged on main yet (issue #14 in progress). Strict: this
-        # test runs in full and must fail on group-broker until it lands; it passes against Kafka.
-        request.applymarker(pytest.mark.xfail(strict=True, reason="online classic->consumer migration not merged"))
     topic, group = unique("ck848-upgrade"), unique("ck848-upgrade-group")
     adapter.create_topic(topic, PARTITIONS)
     stream = Stream(adapter, topic)

@@ -1,32 +1,18 @@
-"""The Java client (Apache Kafka's kafka-clients, pinned in tests/reference/clients/pom.xml) against the broker process.
-
-The Java side is three small programs in `tests/reference/clients` speaking JSON lines on stdin/stdout, the same
-protocol as the kafkajs scripts (`{"id", "op", ...}` -> `{"id", "result"|"error"}`): `AdminServer` (the
-AdminClient), `ProducerServer` (a KafkaProducer) and `ConsumerServer` (named KafkaConsumers, all in one JVM). One
-JVM per role serves the whole module, so the tests pay three JVM starts. `make install-test` builds the programs and
-copies their classpath to `target/lib`; the tests only run `java` and never call Maven or download anything.
-
-Error replies carry the class of the exception the Java client raised, so the admin tests assert on exactly what
-an application would catch (`GroupNotEmptyException`, ...).
+"""The Java client (Apache Kafka's kafka-clients) against the broker process with the classic group protocol: the
+group lifecycle scenario and the AdminClient's group operations. The Java programs and their adapter are in
+java_client.py.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
-import shutil
-from collections.abc import Iterable, Iterator, Sequence
-from pathlib import Path
-from typing import Any
+from collections.abc import Iterator
 
 import pytest
 
-from tests.e2e.jsonlines import JsonLinesChild
+from tests.e2e.java_client import ERRORS, JavaAdapter, JavaConsumer
 from tests.e2e.scenario import (
-    HEARTBEAT_INTERVAL_MS,
-    SESSION_TIMEOUT_MS,
     WAIT_S,
-    GroupView,
     Opened,
     Pump,
     Rec,
@@ -36,115 +22,9 @@ from tests.e2e.scenario import (
     run_group_lifecycle,
     unique,
 )
-from tests.support.broker_process import ROOT, BrokerProcess, wait_until
+from tests.support.broker_process import BrokerProcess, wait_until
 
 pytestmark = pytest.mark.integration
-
-CLIENTS = ROOT / "tests" / "reference" / "clients"
-CLASSES = CLIENTS / "target" / "classes"
-LIB = CLIENTS / "target" / "lib"
-ERRORS = "org.apache.kafka.common.errors."
-# A short-lived test JVM: the C1 compiler only and the serial collector start faster and share the two cores better.
-JVM_FLAGS = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"]
-
-
-def _java_command(program: str) -> list[str]:
-    java = shutil.which("java")
-    if java is None:
-        pytest.skip(
-            "java is not on PATH: the Java client tests need a JDK 17+ and Maven (e.g. apt-get install "
-            "openjdk-17-jdk-headless maven), then `make test` builds tests/reference/clients"
-        )
-    if not (CLASSES / "reference" / "clients" / f"{program}.class").is_file() or not any(LIB.glob("kafka-clients-*")):
-        pytest.fail("run make test (it builds tests/reference/clients)")
-    classpath = os.pathsep.join([str(CLASSES), str(LIB / "*")])
-    return [java, *JVM_FLAGS, "-cp", classpath, f"reference.clients.{program}"]
-
-
-class JavaProgram(JsonLinesChild):
-    """One of the Java client programs (it serves requests once it printed `ready`)."""
-
-    def __init__(self, program: str, bootstrap: str, log_dir: Path) -> None:
-        super().__init__([*_java_command(program), bootstrap], log_dir, program)
-
-    def error(self, op: str, **args: Any) -> str:
-        """The class of the exception the Java client raised for `op` (failing if it succeeded)."""
-        reply = self.request(op, **args)
-        assert "error" in reply, f"{op} {args} succeeded: {reply}"
-        return str(reply["error"]["type"])
-
-
-class JavaConsumer:
-    """One KafkaConsumer inside the module's ConsumerServer, addressed by its name."""
-
-    def __init__(self, host: JavaProgram, group: str, topic: str, name: str) -> None:
-        self.host, self.name = host, name
-        host.call(
-            "open",
-            name=name,
-            group=group,
-            topic=topic,
-            groupProtocol="classic",
-            sessionTimeoutMs=SESSION_TIMEOUT_MS,
-            heartbeatIntervalMs=HEARTBEAT_INTERVAL_MS,
-        )
-
-    def poll(self, timeout_s: float) -> list[Rec]:
-        records = self.host.call("poll", name=self.name, timeoutMs=int(timeout_s * 1000))
-        return [Rec(r["partition"], r["offset"], r["key"], r["value"]) for r in records]
-
-    def assignment(self) -> set[int]:
-        return set(self.host.call("assignment", name=self.name))
-
-    def commit(self) -> None:
-        self.host.call("commit", name=self.name)
-
-    def committed(self, partitions: Iterable[int]) -> dict[int, int | None]:
-        offsets = self.host.call("committed", name=self.name, partitions=list(partitions))
-        return {int(p): offset for p, offset in offsets.items()}
-
-    def close(self) -> None:
-        self.host.call("close", name=self.name)
-
-
-class JavaAdapter:
-    """The scenario's ClientAdapter over the three Java programs."""
-
-    def __init__(self, bootstrap: str, log_dir: Path, stack: contextlib.ExitStack) -> None:
-        def start(program: str) -> JavaProgram:
-            child = JavaProgram(program, bootstrap, log_dir)
-            stack.callback(child.close)
-            return child
-
-        # The three JVMs start side by side; each serves once it printed `ready`.
-        self.admin, self.producer, self.consumers = programs = [
-            start(p) for p in ("AdminServer", "ProducerServer", "ConsumerServer")
-        ]
-        for program in programs:
-            program.wait_event("ready")
-
-    def create_topic(self, topic: str, partitions: int) -> None:
-        assert self.admin.call("createTopic", topic=topic, partitions=partitions) is True
-
-    def produce(self, topic: str, records: Sequence[tuple[str, str]]) -> list[Rec]:
-        acked = self.producer.call("send", topic=topic, records=[list(r) for r in records])
-        return [Rec(a["partition"], a["offset"], k, v) for a, (k, v) in zip(acked, records, strict=True)]
-
-    def consumer(self, group: str, topic: str, name: str) -> JavaConsumer:
-        return JavaConsumer(self.consumers, group, topic, name)
-
-    def committed_offsets(self, group: str, topic: str) -> dict[int, int]:
-        return {int(p): offset for p, offset in self.admin.call("listOffsets", group=group, topic=topic).items()}
-
-    def describe(self, group: str, topic: str) -> GroupView:
-        described = self.admin.call("describeGroup", group=group)
-        return GroupView(
-            described["state"],
-            {m["memberId"]: frozenset(m["assignment"].get(topic, [])) for m in described["members"]},
-        )
-
-    def close(self) -> None:
-        """The programs are closed by the module's exit stack."""
 
 
 @pytest.fixture(scope="module")

@@ -4,13 +4,15 @@ The golden bytes are written out by hand from the vendored schemas (key: int16 v
 non-flexible key struct; value: int16 version 0, then the flexible struct with compact lengths and tagged fields),
 so they check the codec against the schema rather than against itself. Every value and key here was also checked
 once against Kafka 4.4's generated classes (`MessageUtil.toVersionPrefixedByteBuffer` in jshell over
-tests/reference/server/target/lib): identical bytes, including the nullable struct's presence byte inside the
-tagged ClassicMemberMetadata field.
+tests/reference/server/target/lib): identical bytes. The member metadata values Kafka 4.4 itself wrote (one
+consumer-protocol member, one classic member joined by online migration) are checked from its own log segment,
+tests/protocol/fixtures/kafka-4.4-consumer-offsets.log.
 """
 
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -48,6 +50,7 @@ from protocol.messages.consumer_group_target_assignment_metadata_key import Cons
 from protocol.messages.consumer_group_target_assignment_metadata_value import (
     ConsumerGroupTargetAssignmentMetadataValue,
 )
+from protocol.records import decode_batch
 from protocol.versioned import encode_versioned
 from tests.protocol.strategies import message_strategy
 
@@ -103,6 +106,7 @@ GOLDEN: list[tuple[str, Any, bytes, Any, bytes]] = [
             subscribed_topic_regex=None,
             rebalance_timeout_ms=300_000,
             server_assignor="uniform",
+            classic_member_metadata=None,
         ),
         V0
         + b"\x00"  # null instance id
@@ -113,7 +117,18 @@ GOLDEN: list[tuple[str, Any, bytes, Any, bytes]] = [
         + b"\x00"  # null regex
         + b"\x00\x04\x93\xe0"
         + b"\x08uniform"
-        + NO_TAGS,
+        + b"\x01"  # one tagged field: Kafka writes a null ClassicMemberMetadata, it is not its default
+        + b"\x00\x01"  # tag 0, 1 byte
+        + b"\x00",  # inside a tagged field a nullable struct's marker is an unsigned varint: 0 = null
+    ),
+    (
+        "member metadata, Kafka's default (empty) classic metadata is omitted",
+        ConsumerGroupMemberMetadataKey(group_id="g", member_id="m0"),
+        b"\x00\x05" + b"\x00\x01g" + b"\x00\x02m0",
+        ConsumerGroupMemberMetadataValue(
+            client_id="c", client_host="/h", classic_member_metadata=ClassicMemberMetadata()
+        ),
+        V0 + b"\x01\x01\x02c\x03/h\x01\x01\xff\xff\xff\xff\x01" + NO_TAGS,
     ),
     (
         "member metadata, classic member (tagged field 0)",
@@ -143,7 +158,7 @@ GOLDEN: list[tuple[str, Any, bytes, Any, bytes]] = [
         + b"\x00"  # null assignor
         + b"\x01"  # one tagged field
         + b"\x00\x11"  # tag 0, 17 bytes
-        + b"\x01"  # a nullable struct's presence byte, inside the tagged field too (as Kafka 4.4 writes it)
+        + b"\x01"  # the nullable struct's marker inside a tagged field: unsigned varint 1 = present
         + b"\x00\x00\xaf\xc8"
         + b"\x02"
         + b"\x06range"
@@ -204,7 +219,7 @@ def test_golden_bytes_both_ways(key: Any, key_bytes: bytes, value: Any, value_by
 
 def test_every_consumer_group_key_version_maps_to_its_type() -> None:
     """Key versions 3-8 are the six consumer-group types, in Kafka's `CoordinatorRecordType` order."""
-    golden_types = [type(g[1]) for g in GOLDEN if g[0] != "member metadata, classic member (tagged field 0)"]
+    golden_types = [type(g[1]) for g in GOLDEN if not g[0].startswith("member metadata, ") or g[0].endswith("protocol")]
     assert [RECORD_TYPES[v].key_class for v in range(3, 9)] == golden_types
     assert all(RECORD_TYPES[v].consumer_group for v in range(3, 9))
     assert not any(RECORD_TYPES[v].consumer_group for v in range(3))
@@ -243,3 +258,68 @@ def test_roundtrip_every_version(key_version: int, value_version: int, data: st.
     assert decode_value(key, value_bytes) == value
     assert encode_key(key) == key_bytes  # the written version is the one Kafka writes
     assert encode_value(value) == value_bytes
+
+
+#: __consumer_offsets-4 of a reference Kafka 4.4.0 (tests/reference/kafka.py), stopped after one consumer-protocol
+#: member (ConsumerGroupHeartbeat v1) and one classic member (JoinGroup v9, online migration) joined group "g-codec".
+KAFKA_44_SEGMENT = Path(__file__).parent / "fixtures" / "kafka-4.4-consumer-offsets.log"
+KAFKA_44_CONSUMER_MEMBER = "5adf0bc1-6cf8-4d6b-b09e-ad3b7fa9f609"
+KAFKA_44_CLASSIC_MEMBER = "Usj9kaz7Q4iccgABzka_xA"
+
+
+def kafka_44_member_values() -> dict[str, bytes]:
+    """The ConsumerGroupMemberMetadataValue bytes Kafka wrote, by member id."""
+    buf = KAFKA_44_SEGMENT.read_bytes()
+    values: dict[str, bytes] = {}
+    pos = 0
+    while pos < len(buf):
+        batch, pos = decode_batch(buf, pos)
+        for record in batch.records:
+            assert record.key is not None and record.value is not None
+            key = decode_key(record.key)
+            if isinstance(key, ConsumerGroupMemberMetadataKey):
+                values[key.member_id] = record.value
+    return values
+
+
+def test_kafka_44_consumer_protocol_member_reads_and_writes_back_byte_for_byte() -> None:
+    """Kafka 4.4 writes a consumer-protocol member's null ClassicMemberMetadata as tag 0, size 1, varint 0."""
+    data = kafka_44_member_values()[KAFKA_44_CONSUMER_MEMBER]
+    assert data.endswith(b"\x00\x00\x27\x10" + b"\x00" + b"\x01" + b"\x00\x01\x00")  # timeout, assignor, tags
+    key = ConsumerGroupMemberMetadataKey(group_id="g-codec", member_id=KAFKA_44_CONSUMER_MEMBER)
+    value = decode_value(key, data)
+    assert value == ConsumerGroupMemberMetadataValue(
+        instance_id=None,
+        rack_id=None,
+        client_id="wire-test",
+        client_host="/127.0.0.1",
+        subscribed_topic_names=["t-codec"],
+        subscribed_topic_regex="",
+        rebalance_timeout_ms=10_000,
+        server_assignor=None,
+        classic_member_metadata=None,
+    )
+    assert encode_value(value) == data
+
+
+def test_kafka_44_classic_member_reads_and_writes_back_byte_for_byte() -> None:
+    """A classic member's metadata: tag 0, size 44, varint 1 (present), then the struct."""
+    data = kafka_44_member_values()[KAFKA_44_CLASSIC_MEMBER]
+    key = ConsumerGroupMemberMetadataKey(group_id="g-codec", member_id=KAFKA_44_CLASSIC_MEMBER)
+    value = decode_value(key, data)
+    assert isinstance(value, ConsumerGroupMemberMetadataValue)
+    assert value.classic_member_metadata is not None
+    assert value.classic_member_metadata.session_timeout_ms == 10_000
+    assert [p.name for p in value.classic_member_metadata.supported_protocols] == ["range"]
+    assert encode_value(value) == data
+
+
+def test_a_value_without_the_tag_reads_as_kafkas_default_classic_metadata() -> None:
+    """Kafka's reader starts from `new ClassicMemberMetadata()` and only a present tag 0 replaces it, so a value
+    with no tag 0 is not a null one: it decodes to the empty struct, which encodes back to no tag."""
+    key = ConsumerGroupMemberMetadataKey(group_id="g", member_id="m")
+    data = V0 + b"\x01\x01\x02c\x03/h\x01\x01\xff\xff\xff\xff\x01" + NO_TAGS
+    value = decode_value(key, data)
+    assert isinstance(value, ConsumerGroupMemberMetadataValue)
+    assert value.classic_member_metadata == ClassicMemberMetadata()
+    assert encode_value(value) == data

@@ -300,3 +300,24 @@ def test_offsets_decoder_prints_consumer_group_records(tmp_path: Path) -> None:
         '"partitionsPendingRevocation":[{"topicId":"AAAAAAAAAAAAAAAAAAAAAQ","partitions":[1]}]}',
         "consumer_group_current_member_assignment::group=cg,member=gone payload: <DELETE>",
     ]
+
+
+def test_offsets_decoder_reads_kafka_44_member_metadata() -> None:
+    """A segment Kafka 4.4.0 wrote (tests/protocol/fixtures): a consumer-protocol member, whose ClassicMemberMetadata
+    Kafka writes as a tagged null, and a classic member joined by online migration both print decoded."""
+    segment = REPO / "tests" / "protocol" / "fixtures" / "kafka-4.4-consumer-offsets.log"
+    code, out, err = run(str(segment), "--offsets-decoder")
+    assert (code, err) == (0, "")
+    assert "undecodable" not in out
+    members = [
+        line.split(" payload: ", 1)[1] for line in out.splitlines() if "consumer_group_member_metadata::" in line
+    ]
+    assert members == [
+        '{"instanceId":null,"rackId":null,"clientId":"wire-test","clientHost":"/127.0.0.1",'
+        '"subscribedTopicNames":["t-codec"],"subscribedTopicRegex":"","rebalanceTimeoutMs":10000,"serverAssignor":null,'
+        '"classicMemberMetadata":null}',
+        '{"instanceId":null,"rackId":null,"clientId":"wire-test","clientHost":"/127.0.0.1",'
+        '"subscribedTopicNames":["t-codec"],"subscribedTopicRegex":"","rebalanceTimeoutMs":10000,"serverAssignor":null,'
+        '"classicMemberMetadata":{"sessionTimeoutMs":10000,"supportedProtocols":[{"name":"range",'
+        '"metadata":"0003000000010007742d636f646563ffffffff00000000ffffffffffff"}]}}',
+    ]

@@ -11,9 +11,14 @@ import java.util.Set;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.ConsumerGroupListing;
+import org.apache.kafka.clients.admin.GroupListing;
+import org.apache.kafka.clients.admin.ListConsumerGroupsOptions;
+import org.apache.kafka.clients.admin.ListGroupsOptions;
+import org.apache.kafka.clients.admin.MemberAssignment;
 import org.apache.kafka.clients.admin.MemberDescription;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.GroupType;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 
@@ -21,9 +26,11 @@ import org.apache.kafka.common.TopicPartition;
  * The Java AdminClient as a JSON-RPC server on stdin/stdout (see JsonRpc). Usage: AdminServer BOOTSTRAP
  *
  * <p>Each op is one AdminClient call, answered with what the client returned, flattened to JSON:
- * createTopic, listGroups (listConsumerGroups), describeGroup (describeConsumerGroups), deleteGroup
- * (deleteConsumerGroups), alterOffsets (alterConsumerGroupOffsets), listOffsets (listConsumerGroupOffsets),
- * deleteOffsets (deleteConsumerGroupOffsets). Partition maps are keyed by the partition number as a string.
+ * createTopic, listGroups (listConsumerGroups), listAllGroups (listGroups, KIP-1043), describeGroup
+ * (describeConsumerGroups), deleteGroup (deleteConsumerGroups), alterOffsets (alterConsumerGroupOffsets), listOffsets
+ * (listConsumerGroupOffsets), deleteOffsets (deleteConsumerGroupOffsets). Partition maps are keyed by the partition
+ * number as a string. Both list ops take an optional "types" filter (["classic", "consumer", ...]), which the client
+ * sends as ListGroups v5's TypesFilter.
  */
 public final class AdminServer {
     private final Admin admin;
@@ -37,7 +44,8 @@ public final class AdminServer {
         AdminServer server = new AdminServer(admin);
         Map<String, JsonRpc.Handler> handlers = new HashMap<>();
         handlers.put("createTopic", server::createTopic);
-        handlers.put("listGroups", request -> server.listGroups());
+        handlers.put("listGroups", server::listGroups);
+        handlers.put("listAllGroups", server::listAllGroups);
         handlers.put("describeGroup", server::describeGroup);
         handlers.put("deleteGroup", server::deleteGroup);
         handlers.put("alterOffsets", server::alterOffsets);
@@ -53,9 +61,10 @@ public final class AdminServer {
     }
 
     @SuppressWarnings("deprecation") // listConsumerGroups is the call the brief is about; listGroups supersedes it
-    private Object listGroups() throws Exception {
+    private Object listGroups(JsonNode request) throws Exception {
         List<Map<String, Object>> groups = new ArrayList<>();
-        for (ConsumerGroupListing listing : admin.listConsumerGroups().all().get()) {
+        ListConsumerGroupsOptions options = new ListConsumerGroupsOptions().withTypes(types(request));
+        for (ConsumerGroupListing listing : admin.listConsumerGroups(options).all().get()) {
             Map<String, Object> group = new LinkedHashMap<>();
             group.put("groupId", listing.groupId());
             group.put("simple", listing.isSimpleConsumerGroup());
@@ -66,6 +75,39 @@ public final class AdminServer {
         return groups;
     }
 
+    /** Every group the brokers know, of any protocol type, as Admin.listGroups reports it. */
+    private Object listAllGroups(JsonNode request) throws Exception {
+        List<Map<String, Object>> groups = new ArrayList<>();
+        for (GroupListing listing : admin.listGroups(new ListGroupsOptions().withTypes(types(request))).all().get()) {
+            Map<String, Object> group = new LinkedHashMap<>();
+            group.put("groupId", listing.groupId());
+            group.put("type", listing.type().map(Object::toString).orElse(null));
+            group.put("protocol", listing.protocol());
+            group.put("state", listing.groupState().map(Object::toString).orElse(null));
+            groups.add(group);
+        }
+        return groups;
+    }
+
+    /** The request's "types" filter (absent: every type). */
+    private static Set<GroupType> types(JsonNode request) {
+        Set<GroupType> types = new HashSet<>();
+        request.path("types").forEach(type -> types.add(GroupType.parse(type.asText())));
+        return types;
+    }
+
+    /** {"topic": [partition, ...]}, partitions sorted. */
+    private static Map<String, List<Integer>> byTopic(MemberAssignment assignment) {
+        Map<String, List<Integer>> partitions = new LinkedHashMap<>();
+        for (TopicPartition tp : assignment.topicPartitions()) {
+            partitions.computeIfAbsent(tp.topic(), t -> new ArrayList<>()).add(tp.partition());
+        }
+        partitions.values().forEach(list -> list.sort(null));
+        return partitions;
+    }
+
+    /** The description; the epochs and target assignments only a consumer group (ConsumerGroupDescribe) has are
+     * null for a classic one. */
     private Object describeGroup(JsonNode request) throws Exception {
         String groupId = request.get("group").asText();
         ConsumerGroupDescription description = admin.describeConsumerGroups(List.of(groupId)).all().get().get(groupId);
@@ -75,6 +117,8 @@ public final class AdminServer {
         group.put("state", description.groupState().toString());
         group.put("type", description.type().toString());
         group.put("partitionAssignor", description.partitionAssignor());
+        group.put("groupEpoch", description.groupEpoch().orElse(null));
+        group.put("targetAssignmentEpoch", description.targetAssignmentEpoch().orElse(null));
         Node coordinator = description.coordinator();
         group.put("coordinator", coordinator == null ? null
             : Map.of("id", coordinator.id(), "host", coordinator.host(), "port", coordinator.port()));
@@ -85,12 +129,10 @@ public final class AdminServer {
             m.put("clientId", member.clientId());
             m.put("host", member.host());
             m.put("instanceId", member.groupInstanceId().orElse(null));
-            Map<String, List<Integer>> assignment = new LinkedHashMap<>();
-            for (TopicPartition tp : member.assignment().topicPartitions()) {
-                assignment.computeIfAbsent(tp.topic(), t -> new ArrayList<>()).add(tp.partition());
-            }
-            assignment.values().forEach(partitions -> partitions.sort(null));
-            m.put("assignment", assignment);
+            m.put("assignment", byTopic(member.assignment()));
+            m.put("targetAssignment", member.targetAssignment().map(AdminServer::byTopic).orElse(null));
+            m.put("memberEpoch", member.memberEpoch().orElse(null));
+            m.put("upgraded", member.upgraded().orElse(null));
             members.add(m);
         }
         group.put("members", members);
