@@ -29,6 +29,9 @@ __all__ = ["BENCH_OVERRIDES", "KafkaServer", "describe_settings", "unavailable_r
 BENCH_OVERRIDES = {
     "group.initial.rebalance.delay.ms": "0",  # as the other peers: no wait for more joiners
     "group.max.size": "2147483647",  # Kafka's default; the shared settings cap groups at 5 members
+    # consumer protocol: hand members a 100 ms heartbeat interval, as the other peers that can (Kafka's floor is 1)
+    "group.consumer.min.heartbeat.interval.ms": "100",
+    "group.consumer.heartbeat.interval.ms": "100",
 }
 SETTINGS = {**SHARED_GROUP_SETTINGS, **BENCH_OVERRIDES}
 BROKER_MAIN = "kafka.Kafka"

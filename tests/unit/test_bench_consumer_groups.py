@@ -1,0 +1,71 @@
+"""The broker benchmark's consumer-protocol (KIP-848) tables, run tiny so that path cannot rot.
+
+No timing is asserted: only that a peer serving ConsumerGroupHeartbeat yields figures (a formed group, heartbeats
+answered without error) and that a peer without it shows "not served" instead of failing the benchmark.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from bench import bench_broker
+from bench.consumer_group_load import NotServed, consumer_heartbeat_version
+from bench.group_protocols import CONSUMER, GroupProtocol, consumer_topic
+from bench.peers import OURS_SETTINGS, Peer, peers
+from bench.wire_load import ServerProcess, run_async
+
+MEMBERS = 3
+
+
+def _tiny(sizes: tuple[int, ...] = (MEMBERS,)) -> GroupProtocol:
+    return dataclasses.replace(CONSUMER, formation_sizes=sizes, topics={consumer_topic(n): n for n in sizes})
+
+
+def _peer(name: str) -> Peer:
+    return next(peer for peer in peers() if peer.name == name)
+
+
+@pytest.fixture
+def tiny_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(bench_broker.FORMATION_RUNS, MEMBERS, 1)
+    monkeypatch.setattr(bench_broker, "HB_MEMBERS", MEMBERS)
+    monkeypatch.setattr(bench_broker, "HB_WINDOWS", 1)
+    monkeypatch.setattr(bench_broker, "HB_WINDOW_S", 0.2)
+
+
+@pytest.mark.skipif(not ServerProcess.mock_available(), reason="librdkafka's mock_cluster.py is not on this machine")
+def test_a_consumer_group_forms_and_heartbeats_against_the_mock(tmp_path: Path, tiny_runs: None) -> None:
+    mock = _peer("mock")
+    protocol = _tiny()
+
+    with bench_broker._started(mock, tmp_path, protocol.topics) as server:
+        make_group = protocol.connect(mock, server, bench_broker.FORMATION_TIMEOUT_MS)
+        formed = run_async(bench_broker._formation_runs(server, MEMBERS, 1, make_group, "test"))
+        beats = run_async(bench_broker._heartbeat_windows(server, make_group))
+
+    assert formed.gave_up is None and len(formed.seconds) == 1
+    assert formed.requests_per_member[0] >= 2  # a join and an acknowledgement each, at least
+    assert len(beats) == 1 and beats[0].rate > 0 and beats[0].failures == 0
+
+
+def test_a_broker_without_the_consumer_protocol_is_not_served_and_the_table_says_so(
+    tmp_path: Path, tiny_runs: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # group-broker with the consumer protocol switched off, as Kafka's group.coordinator.rebalance.protocols=classic
+    classic_only = dataclasses.replace(
+        _peer("ours"),
+        make=lambda work_dir: ServerProcess.ours(
+            work_dir, {**OURS_SETTINGS, "group.coordinator.rebalance.protocols": "classic"}
+        ),
+    )
+    with bench_broker._started(classic_only, tmp_path / "probe") as server, pytest.raises(NotServed):
+        consumer_heartbeat_version(server.host, server.port)
+
+    bench_broker.formation([classic_only], _tiny())
+
+    table = capsys.readouterr().out
+    assert f"N={MEMBERS}: median (ms)" in table
+    assert "not served" in table.split(f"N={MEMBERS}: median (ms)", 1)[1].splitlines()[0]
