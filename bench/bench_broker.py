@@ -356,6 +356,7 @@ async def _heartbeat_windows(server: Broker, make_group: GroupFactory) -> list[H
     results = []
     try:
         await asyncio.wait_for(group.form(), 120)
+        await group.steady()
         frames = group.heartbeat_frames(HB_FIRST_CORRELATION_ID)
         pid = server.pid
         for _ in range(HB_WINDOWS):

@@ -25,7 +25,11 @@ from dataclasses import dataclass, field
 
 from bench.wire_load import Connection, request_frame, run_members, served_version
 from protocol.errors import ErrorCode
-from protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest, TopicPartitions
+from protocol.messages.consumer_group_heartbeat import (
+    Assignment,
+    ConsumerGroupHeartbeatRequest,
+    TopicPartitions,
+)
 from protocol.registry import ApiKey
 
 #: The highest ConsumerGroupHeartbeat version the benchmark speaks (v1: KIP-1082's client-generated member ids).
@@ -96,6 +100,34 @@ class ConsumerGroupRun:
             for i in range(len(self.connections))
         ]
 
+    async def steady(self, rounds: int = 50) -> None:
+        """Keep-alive rounds until one changes nothing, before keep-alives of a fixed epoch are pumped.
+
+        A group may move on after it formed (Kafka bumps the group epoch when it sees the subscribed topic's metadata
+        change, e.g. shortly after the topic was created): members then get a new epoch, or a new assignment to
+        acknowledge, in a heartbeat answer, and a keep-alive still carrying the old epoch is fenced.
+        """
+        pending: dict[int, Owned] = {}
+        for _ in range(rounds):
+            requests = [
+                conn.request(ApiKey.CONSUMER_GROUP_HEARTBEAT, self.version, self.keepalive(i, pending.pop(i, None)))
+                for i, conn in enumerate(self.connections)
+            ]
+            changed = False
+            for index, answer in enumerate(requests):
+                response = await answer()
+                if response.error_code != ErrorCode.NONE:
+                    raise RuntimeError(f"{self.group_id}: keep-alive error {response.error_code}")
+                if response.member_epoch != self._epochs[index] or response.assignment is not None:
+                    changed = True
+                    self._epochs[index] = response.member_epoch
+                if response.assignment is not None:
+                    pending[index] = self._owned[index] = _owned(response.assignment)
+            if not changed:
+                return
+            await asyncio.sleep(self.probe_interval_s)
+        raise RuntimeError(f"{self.group_id}: still changing after {rounds} keep-alive rounds")
+
     async def form(self) -> float:
         """Seconds from the first heartbeat written to the one that completed a stable, fully reconciled group."""
         self._complete = asyncio.get_running_loop().create_future()
@@ -146,9 +178,7 @@ class ConsumerGroupRun:
             self._epochs[index] = response.member_epoch
             if response.assignment is not None:  # a new assignment: acknowledge it at once, as a consumer does
                 self._settled.pop(index, None)
-                owned = frozenset(
-                    (tp.topic_id, p) for tp in response.assignment.topic_partitions for p in tp.partitions
-                )
+                owned = _owned(response.assignment)
                 request = self.keepalive(index, owned)
                 self._owned[index] = owned
                 continue
@@ -185,6 +215,10 @@ class ConsumerGroupRun:
             if member_id
         ]
         await asyncio.gather(*(answer() for answer in answers), return_exceptions=True)
+
+
+def _owned(assignment: Assignment) -> Owned:
+    return frozenset((tp.topic_id, p) for tp in assignment.topic_partitions for p in tp.partitions)
 
 
 def _topic_partitions(owned: Owned) -> list[TopicPartitions]:

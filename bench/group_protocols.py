@@ -34,6 +34,9 @@ class FormingGroup(Protocol):
 
     async def leave(self) -> None: ...
 
+    async def steady(self) -> None:
+        """Once formed, until the group stopped changing (so that heartbeats of a fixed epoch are all valid)."""
+
     def heartbeat_frames(self, first_correlation_id: int) -> list[bytes]: ...
 
 

@@ -527,6 +527,9 @@ class GroupRun:
         """Body bytes before error_code in a Heartbeat v3 answer (header v0): throttle_time_ms."""
         return 4
 
+    async def steady(self) -> None:
+        """Nothing to do: a formed classic group stays at its generation until a member joins or leaves."""
+
     def heartbeat_frames(self, first_correlation_id: int) -> list[bytes]:
         """One Heartbeat v3 frame per member of the formed group (correlation ids from `first_correlation_id`)."""
         return [
