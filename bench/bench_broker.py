@@ -1,6 +1,6 @@
 """The whole broker over TCP, side by side with librdkafka's mock cluster, Apache Kafka and franz-go's kfake.
 
-Four tables, one column per peer (`bench.peers`: ours, mock, kafka, kfake), the ratios ours/mock and ours/kafka,
+Six tables, one column per peer (`bench.peers`: ours, mock, kafka, kfake), the ratios ours/mock and ours/kafka,
 and the issue's target for our broker (figures only; nothing fails on time, and a peer that cannot run here or
 fails shows "n/a (why)" in its column; a peer that stops answering fails after PEER_BUDGET_S). Every broker is a
 child process on 127.0.0.1, driven by one raw-protocol client process (`bench/wire_load.py`, on uvloop), one peer
@@ -21,10 +21,17 @@ every peer ran with.
   generation that holds all N members. Members that already synced probe with a Heartbeat every 100 ms until then,
   to learn of a rebalance started by a later joiner. Session and rebalance timeouts 6 s. Each peer has
   FORMATION_BUDGET_S per size for its runs; a size where none finished prints "n/a (did not form in ...)".
+* consumer-protocol group formation (KIP-848, `bench.consumer_group_load`): N = 10, 100, 1000 members join a fresh
+  group with ConsumerGroupHeartbeat (epoch 0) subscribed to a topic of N partitions; timed from the first heartbeat
+  written until every member sits at one epoch with its assignment acknowledged and all N partitions owned. Members
+  acknowledge a new assignment at once and otherwise heartbeat every 100 ms. A peer that does not serve
+  ConsumerGroupHeartbeat shows "not served". The classic and the consumer tables share this module's code: only
+  the group (`bench.group_protocols.GroupProtocol`) differs.
 * heartbeats: a Stable group of HB_MEMBERS members, one connection each, every connection sending its next
   Heartbeat v3 the moment the previous answer arrives, for HB_WINDOW_S; best of HB_WINDOWS windows. CPU rows say
   who was the bottleneck (1.0 = one core). Session timeout 10 s rather than 30 s: the mock waits session.timeout
   minus 1 s for a late joiner while the group forms, and the heartbeat cost does not depend on it.
+  The same for a consumer-protocol group: back-to-back ConsumerGroupHeartbeat keep-alives (member id and epoch).
 * produce/fetch: one producer connection sends one pre-encoded ~1 MiB record batch (uncompressed, 1 KB values)
   with Produce v8, acks=1, round-robin over the partitions, up to PRODUCE_IN_FLIGHT requests in flight (as
   librdkafka's max.in.flight); then one consumer connection reads it back with Fetch v11 (max_bytes 64 MiB,
