@@ -6,16 +6,19 @@ answered without error) and that a peer without it shows "not served" instead of
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from pathlib import Path
 
 import pytest
 
 from bench import bench_broker
-from bench.consumer_group_load import NotServed, consumer_heartbeat_version
+from bench.consumer_group_load import ConsumerGroupRun, NotServed
 from bench.group_protocols import CONSUMER, GroupProtocol, consumer_topic
 from bench.peers import OURS_SETTINGS, Peer, peers
 from bench.wire_load import ServerProcess, run_async
+from protocol.errors import ErrorCode
+from protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatResponse
 
 MEMBERS = 3
 
@@ -61,11 +64,22 @@ def test_a_broker_without_the_consumer_protocol_is_not_served_and_the_table_says
             work_dir, {**OURS_SETTINGS, "group.coordinator.rebalance.protocols": "classic"}
         ),
     )
-    with bench_broker._started(classic_only, tmp_path / "probe") as server, pytest.raises(NotServed):
-        consumer_heartbeat_version(server.host, server.port)
-
     bench_broker.formation([classic_only], _tiny())
 
     table = capsys.readouterr().out
     assert f"N={MEMBERS}: median (ms)" in table
     assert "not served" in table.split(f"N={MEMBERS}: median (ms)", 1)[1].splitlines()[0]
+
+
+class _UnsupportedConnection:
+    """Answers every request as a broker that has the API but refuses it (Kafka with the consumer protocol off)."""
+
+    async def call(self, api_key: int, version: int, body: object) -> ConsumerGroupHeartbeatResponse:
+        return ConsumerGroupHeartbeatResponse(error_code=ErrorCode.UNSUPPORTED_VERSION)
+
+
+def test_an_unsupported_version_answer_means_not_served_rather_than_a_failure() -> None:
+    group = ConsumerGroupRun("g", [_UnsupportedConnection()], topic="t", partitions=1, version=1)  # type: ignore[list-item]
+
+    with pytest.raises(NotServed, match="UNSUPPORTED_VERSION"):
+        asyncio.run(asyncio.wait_for(group.form(), 10))
