@@ -28,6 +28,7 @@ from broker.connection import Connection
 from broker.dispatch import Dispatcher
 from broker.events import EventTap
 from broker.fetch_purgatory import FetchPurgatory
+from broker.group_topics import LogTopicCatalog
 from broker.handlers.cluster import ClusterHandlers
 from broker.handlers.groups import GroupHandlers
 from broker.handlers.records import RecordHandlers
@@ -103,6 +104,7 @@ class Broker:
             decode_subscription=decode_subscription,
             known_partition=lambda topic, partition: self.logs.get(topic, partition) is not None,
             events=Events(self.events),
+            topics=LogTopicCatalog(self.logs),
         )
         advertised = config.advertised_listeners[0]
         self.cluster: ClusterView = SingleNodeCluster(

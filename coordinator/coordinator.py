@@ -31,6 +31,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from coordinator.config import CoordinatorConfig
+from coordinator.consumer_group.group import ConsumerGroup
+from coordinator.consumer_group.topics import TopicCatalog
 from coordinator.context import RequestContext
 from coordinator.controls import MemberView
 from coordinator.events import Events
@@ -48,6 +50,11 @@ from coordinator.runtime import CoordinatorRuntime
 from coordinator.subscriptions import SubscriptionDecoder
 from coordinator.time_register import TimeRegister
 from coordinator.timer import Timer
+from protocol.messages.consumer_group_describe import ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse
+from protocol.messages.consumer_group_heartbeat import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+)
 from protocol.messages.delete_groups import DeleteGroupsRequest, DeleteGroupsResponse
 from protocol.messages.describe_groups import DescribeGroupsRequest, DescribeGroupsResponse
 from protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
@@ -71,6 +78,7 @@ class GroupCoordinator:
         events: Events | None = None,
         decode_subscription: SubscriptionDecoder | None = None,
         known_partition: KnownPartition | None = None,
+        topics: TopicCatalog | None = None,
     ) -> None:
         self._config = config
         self._events = events if events is not None else Events()
@@ -82,7 +90,7 @@ class GroupCoordinator:
         )
         write = self._runtime.write
         parts = ManagerParts(config, self._events, self._timer, self._time, self._table.gate, write)
-        self._groups = GroupMetadataManager(parts, decode_subscription)
+        self._groups = GroupMetadataManager(parts, decode_subscription, topics)
         self._offsets = OffsetMetadataManager(parts, self._groups, known_partition)
         self._partitions = PartitionManager(
             config, self._events, self._table, self._groups, self._offsets, self._runtime
@@ -128,6 +136,22 @@ class GroupCoordinator:
         """DeleteGroups (#42): answered once every partition's tombstones are durable."""
         self._time.advance(now_ms, ctx.wall_ms)
         return self._runtime.write_all(*self._groups.delete_groups(request))
+
+    # -- consumer groups (KIP-848) ---------------------------------------------------------------------------
+
+    def consumer_group_heartbeat(
+        self, ctx: RequestContext, request: ConsumerGroupHeartbeatRequest, now_ms: int
+    ) -> Reply[ConsumerGroupHeartbeatResponse]:
+        """ConsumerGroupHeartbeat (K1-K38): answered once the records it wrote are durable (at once if none)."""
+        self._time.advance(now_ms, ctx.wall_ms)
+        return self._runtime.write(self._groups.consumer_group_heartbeat(ctx, request))
+
+    def consumer_group_describe(
+        self, ctx: RequestContext, request: ConsumerGroupDescribeRequest, now_ms: int
+    ) -> ConsumerGroupDescribeResponse:
+        """ConsumerGroupDescribe (K41-K42)."""
+        self._time.advance(now_ms, ctx.wall_ms)
+        return self._groups.consumer_group_describe(request)
 
     # -- offset APIs -----------------------------------------------------------------------------------------
 
@@ -230,6 +254,13 @@ class GroupCoordinator:
 
     def groups(self) -> list[ClassicGroup]:
         return self._groups.groups()
+
+    def consumer_group(self, group_id: str) -> ConsumerGroup | None:
+        """A KIP-848 group's live metadata, for inspection only."""
+        return self._groups.consumer_group(group_id)
+
+    def consumer_groups(self) -> list[ConsumerGroup]:
+        return self._groups.consumer_groups()
 
     def partition_for(self, group_id: str) -> int:
         """Rule #1: the `__consumer_offsets` partition (and so the coordinator) of `group_id`."""

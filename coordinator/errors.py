@@ -13,13 +13,15 @@ from protocol.errors import ErrorCode
 
 
 class GroupError(Exception):
-    """A request is rejected with `code`; carried to the entry point that builds the response."""
+    """A request is rejected with `code`; carried to the entry point that builds the response. `message` is the
+    text Kafka puts in the responses that carry one (ConsumerGroupHeartbeat, ConsumerGroupDescribe)."""
 
-    __slots__ = ("code",)
+    __slots__ = ("code", "message")
 
-    def __init__(self, code: ErrorCode) -> None:
-        super().__init__(code.name)
+    def __init__(self, code: ErrorCode, message: str | None = None) -> None:
+        super().__init__(message or code.name)
         self.code = code
+        self.message = message
 
 
 _UNAVAILABLE = frozenset(

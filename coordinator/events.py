@@ -106,6 +106,57 @@ class Events:
     def member_rejected(self, group_id: str, member_id: str, reason: str) -> None:
         self._log.info("member.rejected", group=group_id, member=member_id, reason=reason)
 
+    # -- consumer groups (KIP-848) -----------------------------------------------------------------------------
+
+    def consumer_member_joined(
+        self,
+        group_id: str,
+        member_id: str,
+        instance_id: str | None,
+        client_id: str,
+        client_host: str,
+        rebalance_timeout_ms: int,
+        subscription: list[str] | str,
+    ) -> None:
+        self._log.info(
+            "member.joined",
+            group=group_id,
+            group_type="consumer",
+            member=member_id,
+            group_instance_id=instance_id,
+            client_id=client_id,
+            client_host=client_host,
+            rebalance_timeout_ms=rebalance_timeout_ms,
+            subscription=subscription,
+        )
+
+    def group_epoch_bumped(self, group_id: str, epoch: int, reason: str) -> None:
+        self._log.info("group.epoch", group=group_id, group_epoch=epoch, reason=reason)
+
+    def target_assignment_computed(self, group_id: str, epoch: int, assignor: str, members: int, changed: int) -> None:
+        self._log.info(
+            "assignment.target",
+            group=group_id,
+            assignment_epoch=epoch,
+            assignor=assignor,
+            members=members,
+            members_changed=changed,
+        )
+
+    def member_reconciled(
+        self, group_id: str, member_id: str, epoch: int, state: str, assigned: int, revoking: int, unreleased: int
+    ) -> None:
+        self._log.info(
+            "member.reconciled",
+            group=group_id,
+            member=member_id,
+            member_epoch=epoch,
+            member_state=state,
+            assigned=assigned,
+            pending_revocation=revoking,
+            unreleased=unreleased,
+        )
+
     # -- rebalances ------------------------------------------------------------------------------------------
 
     def rebalance_started(self, group_id: str, generation_id: int, reason: str, members: int) -> None:

@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from coordinator.config import CoordinatorConfig
+from coordinator.consumer_group.group import ConsumerGroup
+from coordinator.consumer_group.subscriptions_regex import TopicRegexResolver
+from coordinator.consumer_group.topics import StaticTopicCatalog, TopicCatalog
 from coordinator.events import Events
 from coordinator.group import ClassicGroup
 from coordinator.hashing import partition_for
@@ -62,11 +65,20 @@ class ManagerBase:
 class GroupManagerBase(ManagerBase):
     """State of the group manager."""
 
-    def __init__(self, parts: ManagerParts, decode_subscription: SubscriptionDecoder | None) -> None:
+    def __init__(
+        self,
+        parts: ManagerParts,
+        decode_subscription: SubscriptionDecoder | None,
+        topics: TopicCatalog | None = None,
+    ) -> None:
         super().__init__(parts)
         self._decode_subscription = decode_subscription
         self._ids = MemberIdGenerator(parts.config.member_id_seed)
         self._groups: dict[str, ClassicGroup] = {}
+        self._consumer_groups: dict[str, ConsumerGroup] = {}
+        """KIP-848 groups. A group id is in at most one of the two maps."""
+        self._topics: TopicCatalog = topics if topics is not None else StaticTopicCatalog()
+        self._regexes = TopicRegexResolver()
 
     @property
     def _now_ms(self) -> int:
@@ -93,6 +105,27 @@ class GroupManagerBase(ManagerBase):
         self._groups[group_id] = group
         self._events.group_created(group_id, group.partition, reason)
         return group
+
+    def consumer_group(self, group_id: str) -> ConsumerGroup | None:
+        return self._consumer_groups.get(group_id)
+
+    def consumer_groups(self) -> list[ConsumerGroup]:
+        return list(self._consumer_groups.values())
+
+    def create_consumer_group(self, group_id: str, reason: str) -> ConsumerGroup:
+        group = ConsumerGroup(
+            group_id,
+            partition_for(group_id, self._config.offsets_topic_num_partitions),
+            state_timestamp_ms=self._wall_ms,
+        )
+        self._consumer_groups[group_id] = group
+        self._events.group_created(group_id, group.partition, reason)
+        return group
+
+    def _forget_consumer_group(self, group: ConsumerGroup, reason: str) -> None:
+        if self._consumer_groups.get(group.group_id) is group:
+            del self._consumer_groups[group.group_id]
+            self._events.group_deleted(group.group_id, reason)
 
     def forget_group(self, group: ClassicGroup, reason: str) -> None:
         """Drop a Dead group from memory once its tombstones are durable (or were not needed)."""

@@ -16,6 +16,8 @@ liveness, install a loaded partition's groups and drop them when the partition g
 from __future__ import annotations
 
 from coordinator.admin import AdminMixin
+from coordinator.consumer_group.describe import ConsumerGroupDescribeMixin
+from coordinator.consumer_group.heartbeat import ConsumerGroupHeartbeatMixin
 from coordinator.controls import ControlsMixin
 from coordinator.group import ClassicGroup
 from coordinator.join import JoinMixin
@@ -29,8 +31,16 @@ from protocol.messages.join_group import JoinGroupResponse
 from protocol.messages.sync_group import SyncGroupResponse
 
 
-class GroupMetadataManager(JoinMixin, SyncMixin, MembershipMixin, AdminMixin, ControlsMixin):
-    """The classic groups of the partitions this coordinator owns."""
+class GroupMetadataManager(
+    JoinMixin,
+    SyncMixin,
+    MembershipMixin,
+    AdminMixin,
+    ControlsMixin,
+    ConsumerGroupHeartbeatMixin,
+    ConsumerGroupDescribeMixin,
+):
+    """The classic and consumer groups of the partitions this coordinator owns."""
 
     def record_liveness(self, member: ClassicMember) -> None:
         """An OffsetCommit from the member proves it alive in Stable/PreparingRebalance (#27)."""

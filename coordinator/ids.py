@@ -19,6 +19,12 @@ class MemberIdGenerator:
     def __init__(self, seed: int | None = None) -> None:
         self._rng: random.Random | None = None if seed is None else random.Random(seed)
 
+    def new_uuid(self) -> uuid.UUID:
+        """A random (version 4) UUID, from the seeded PRNG when there is one."""
+        if self._rng is None:
+            return uuid.uuid4()
+        return uuid.UUID(int=self._rng.getrandbits(128), version=4)
+
     def new_id(self, prefix: str) -> str:
         if self._rng is None:
             return f"{prefix}-{uuid.uuid4()}"

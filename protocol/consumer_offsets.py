@@ -173,8 +173,13 @@ def record_type_of(key: OffsetsKey) -> RecordType:
     return RECORD_TYPES[_WRITE_VERSION[type(key)]]
 
 
+def write_key_version(key: OffsetsKey) -> int:
+    """The key version a decoded key is written with (its record type)."""
+    return _WRITE_VERSION[type(key)]
+
+
 def encode_key(key: OffsetsKey) -> bytes:
-    version = _WRITE_VERSION[type(key)]
+    version = write_key_version(key)
     return encode_versioned(RECORD_TYPES[version].key, version, key)
 
 

@@ -135,6 +135,8 @@ class LogManager:
         self.cluster_id = self._load_meta(node_id, cluster_id)
         self._catalogue = TopicCatalogue(self.log_dir / TOPICS_FILE)
         self._topics = self._catalogue.load()
+        #: Moves on every topic creation, deletion or growth (the group coordinator's cue to re-read metadata).
+        self.topics_version = 0
         self._logs: dict[TopicPartition, PartitionLog] = {}
         #: Topics being deleted whose deletion has not reached its commit point: not served, still catalogued.
         self._hidden: dict[str, TopicInfo] = {}
@@ -309,6 +311,7 @@ class LogManager:
         finally:
             del self._pending[info.name]
         self._topics[info.name] = info
+        self.topics_version += 1
         self._logs.update(created)
         _log.info(
             "topic_created", topic=info.name, topic_id=kafka_uuid_to_str(info.topic_id), partitions=info.partitions
@@ -341,6 +344,7 @@ class LogManager:
         grown = dataclasses.replace(info, partitions=new_total)
         created = yield from self._create_logs(grown, range(info.partitions, new_total), config, now_ms, info)
         self._topics[info.name] = grown
+        self.topics_version += 1
         self._logs.update(created)
         _log.info("partitions_added", topic=info.name, partitions=new_total)
         return grown
@@ -445,6 +449,7 @@ class LogManager:
     def _delete_topic(self, info: TopicInfo) -> Steps[TopicInfo]:
         name = info.name
         del self._topics[name]
+        self.topics_version += 1
         self._hidden[name] = info
         self._pending[name] = "is marked for deletion"
         logs = [self._logs.pop((name, partition), None) for partition in range(info.partitions)]
@@ -460,6 +465,7 @@ class LogManager:
                 # Failed before the commit point (nothing renamed): the topic stays; reopen its logs.
                 del self._hidden[name]
                 self._topics[name] = info
+                self.topics_version += 1
                 self._reopen_logs(info)
             raise
         finally:
@@ -526,6 +532,7 @@ class LogManager:
         for info in committed.values():
             _log.warning("topic_deletion_resumed", topic=info.name, topic_id=kafka_uuid_to_str(info.topic_id))
             del self._topics[info.name]
+            self.topics_version += 1
             run_steps(self._rename_for_deletion(info))
         leftovers = [
             self.log_dir / entry

@@ -7,7 +7,6 @@ a partition directory without a catalogue entry is not loaded.
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 import uuid
@@ -16,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from protocol.kafka_uuid import kafka_uuid_from_str, kafka_uuid_to_str
 from storage.errors import InvalidTopicError, LogDirError
 from storage.files import atomic_write
 
@@ -97,18 +97,6 @@ def new_kafka_uuid() -> uuid.UUID:
         value = uuid.uuid4()
         if value not in (_ZERO_UUID, _METADATA_TOPIC_ID) and not kafka_uuid_to_str(value).startswith("-"):
             return value
-
-
-def kafka_uuid_to_str(value: uuid.UUID) -> str:
-    """Kafka's textual UUID: URL-safe base64 of the 16 bytes without padding (22 characters)."""
-    return base64.urlsafe_b64encode(value.bytes).decode("ascii").rstrip("=")
-
-
-def kafka_uuid_from_str(text: str) -> uuid.UUID:
-    raw = base64.urlsafe_b64decode(text + "==")
-    if len(raw) != 16:
-        raise ValueError(f"not a Kafka UUID: {text!r}")
-    return uuid.UUID(bytes=raw)
 
 
 @dataclass(frozen=True, slots=True)

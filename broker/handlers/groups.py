@@ -21,6 +21,8 @@ from coordinator.coordinator import GroupCoordinator
 from coordinator.reply import Reply
 from coordinator.routing import find_coordinator
 from protocol.errors import ErrorCode
+from protocol.messages.consumer_group_describe import ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse
+from protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse
 from protocol.messages.describe_groups import DescribeGroupsRequest, DescribeGroupsResponse
 from protocol.messages.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
 from protocol.registry import ApiKey
@@ -29,6 +31,9 @@ from protocol.registry import ApiKey
 # operation a group supports (AclEntry.supportedOperations(GROUP) = READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS,
 # ALTER_CONFIGS; the config operations came with KIP-848's group configs), as a bit field of AclOperation codes
 # (READ 3, DELETE 6, DESCRIBE 8, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11) = 3400, as the differential suite shows.
+DescribeRequest = DescribeGroupsRequest | ConsumerGroupDescribeRequest
+DescribeResponse = DescribeGroupsResponse | ConsumerGroupDescribeResponse
+
 GROUP_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11)
 
 
@@ -63,6 +68,14 @@ class GroupHandlers:
         ):
             d.register(api_key, self._bridge(method))
         d.register(ApiKey.DESCRIBE_GROUPS, self._with_authorized_operations(self._bridge(coordinator.describe_groups)))
+        d.register(
+            ApiKey.CONSUMER_GROUP_DESCRIBE,
+            self._with_authorized_operations(self._bridge(coordinator.consumer_group_describe)),
+        )
+        d.register(
+            ApiKey.CONSUMER_GROUP_HEARTBEAT,
+            self._consumer_protocol_only(self._bridge(coordinator.consumer_group_heartbeat)),
+        )
 
     def _bridge(self, method: Callable[[CoordinatorContext, Any, int], Any]) -> Callable[[RequestContext, Any], Any]:
         clock, rearm = self._clock, self._rearm
@@ -86,15 +99,31 @@ class GroupHandlers:
 
         return handle
 
+    def _consumer_protocol_only(
+        self, heartbeat: Callable[[RequestContext, Any], Any]
+    ) -> Callable[[RequestContext, Any], Any]:
+        """K8: with `consumer` left out of group.coordinator.rebalance.protocols, Kafka's API layer answers
+        ConsumerGroupHeartbeat UNSUPPORTED_VERSION itself (the API stays advertised)."""
+        served = self._coordinator.config.serves("consumer")
+
+        async def handle(ctx: RequestContext, request: ConsumerGroupHeartbeatRequest) -> ConsumerGroupHeartbeatResponse:
+            if not served:
+                return ConsumerGroupHeartbeatResponse(error_code=ErrorCode.UNSUPPORTED_VERSION)
+            response: ConsumerGroupHeartbeatResponse = await heartbeat(ctx, request)
+            return response
+
+        return handle
+
     @staticmethod
     def _with_authorized_operations(
         describe: Callable[[RequestContext, Any], Any],
     ) -> Callable[[RequestContext, Any], Any]:
         """Authorization is the broker's part, not the coordinator's (as in Kafka's KafkaApis): a DescribeGroups
-        that asks for authorized operations gets them on every group described without error."""
+        (or ConsumerGroupDescribe) that asks for authorized operations gets them on every group described without
+        error."""
 
-        async def handle(ctx: RequestContext, request: DescribeGroupsRequest) -> DescribeGroupsResponse:
-            response: DescribeGroupsResponse = await describe(ctx, request)
+        async def handle(ctx: RequestContext, request: DescribeRequest) -> DescribeResponse:
+            response: DescribeResponse = await describe(ctx, request)
             if request.include_authorized_operations:
                 for group in response.groups:
                     if group.error_code == ErrorCode.NONE:

@@ -21,9 +21,12 @@ import pytest_asyncio
 from structlog.testing import capture_logs
 
 from broker.app import Broker
+from broker.handlers.groups import GROUP_AUTHORIZED_OPERATIONS
 from protocol.consumer_protocol import encode_assignment, encode_subscription
 from protocol.errors import ErrorCode
 from protocol.messages.api_versions import ApiVersionsRequest
+from protocol.messages.consumer_group_describe import ConsumerGroupDescribeRequest
+from protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
 from protocol.messages.consumer_protocol_assignment import ConsumerProtocolAssignment
 from protocol.messages.consumer_protocol_assignment import TopicPartition as AssignedPartitions
 from protocol.messages.consumer_protocol_subscription import ConsumerProtocolSubscription
@@ -578,6 +581,53 @@ async def sweep_offset_delete(s: Sweep, c: WireClient, v: int) -> None:
     assert (await c.call(ApiKey.OFFSET_DELETE, v, request)).error_code == ErrorCode.GROUP_ID_NOT_FOUND
 
 
+async def sweep_consumer_group_heartbeat(s: Sweep, c: WireClient, v: int) -> None:
+    topic = s.topic()
+    group = f"{s.prefix}-cg"
+    join = ConsumerGroupHeartbeatRequest(
+        group_id=group,
+        member_id=f"{s.prefix}-member" if v >= 1 else "",
+        member_epoch=0,
+        rebalance_timeout_ms=30_000,
+        subscribed_topic_names=[topic],
+        topic_partitions=[],
+    )
+    joined = await c.call(ApiKey.CONSUMER_GROUP_HEARTBEAT, v, join)
+    assert (joined.error_code, joined.member_epoch) == (ErrorCode.NONE, 1)
+    assert joined.member_id and joined.assignment is not None
+    assert sorted(joined.assignment.topic_partitions[0].partitions) == [0]
+    leave = ConsumerGroupHeartbeatRequest(group_id=group, member_id=joined.member_id, member_epoch=-1)
+    left = await c.call(ApiKey.CONSUMER_GROUP_HEARTBEAT, v, leave)
+    assert (left.error_code, left.member_epoch) == (ErrorCode.NONE, -1)
+    join.topic_partitions = None
+    invalid = await c.call(ApiKey.CONSUMER_GROUP_HEARTBEAT, v, join)
+    assert (invalid.error_code, invalid.error_message) == (
+        ErrorCode.INVALID_REQUEST,
+        "TopicPartitions must be empty when (re-)joining.",
+    )
+
+
+async def sweep_consumer_group_describe(s: Sweep, c: WireClient, v: int) -> None:
+    topic = s.topic()
+    group = f"{s.prefix}-cgd"
+    join = ConsumerGroupHeartbeatRequest(
+        group_id=group,
+        member_id="m",
+        member_epoch=0,
+        rebalance_timeout_ms=30_000,
+        subscribed_topic_names=[topic],
+        topic_partitions=[],
+    )
+    assert (await c.call(ApiKey.CONSUMER_GROUP_HEARTBEAT, 1, join)).error_code == ErrorCode.NONE
+    request = ConsumerGroupDescribeRequest(group_ids=[group, f"{s.prefix}-none"], include_authorized_operations=True)
+    found, missing = (await c.call(ApiKey.CONSUMER_GROUP_DESCRIBE, v, request)).groups
+    assert (found.error_code, found.group_state, found.group_epoch, found.assignor_name) == (0, "Stable", 1, "uniform")
+    assert [(m.member_id, m.member_epoch) for m in found.members] == [("m", 1)]
+    assert found.members[0].assignment.topic_partitions[0].topic_name == topic
+    assert found.authorized_operations == GROUP_AUTHORIZED_OPERATIONS
+    assert missing.error_code == ErrorCode.GROUP_ID_NOT_FOUND
+
+
 SCENARIOS: dict[int, Scenario] = {
     ApiKey.API_VERSIONS: sweep_api_versions,
     ApiKey.METADATA: sweep_metadata,
@@ -600,6 +650,8 @@ SCENARIOS: dict[int, Scenario] = {
     ApiKey.CREATE_PARTITIONS: sweep_create_partitions,
     ApiKey.DELETE_GROUPS: sweep_delete_groups,
     ApiKey.OFFSET_DELETE: sweep_offset_delete,
+    ApiKey.CONSUMER_GROUP_HEARTBEAT: sweep_consumer_group_heartbeat,
+    ApiKey.CONSUMER_GROUP_DESCRIBE: sweep_consumer_group_describe,
 }
 
 

@@ -127,6 +127,7 @@ class CoordinatorTestContext:
         store: InMemoryRecordStore | None = None,
         decode: bool = True,
         known_partition: Any = None,
+        topics: Any = None,
         **config: Any,
     ) -> None:
         config.setdefault("group_initial_rebalance_delay_ms", initial_rebalance_delay_ms)
@@ -142,6 +143,7 @@ class CoordinatorTestContext:
             events=Events(self.events),
             decode_subscription=decode_subscription if decode else None,
             known_partition=known_partition,
+            topics=topics,
         )
         owned = range(self.config.offsets_topic_num_partitions) if partitions is None else partitions
         for partition in owned:

@@ -1,0 +1,238 @@
+"""A KIP-848 consumer group: epochs, members, the target assignment and who holds which partition.
+
+Three epochs order everything (KIP-848):
+
+* the group epoch moves whenever anything that shapes the assignment changes (a member joins, leaves or changes
+  its subscription, a subscribed topic changes);
+* the assignment epoch is the group epoch the current target assignment was computed for; when it lags the group
+  epoch a new target is due (state ASSIGNING);
+* each member's epoch reaches the assignment epoch once the member has reconciled (state RECONCILING until all do).
+
+The group is bookkeeping with invariants only: `owners` indexes, for every partition some member holds (assigned
+or pending its revocation), that member, so reconciliation can tell in O(1) whether a target partition is still
+held by someone else. Timers, records and responses belong to the manager (`heartbeat.py`).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from coordinator.consumer_group.assignor_spec import MemberAssignment
+from coordinator.consumer_group.member import ConsumerGroupMember
+from coordinator.consumer_group.member_state import MemberState, TopicPartition
+from coordinator.consumer_group.topics import TopicImage
+from coordinator.offsets import GroupOffsets
+
+CONSUMER_GROUP_TYPE = "consumer"
+CONSUMER_PROTOCOL_TYPE = "consumer"
+
+
+class ConsumerGroupState(enum.Enum):
+    """Kafka's `ConsumerGroup.ConsumerGroupState`; `.value` is the spelling ListGroups and the describes use."""
+
+    EMPTY = "Empty"
+    """No members (the group may still hold committed offsets)."""
+    ASSIGNING = "Assigning"
+    """The group epoch moved past the assignment epoch: a new target assignment is due."""
+    RECONCILING = "Reconciling"
+    """The target is computed; some members have not reached it yet."""
+    STABLE = "Stable"
+    """Every member holds its target partitions at the assignment epoch."""
+    DEAD = "Dead"
+    """Deleted or unloaded; requests racing it are told to retry."""
+
+    @property
+    def lower(self) -> str:
+        return self.value.lower()
+
+
+@dataclass(slots=True)
+class ConsumerGroupSnapshot:
+    """Everything a heartbeat may change, to restore when its records could not be written."""
+
+    group_epoch: int
+    assignment_epoch: int
+    members: dict[str, ConsumerGroupMember]
+    target: dict[str, MemberAssignment]
+    subscription_metadata: dict[str, TopicImage]
+    resolved_regexes: dict[str, frozenset[str]]
+    metadata_version_seen: int
+
+
+class ConsumerGroup:
+    """Metadata of one consumer group (Kafka's `ConsumerGroup`)."""
+
+    __slots__ = (
+        "assignment_epoch",
+        "group_epoch",
+        "group_id",
+        "members",
+        "metadata_version_seen",
+        "offsets",
+        "owners",
+        "partition",
+        "resolved_regexes",
+        "state",
+        "state_timestamp_ms",
+        "static_members",
+        "subscription_metadata",
+        "target",
+    )
+
+    def __init__(self, group_id: str, partition: int, *, state_timestamp_ms: int | None = None) -> None:
+        self.group_id = group_id
+        self.partition = partition
+        self.group_epoch = 0
+        self.assignment_epoch = 0
+        self.members: dict[str, ConsumerGroupMember] = {}
+        """In join order."""
+        self.static_members: dict[str, str] = {}
+        """instance id -> member id."""
+        self.target: dict[str, MemberAssignment] = {}
+        """member id -> its partitions in the target assignment (topic id -> partitions)."""
+        self.subscription_metadata: dict[str, TopicImage] = {}
+        """The subscribed topics as last seen (Kafka's PartitionMetadata record): a change bumps the group epoch."""
+        self.resolved_regexes: dict[str, frozenset[str]] = {}
+        """Each subscribed regular expression -> the topic names it matched at the last refresh."""
+        self.metadata_version_seen = -1
+        """The topic catalog version the two maps above were computed at; -1 forces a refresh."""
+        self.owners: dict[TopicPartition, str] = {}
+        self.offsets = GroupOffsets()
+        self.state = ConsumerGroupState.EMPTY
+        self.state_timestamp_ms = state_timestamp_ms
+
+    def __repr__(self) -> str:
+        return (
+            f"ConsumerGroup({self.group_id!r}, {self.state.value}, epoch={self.group_epoch}, "
+            f"assignment_epoch={self.assignment_epoch}, members={list(self.members)})"
+        )
+
+    # -- what the other group type also answers ---------------------------------------------------------------
+
+    @property
+    def group_type(self) -> str:
+        return CONSUMER_GROUP_TYPE
+
+    @property
+    def protocol_type(self) -> str:
+        return CONSUMER_PROTOCOL_TYPE
+
+    @property
+    def is_dead(self) -> bool:
+        return self.state is ConsumerGroupState.DEAD
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.members
+
+    # -- members ---------------------------------------------------------------------------------------------
+
+    def member(self, member_id: str) -> ConsumerGroupMember | None:
+        return self.members.get(member_id)
+
+    def static_member(self, instance_id: str) -> ConsumerGroupMember | None:
+        member_id = self.static_members.get(instance_id)
+        return None if member_id is None else self.members.get(member_id)
+
+    def put_member(self, member: ConsumerGroupMember) -> None:
+        """Add or replace a member, keeping the static map and the owners index right."""
+        old = self.members.get(member.member_id)
+        if old is not None:
+            self._release(old)
+        self.members[member.member_id] = member
+        if member.instance_id is not None:
+            self.static_members[member.instance_id] = member.member_id
+        self._hold(member)
+
+    def remove_member(self, member_id: str) -> ConsumerGroupMember | None:
+        member = self.members.pop(member_id, None)
+        if member is None:
+            return None
+        self._release(member)
+        if member.instance_id is not None and self.static_members.get(member.instance_id) == member_id:
+            del self.static_members[member.instance_id]
+        return member
+
+    def _hold(self, member: ConsumerGroupMember) -> None:
+        state = member.assignment
+        for tp in state.assigned_partitions | state.partitions_pending_revocation:
+            self.owners[tp] = member.member_id
+
+    def _release(self, member: ConsumerGroupMember) -> None:
+        state = member.assignment
+        for tp in state.assigned_partitions | state.partitions_pending_revocation:
+            if self.owners.get(tp) == member.member_id:
+                del self.owners[tp]
+
+    def is_held(self, partition: TopicPartition) -> bool:
+        """Whether some member still holds `partition` (assigned to it or pending its revocation)."""
+        return partition in self.owners
+
+    def target_of(self, member_id: str) -> MemberAssignment:
+        return self.target.get(member_id, {})
+
+    # -- subscriptions ---------------------------------------------------------------------------------------
+
+    def subscribed_topic_names(self, member: ConsumerGroupMember) -> frozenset[str]:
+        """The topic names `member` subscribes to: its list, or what its regular expression resolved to."""
+        if member.subscribed_topic_regex is not None:
+            return self.resolved_regexes.get(member.subscribed_topic_regex, frozenset())
+        return frozenset(member.subscribed_topic_names)
+
+    def all_subscribed_topic_names(self) -> frozenset[str]:
+        names: set[str] = set()
+        for member in self.members.values():
+            names.update(self.subscribed_topic_names(member))
+        return frozenset(names)
+
+    def regexes(self) -> frozenset[str]:
+        return frozenset(m.subscribed_topic_regex for m in self.members.values() if m.subscribed_topic_regex)
+
+    # -- state -----------------------------------------------------------------------------------------------
+
+    def computed_state(self) -> ConsumerGroupState:
+        """Kafka's `maybeUpdateGroupState`."""
+        if self.state is ConsumerGroupState.DEAD:
+            return self.state
+        if not self.members:
+            return ConsumerGroupState.EMPTY
+        if self.group_epoch > self.assignment_epoch:
+            return ConsumerGroupState.ASSIGNING
+        for member in self.members.values():
+            if member.member_epoch != self.assignment_epoch or member.state is not MemberState.STABLE:
+                return ConsumerGroupState.RECONCILING
+        return ConsumerGroupState.STABLE
+
+    def members_reconciling(self) -> Iterator[ConsumerGroupMember]:
+        for member in self.members.values():
+            if member.member_epoch != self.assignment_epoch or member.state is not MemberState.STABLE:
+                yield member
+
+    # -- failed writes ---------------------------------------------------------------------------------------
+
+    def snapshot(self) -> ConsumerGroupSnapshot:
+        return ConsumerGroupSnapshot(
+            self.group_epoch,
+            self.assignment_epoch,
+            dict(self.members),
+            dict(self.target),
+            dict(self.subscription_metadata),
+            dict(self.resolved_regexes),
+            self.metadata_version_seen,
+        )
+
+    def restore(self, snapshot: ConsumerGroupSnapshot) -> None:
+        """Put back what `snapshot` saw (members are immutable values, so the copies are exact)."""
+        self.group_epoch = snapshot.group_epoch
+        self.assignment_epoch = snapshot.assignment_epoch
+        self.target = snapshot.target
+        self.subscription_metadata = snapshot.subscription_metadata
+        self.resolved_regexes = snapshot.resolved_regexes
+        self.metadata_version_seen = snapshot.metadata_version_seen
+        self.members = {}
+        self.static_members = {}
+        self.owners = {}
+        for member in snapshot.members.values():
+            self.put_member(member)
