@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from bench.wire_load import Connection, request_frame, run_members, served_version
+from bench.wire_load import Connection, every_member, request_frame, run_members, served_version
 from protocol.errors import ErrorCode
 from protocol.messages.consumer_group_heartbeat import (
     Assignment,
@@ -205,16 +205,15 @@ class ConsumerGroupRun:
 
     async def leave(self) -> None:
         """Every member leaves (member epoch -1), so nothing lingers into the next run."""
-        answers = [
-            conn.request(
-                ApiKey.CONSUMER_GROUP_HEARTBEAT,
-                self.version,
-                ConsumerGroupHeartbeatRequest(group_id=self.group_id, member_id=member_id, member_epoch=LEAVE_EPOCH),
-            )
-            for conn, member_id in zip(self.connections, self.member_ids, strict=True)
-            if member_id
-        ]
-        await asyncio.gather(*(answer() for answer in answers), return_exceptions=True)
+        await every_member(
+            self.connections,
+            self.member_ids,
+            ApiKey.CONSUMER_GROUP_HEARTBEAT,
+            self.version,
+            lambda member_id: ConsumerGroupHeartbeatRequest(
+                group_id=self.group_id, member_id=member_id, member_epoch=LEAVE_EPOCH
+            ),
+        )
 
 
 def _owned(assignment: Assignment) -> Owned:

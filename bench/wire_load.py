@@ -493,6 +493,19 @@ async def run_members(members: Sequence[Coroutine[Any, Any, None]], complete: as
     return finished
 
 
+async def every_member(
+    connections: Sequence[Connection], member_ids: Sequence[str], api_key: int, version: int, body: Callable[[str], Any]
+) -> None:
+    """`body(member_id)` sent on each member's connection, all in flight at once; answers and errors are ignored
+    (used to leave a group, so that nothing lingers into the next run)."""
+    answers = [
+        conn.request(api_key, version, body(member_id))
+        for conn, member_id in zip(connections, member_ids, strict=True)
+        if member_id
+    ]
+    await asyncio.gather(*(answer() for answer in answers), return_exceptions=True)
+
+
 RETRY_JOIN = {ErrorCode.REBALANCE_IN_PROGRESS, ErrorCode.ILLEGAL_GENERATION}
 
 
@@ -673,14 +686,13 @@ class GroupRun:
 
     async def leave(self) -> None:
         """Every member leaves (LeaveGroup v1, one per connection), so nothing lingers into the next run."""
-        answers = [
-            conn.request(
-                ApiKey.LEAVE_GROUP, LEAVE_VERSION, LeaveGroupRequest(group_id=self.group_id, member_id=member_id)
-            )
-            for conn, member_id in zip(self.connections, self.member_ids, strict=True)
-            if member_id
-        ]
-        await asyncio.gather(*(answer() for answer in answers), return_exceptions=True)
+        await every_member(
+            self.connections,
+            self.member_ids,
+            ApiKey.LEAVE_GROUP,
+            LEAVE_VERSION,
+            lambda member_id: LeaveGroupRequest(group_id=self.group_id, member_id=member_id),
+        )
 
 
 # -- tables --------------------------------------------------------------------------------------------------------
