@@ -264,6 +264,8 @@ class FormationResult:
     seconds: list[float]
     requests_per_member: list[float]
     gave_up: str | None = None
+    #: Why a run failed (an error answer, a lost connection); the runs before it keep their figures.
+    error: str | None = None
 
 
 async def _formation_runs(server: Broker, size: int, runs: int, make_group: GroupFactory, tag: str) -> FormationResult:
@@ -281,30 +283,41 @@ async def _formation_runs(server: Broker, size: int, runs: int, make_group: Grou
                 result.seconds.append(await asyncio.wait_for(group.form(), left))
             except TimeoutError:
                 break
+            except NotServed:
+                raise
+            except Exception as exc:  # this size fails; the peer's other sizes keep their figures
+                result.error = f"{type(exc).__name__}: {exc}"
+                break
             result.requests_per_member.append(group.formation_requests / size)
             await group.leave()
     finally:
         for connection in connections:
             connection.close()
     if not result.seconds:
-        result.gave_up = f"did not form in {FORMATION_BUDGET_S:g} s"
+        result.gave_up = "failed" if result.error else f"did not form in {FORMATION_BUDGET_S:g} s"
     return result
 
 
 def formation(columns: Sequence[Peer], protocol: GroupProtocol = CLASSIC) -> None:
     failures: dict[str, str] = {}
+    spoken: dict[str, str] = {}
+    run_errors: list[str] = []
     sizes = protocol.formation_sizes
     with tempfile.TemporaryDirectory(prefix="bench-broker-groups-") as tmp:
 
         def measure(peer: Peer) -> dict[int, FormationResult]:
             results: dict[int, FormationResult] = {}
             with _started(peer, Path(tmp) / peer.name, protocol.topics) as server:
-                make_group = protocol.connect(peer, server, FORMATION_TIMEOUT_MS)
+                connected = protocol.connect(peer, server, FORMATION_TIMEOUT_MS)
+                spoken[peer.name] = connected.speaks
                 for size in sizes:
                     tag = f"{protocol.name}-{peer.name}"
-                    results[size] = run_async(_formation_runs(server, size, FORMATION_RUNS[size], make_group, tag))
+                    formed = _formation_runs(server, size, FORMATION_RUNS[size], connected.make_group, tag)
+                    results[size] = run_async(formed)
                     shown = results[size].gave_up or f"{_median(results[size].seconds) * 1e3:,.1f} ms"
                     print(f"  {peer.name} N={size:,}: {shown}", flush=True)
+                    if results[size].error:
+                        run_errors.append(f"{peer.name} N={size:,}: {results[size].error}")
             return results
 
         results = _each_peer(columns, measure, failures)
@@ -341,6 +354,8 @@ def formation(columns: Sequence[Peer], protocol: GroupProtocol = CLASSIC) -> Non
             columns,
             failures,
             f"each peer gets {FORMATION_BUDGET_S:g} s per size for its runs; 'n/a (did not form ...)' = none finished",
+            "spoken: " + "; ".join(f"{name} {speaks}" for name, speaks in spoken.items()),
+            *(f"failed run: {error}" for error in run_errors),
             *(note.format(late_joiner_ms=FORMATION_TIMEOUT_MS - 1000) for note in protocol.formation_notes),
         ),
     )
@@ -404,7 +419,7 @@ def heartbeats(columns: Sequence[Peer], protocol: GroupProtocol = CLASSIC) -> No
 
         def measure(peer: Peer) -> HeartbeatResult:
             with _started(peer, Path(tmp) / peer.name, protocol.topics) as server:
-                make_group = protocol.connect(peer, server, HB_SESSION_TIMEOUT_MS)
+                make_group = protocol.connect(peer, server, HB_SESSION_TIMEOUT_MS).make_group
                 windows: list[HeartbeatResult] = run_async(
                     _within(_heartbeat_windows(server, make_group), PEER_BUDGET_S)
                 )

@@ -38,6 +38,9 @@ MEMBER_ID_REQUIRED_FROM = 1
 LEAVE_EPOCH = -1
 #: Errors after which a consumer rejoins with epoch 0 (its member was fenced or forgotten).
 REJOIN = {ErrorCode.FENCED_MEMBER_EPOCH, ErrorCode.UNKNOWN_MEMBER_ID}
+#: Errors after which a consumer sends the same heartbeat again a little later (Kafka's consumer: coordinator
+#: unknown or loading; it would look the coordinator up again, which on one broker is the same one).
+RETRY = {ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS}
 
 Owned = frozenset[tuple[uuid.UUID, int]]
 
@@ -77,6 +80,8 @@ class ConsumerGroupRun:
     rebalance_timeout_ms: int = 30_000
     probe_interval_s: float = 0.1
     heartbeats_sent: int = 0
+    #: Heartbeats answered with a RETRY error (sent again after probe_interval_s).
+    retried: int = 0
     member_ids: list[str] = field(default_factory=list)
     epoch: int = -1
     _epochs: dict[int, int] = field(default_factory=dict)
@@ -166,6 +171,10 @@ class ConsumerGroupRun:
             error = response.error_code
             if error == ErrorCode.UNSUPPORTED_VERSION:
                 raise NotServed(f"ConsumerGroupHeartbeat v{self.version} answered UNSUPPORTED_VERSION")
+            if error in RETRY:
+                self.retried += 1
+                await asyncio.wait([complete], timeout=self.probe_interval_s)
+                continue
             if error in REJOIN:
                 self._settled.pop(index, None)
                 self._owned.pop(index, None)

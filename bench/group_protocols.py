@@ -15,7 +15,7 @@ from typing import Protocol
 
 from bench.consumer_group_load import ConsumerGroupRun, consumer_heartbeat_version
 from bench.peers import Broker, Peer
-from bench.wire_load import Connection, GroupRun
+from bench.wire_load import HEARTBEAT_VERSION, JOIN_VERSION, SYNC_VERSION, Connection, GroupRun
 
 MOCK = "mock"
 
@@ -45,13 +45,21 @@ GroupFactory = Callable[[str, Sequence[Connection]], FormingGroup]
 
 
 @dataclass(frozen=True)
+class Connected:
+    """How groups are made on one started peer, and what they speak to it (for the table's notes)."""
+
+    make_group: GroupFactory
+    speaks: str
+
+
+@dataclass(frozen=True)
 class GroupProtocol:
     name: str
     formation_sizes: tuple[int, ...]
     #: Topics the groups subscribe to (name -> partitions): created on start, or seeded on a peer without CreateTopics.
     topics: Mapping[str, int]
-    #: (peer, started broker, session/rebalance timeout ms) -> GroupFactory; raises NotServed for a peer without it.
-    connect: Callable[[Peer, Broker, int], GroupFactory]
+    #: (peer, started broker, session/rebalance timeout ms) -> Connected; raises NotServed for a peer without it.
+    connect: Callable[[Peer, Broker, int], Connected]
     formation_title: str
     requests_label: str
     heartbeat_title: str
@@ -61,11 +69,11 @@ class GroupProtocol:
     with_targets: bool = False
 
 
-def _classic(peer: Peer, server: Broker, timeout_ms: int) -> GroupFactory:
+def _classic(peer: Peer, server: Broker, timeout_ms: int) -> Connected:
     def make(group_id: str, connections: Sequence[Connection]) -> FormingGroup:
         return GroupRun(group_id, connections, session_timeout_ms=timeout_ms, rebalance_timeout_ms=timeout_ms)
 
-    return make
+    return Connected(make, f"JoinGroup v{JOIN_VERSION}, SyncGroup v{SYNC_VERSION}, Heartbeat v{HEARTBEAT_VERSION}")
 
 
 CLASSIC = GroupProtocol(
@@ -96,7 +104,7 @@ def consumer_topic(partitions: int) -> str:
 CONSUMER_SIZES = (10, 100, 1000)
 
 
-def _consumer(peer: Peer, server: Broker, timeout_ms: int) -> GroupFactory:
+def _consumer(peer: Peer, server: Broker, timeout_ms: int) -> Connected:
     version = consumer_heartbeat_version(server.host, server.port)
 
     def make(group_id: str, connections: Sequence[Connection]) -> FormingGroup:
@@ -110,7 +118,7 @@ def _consumer(peer: Peer, server: Broker, timeout_ms: int) -> GroupFactory:
             rebalance_timeout_ms=timeout_ms,
         )
 
-    return make
+    return Connected(make, f"ConsumerGroupHeartbeat v{version}")
 
 
 CONSUMER = GroupProtocol(
@@ -128,7 +136,9 @@ CONSUMER = GroupProtocol(
         " member ids (KIP-1082) where served, else v0",
         "a member acknowledges a new assignment at once (its next heartbeat carries the owned partitions), else"
         " heartbeats every 100 ms whatever interval the peer hands out (as the classic members probe)",
-        "heartbeats/member: 2 = join + acknowledgement; more = assignments that changed as later members joined",
+        "heartbeats/member: 2 = join + acknowledgement; more = assignments that changed as later members joined, and"
+        " heartbeats answered COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS (sent again"
+        " 100 ms later, as a consumer retries)",
         'the mock gets SubscribedTopicRegex "" beside the topic names: librdkafka 2.16\'s mock aborts on names'
         " with a null regex (rdkafka_mock_cgrp.c validate_subscription)",
         "'not served' = ConsumerGroupHeartbeat is not in the peer's ApiVersions (or answered UNSUPPORTED_VERSION)",
