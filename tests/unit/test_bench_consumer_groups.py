@@ -54,7 +54,7 @@ def test_a_consumer_group_forms_and_heartbeats(name: str, tmp_path: Path, tiny_r
     protocol = _tiny()
 
     with bench_broker._started(peer, tmp_path, protocol.topics) as server:
-        make_group = protocol.connect(peer, server, bench_broker.FORMATION_TIMEOUT_MS)
+        make_group = protocol.connect(peer, server, bench_broker.FORMATION_TIMEOUT_MS).make_group
         formed = run_async(bench_broker._formation_runs(server, MEMBERS, 1, make_group, "test"))
         beats = run_async(bench_broker._heartbeat_windows(server, make_group))
 
@@ -92,3 +92,29 @@ def test_an_unsupported_version_answer_means_not_served_rather_than_a_failure() 
 
     with pytest.raises(NotServed, match="UNSUPPORTED_VERSION"):
         asyncio.run(asyncio.wait_for(group.form(), 10))
+
+
+class _FailingGroup:
+    """A group whose formation fails with an error answer (as group-broker's COORDINATOR_NOT_AVAILABLE once did)."""
+
+    formation_requests = 0
+
+    async def form(self) -> float:
+        raise RuntimeError("ConsumerGroupHeartbeat error 15")
+
+
+def test_a_formation_size_that_fails_is_reported_with_its_error_instead_of_failing_the_peer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def no_connections(host: str, port: int, count: int) -> list[object]:
+        return []
+
+    monkeypatch.setattr(bench_broker, "open_connections", no_connections)
+    server = ServerProcess(["unused"], "ours")
+
+    result = run_async(
+        bench_broker._formation_runs(server, MEMBERS, 2, lambda group_id, connections: _FailingGroup(), "t")  # type: ignore[arg-type, return-value]
+    )
+
+    assert result.seconds == [] and result.gave_up == "failed"
+    assert result.error == "RuntimeError: ConsumerGroupHeartbeat error 15"
