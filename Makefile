@@ -108,3 +108,9 @@ $(KFAKE_BIN): $(KFAKE_DIR)/main.go $(KFAKE_DIR)/go.mod $(KFAKE_DIR)/go.sum
 	else echo "go not found: the kfake column of make bench will say n/a"; fi
 
 bench-kfake: $(KFAKE_BIN)
+
+# The end-to-end tests written for both brokers (fixture `e2e_target`), run against the reference Apache Kafka
+# instead of group-broker: what proves the tests themselves right. Needs Java and the fetched Kafka (reference-kafka).
+.PHONY: test-e2e-reference
+test-e2e-reference: install-test
+	$(BIN)/pytest -q -p no:cacheprovider --e2e-broker=kafka tests/e2e/test_confluent_consumer_protocol.py

@@ -8,9 +8,12 @@ exactly what Kafka answers a client that catches a group in Dead.
 
 from __future__ import annotations
 
+from coordinator.consumer_group.group import ConsumerGroup, ConsumerGroupState
+from coordinator.consumer_group.records import group_tombstones, member_tombstones
 from coordinator.group import ClassicGroup
 from coordinator.group_base import GroupManagerBase
 from coordinator.keys import heartbeat_key, join_key, sync_key
+from coordinator.offsets import GroupOffsets
 from coordinator.records import CoordinatorRecord, group_metadata_tombstone, offset_commit_tombstone
 from coordinator.result import CoordinatorResult
 from coordinator.state import GroupState
@@ -39,6 +42,7 @@ class AdminMixin(GroupManagerBase):
             return DescribedGroup(group_id=group_id, error_code=error)
         group = self._groups.get(group_id)
         if group is None or group.is_in(GroupState.DEAD):
+            # K45: DescribeGroups describes classic groups only; a consumer group's id reads as Dead (v0-5).
             return DescribedGroup(group_id=group_id, group_state=GroupState.DEAD.value)
         # Only a Stable group shows the chosen protocol and each member's metadata for it; the assignment (the last
         # one the member received, b"" once a rebalance reset it) is shown in every state, as Kafka does.
@@ -78,8 +82,8 @@ class AdminMixin(GroupManagerBase):
                 group_state=group.state.value,
                 group_type=group.group_type,
             )
-            for group_id, group in sorted(self._groups.items())
-            if not group.is_in(GroupState.DEAD)
+            for group in self._all_groups()
+            if self.is_live(group)
             and (not states or group.state.lower in states)
             and (not types or group.group_type in types)
         ]
@@ -91,17 +95,19 @@ class AdminMixin(GroupManagerBase):
         """Delete Empty groups with their offsets: one result (tombstones) per partition, and the response to
         answer once they are all durable."""
         response = DeleteGroupsResponse()
-        doomed: dict[int, list[tuple[ClassicGroup, DeletableGroupResult]]] = {}
+        doomed: dict[int, list[tuple[ClassicGroup | ConsumerGroup, DeletableGroupResult]]] = {}
         for group_id in request.groups_names:
             result = DeletableGroupResult(group_id=group_id)
             response.results.append(result)
             error = self._gate(group_id, allow_empty_id=True)
-            group = self._groups.get(group_id) if error is None else None
+            group: ClassicGroup | ConsumerGroup | None = None
+            if error is None:
+                group = self._consumer_groups.get(group_id) or self._groups.get(group_id)
             if error is not None:
                 result.error_code = error
-            elif group is None or group.is_in(GroupState.DEAD):
+            elif group is None or not self.is_live(group):
                 result.error_code = ErrorCode.GROUP_ID_NOT_FOUND
-            elif not group.is_in(GroupState.EMPTY):
+            elif not _is_empty(group):
                 result.error_code = ErrorCode.NON_EMPTY_GROUP
             else:
                 doomed.setdefault(group.partition, []).append((group, result))
@@ -109,16 +115,50 @@ class AdminMixin(GroupManagerBase):
         for partition, items in doomed.items():
             records: list[CoordinatorRecord] = []
             for group, _ in items:
-                records.extend(self.kill_group(group))
+                records.extend(self._kill_any(group))
 
-            def done(error: ErrorCode, items: list[tuple[ClassicGroup, DeletableGroupResult]] = items) -> None:
+            def done(
+                error: ErrorCode, items: list[tuple[ClassicGroup | ConsumerGroup, DeletableGroupResult]] = items
+            ) -> None:
                 for group, result in items:
-                    self.forget_group(group, "DeleteGroups")
+                    self._forget_any(group, "DeleteGroups")
                     if error != ErrorCode.NONE:
                         result.error_code = error
 
             writes.append(CoordinatorResult(records, None, partition, "delete groups", done))
         return writes, response
+
+    def _all_groups(self) -> list[ClassicGroup | ConsumerGroup]:
+        """Both group types, by id (what ListGroups shows)."""
+        groups: list[ClassicGroup | ConsumerGroup] = [*self._groups.values(), *self._consumer_groups.values()]
+        return sorted(groups, key=_group_id)
+
+    def _kill_any(self, group: ClassicGroup | ConsumerGroup) -> list[CoordinatorRecord]:
+        return self.kill_consumer_group(group) if isinstance(group, ConsumerGroup) else self.kill_group(group)
+
+    def _forget_any(self, group: ClassicGroup | ConsumerGroup, reason: str) -> None:
+        if isinstance(group, ConsumerGroup):
+            self._forget_consumer_group(group, reason)
+        else:
+            self.forget_group(group, reason)
+
+    def kill_consumer_group(self, group: ConsumerGroup) -> list[CoordinatorRecord]:
+        """K50: an empty consumer group goes Dead: its offsets' tombstones, then the group-level ones."""
+        old = group.state
+        group.state = ConsumerGroupState.DEAD
+        self._events.group_state_changed(group.group_id, old.value, group.state.value, group.group_epoch)
+        records = self._offset_tombstones(group.group_id, group.offsets)
+        for member_id in list(group.members):
+            records.extend(member_tombstones(group.group_id, member_id))
+        records.extend(group_tombstones(group.group_id))
+        return records
+
+    def _offset_tombstones(self, group_id: str, offsets: GroupOffsets) -> list[CoordinatorRecord]:
+        """Tombstones for every offset of a group (committed or in flight), which are deleted from memory now."""
+        partitions = {(t, p) for t, p, _ in offsets.items()} | set(offsets.pending_partitions())
+        for t, p in partitions:
+            offsets.delete(t, p)
+        return [offset_commit_tombstone(group_id, t, p) for t, p in sorted(partitions)]
 
     def kill_group(self, group: ClassicGroup) -> list[CoordinatorRecord]:
         """Move an Empty group to Dead and return the tombstones that erase it: every offset (committed or in
@@ -132,10 +172,14 @@ class AdminMixin(GroupManagerBase):
         for member_id in sorted(group.pending_members):
             self._timer.cancel(heartbeat_key(group.group_id, member_id))
         group.pending_members.clear()
-        offsets = group.offsets
-        partitions = {(t, p) for t, p, _ in offsets.items()} | set(offsets.pending_partitions())
-        records = [offset_commit_tombstone(group.group_id, t, p) for t, p in sorted(partitions)]
-        for t, p in partitions:
-            offsets.delete(t, p)
+        records = self._offset_tombstones(group.group_id, group.offsets)
         records.append(group_metadata_tombstone(group.group_id))
         return records
+
+
+def _group_id(group: ClassicGroup | ConsumerGroup) -> str:
+    return group.group_id
+
+
+def _is_empty(group: ClassicGroup | ConsumerGroup) -> bool:
+    return group.is_empty if isinstance(group, ConsumerGroup) else group.is_in(GroupState.EMPTY)

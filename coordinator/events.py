@@ -229,11 +229,5 @@ class Events:
     def record_skipped(self, partition: int, key_version: int, reason: str) -> None:
         self._log.warning("partition.record_skipped", partition=partition, key_version=key_version, reason=reason)
 
-    def consumer_group_records_skipped(self, partition: int, records: int, groups: list[str]) -> None:
-        """KIP-848 records are known but not served yet: one warning per load, naming the groups left out."""
-        self._log.warning(
-            "partition.consumer_group_records_skipped", partition=partition, records=records, groups=groups
-        )
-
     def append_failed(self, partition: int, purpose: str, error: str) -> None:
         self._log.warning("offsets_log.append_failed", partition=partition, purpose=purpose, error=error)

@@ -24,6 +24,7 @@ from coordinator.ids import MemberIdGenerator
 from coordinator.records import CoordinatorRecord
 from coordinator.reply import Reply
 from coordinator.result import AppendOutcome, CoordinatorResult
+from coordinator.state import GroupState
 from coordinator.subscriptions import SubscriptionDecoder, compute_subscribed_topics
 from coordinator.time_register import TimeRegister
 from coordinator.timer import Timer
@@ -126,6 +127,13 @@ class GroupManagerBase(ManagerBase):
         if self._consumer_groups.get(group.group_id) is group:
             del self._consumer_groups[group.group_id]
             self._events.group_deleted(group.group_id, reason)
+
+    def is_live(self, group: ClassicGroup | ConsumerGroup) -> bool:
+        """Whether `group` is still the one served under its id and not Dead (a write's outcome may arrive after
+        the group was deleted, unloaded or replaced)."""
+        if isinstance(group, ConsumerGroup):
+            return self._consumer_groups.get(group.group_id) is group and not group.is_dead
+        return self._groups.get(group.group_id) is group and not group.is_in(GroupState.DEAD)
 
     def forget_group(self, group: ClassicGroup, reason: str) -> None:
         """Drop a Dead group from memory once its tombstones are durable (or were not needed)."""

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 from coordinator.admin import AdminMixin
 from coordinator.consumer_group.describe import ConsumerGroupDescribeMixin
+from coordinator.consumer_group.group import ConsumerGroup, ConsumerGroupState
 from coordinator.consumer_group.heartbeat import ConsumerGroupHeartbeatMixin
+from coordinator.consumer_group.subscriptions_regex import InvalidRegularExpression
 from coordinator.controls import ControlsMixin
 from coordinator.group import ClassicGroup
 from coordinator.join import JoinMixin
@@ -63,6 +65,25 @@ class GroupMetadataManager(
                     f"freshly-loaded group is over capacity ({len(group.members)} > {self._config.group_max_size})",
                 )
 
+    def install_consumer_groups(self, groups: dict[str, ConsumerGroup]) -> None:
+        """K57: serve a loaded partition's consumer groups: every member gets a full session from now, a member
+        owing revocations its rebalance timeout, and regular expressions are resolved again (they are not
+        persisted here) without moving the epoch, so the group resumes with the epochs it had."""
+        names = list(self._topics.names())
+        for group_id, group in groups.items():
+            for regex in sorted(group.regexes()):
+                resolved = self._regexes.resolve(regex, names)
+                if not isinstance(resolved, InvalidRegularExpression):
+                    group.resolved_regexes[regex] = frozenset(resolved)
+            group.metadata_version_seen = -1
+            self._consumer_groups[group_id] = group
+            for member in group.members.values():
+                self._schedule_session(group_id, member.member_id)
+                self._arm_revocation(group_id, member)
+            self._events.group_loaded(
+                group_id, group.state.value, group.group_epoch, len(group.members), len(group.offsets)
+            )
+
     def drop_partition(self, partition: int) -> int:
         """Mark `partition`'s groups Dead and answer their parked requests (NOT_COORDINATOR, #47); how many."""
         doomed = [g for g in self._groups.values() if g.partition == partition]
@@ -83,4 +104,12 @@ class GroupMetadataManager(
             self._timer.cancel(sync_key(group_id))
             del self._groups[group_id]
             self._events.group_unloaded(group_id, old.value, group.generation_id)
-        return len(doomed)
+        consumer_doomed = [g for g in self._consumer_groups.values() if g.partition == partition]
+        for consumer_group in consumer_doomed:
+            old_state = consumer_group.state
+            consumer_group.state = ConsumerGroupState.DEAD
+            for member_id in consumer_group.members:
+                self._cancel_consumer_timers(consumer_group.group_id, member_id)
+            del self._consumer_groups[consumer_group.group_id]
+            self._events.group_unloaded(consumer_group.group_id, old_state.value, consumer_group.group_epoch)
+        return len(doomed) + len(consumer_doomed)

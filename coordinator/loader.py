@@ -8,8 +8,8 @@ log means whether or not it has been compacted. Afterwards:
   subscription; a v0 record's missing rebalance timeout falls back to the session timeout;
 * offsets without group metadata (simple consumers, or a group whose metadata was tombstoned) make an Empty
   group with no protocol type;
-* KIP-848 consumer-group records (key versions 3-8) are decoded but not served yet: they are skipped, counted
-  (`records_skipped_consumer_group`) and reported in one warning per partition naming the groups left out;
+* KIP-848 consumer-group records (key versions 3-8) become consumer groups (`consumer_group/loader.py`), and the
+  offsets committed under a consumer group's id are that group's;
 * keys of record types this coordinator does not know (share groups and later) are skipped with a warning.
 
 This module only builds objects; the coordinator arms timers and installs the groups (`partitions.py`).
@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from coordinator.consumer_group.group import ConsumerGroup
+from coordinator.consumer_group.loader import ConsumerGroupReplay
 from coordinator.events import Events
 from coordinator.group import ClassicGroup
 from coordinator.member import ClassicMember
@@ -38,10 +40,9 @@ class LoadedPartition:
     """What one partition's records amount to."""
 
     groups: dict[str, ClassicGroup] = field(default_factory=dict)
+    consumer_groups: dict[str, ConsumerGroup] = field(default_factory=dict)
     records: int = 0
     skipped: int = 0
-    #: KIP-848 records left out because nothing serves consumer groups yet (not in `skipped`: not damaged).
-    records_skipped_consumer_group: int = 0
 
 
 def replay(partition: int, records: Iterable[CoordinatorRecord], events: Events) -> LoadedPartition:
@@ -49,7 +50,7 @@ def replay(partition: int, records: Iterable[CoordinatorRecord], events: Events)
     metadata: dict[str, GroupMetadataValue | None] = {}
     offsets: dict[str, dict[tuple[str, int], OffsetAndMetadata]] = {}
     result = LoadedPartition()
-    consumer_groups: set[str] = set()
+    consumer_groups = ConsumerGroupReplay()
     for record in records:
         result.records += 1
         key, value = record.key, record.value
@@ -73,22 +74,24 @@ def replay(partition: int, records: Iterable[CoordinatorRecord], events: Events)
             events.record_skipped(partition, key.version, "unknown record type")
         else:
             assert is_consumer_group_key(key)
-            result.records_skipped_consumer_group += 1
-            consumer_groups.add(key.group_id)
-    if result.records_skipped_consumer_group:
-        events.consumer_group_records_skipped(partition, result.records_skipped_consumer_group, sorted(consumer_groups))
+            if not consumer_groups.apply(key, value):  # type: ignore[arg-type]
+                result.skipped += 1
+                events.record_skipped(partition, record.key_version, "consumer group key with a value of another type")
+    result.consumer_groups = consumer_groups.groups(partition)
 
     for group_id, value in metadata.items():
-        if value is not None:
+        if value is not None and group_id not in result.consumer_groups:
             result.groups[group_id] = group_from_metadata(group_id, partition, value)
     for group_id, committed in offsets.items():
         if not committed:
             continue
-        group = result.groups.get(group_id)
-        if group is None:
-            group = result.groups[group_id] = ClassicGroup(group_id, partition)
+        holder: ClassicGroup | ConsumerGroup | None = result.consumer_groups.get(group_id) or result.groups.get(
+            group_id
+        )
+        if holder is None:
+            holder = result.groups[group_id] = ClassicGroup(group_id, partition)
         for (topic, index), offset in sorted(committed.items()):
-            group.offsets.put(topic, index, offset)
+            holder.offsets.put(topic, index, offset)
     return result
 
 

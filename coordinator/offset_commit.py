@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from coordinator.consumer_group.group import ConsumerGroup
+from coordinator.consumer_group.offset_checks import validate_offset_commit
 from coordinator.context import RequestContext
 from coordinator.errors import GroupError
 from coordinator.group import ClassicGroup
@@ -91,7 +93,7 @@ class OffsetCommitMixin(OffsetManagerBase):
         if not slots:  # Kafka's API layer answers this itself: the group is neither checked nor created
             return CoordinatorResult.of(response)
         error = self._gate(request.group_id, allow_empty_id=True)
-        group: ClassicGroup | None = None
+        group: ClassicGroup | ConsumerGroup | None = None
         if error is None:
             try:
                 group = self._validate_offset_commit(ctx, request)
@@ -102,7 +104,7 @@ class OffsetCommitMixin(OffsetManagerBase):
                 slot[1].error_code = error if error is not None else ErrorCode.UNKNOWN_SERVER_ERROR
             return CoordinatorResult.of(response)
 
-        if group.state in (GroupState.STABLE, GroupState.PREPARING_REBALANCE):
+        if isinstance(group, ClassicGroup) and group.state in (GroupState.STABLE, GroupState.PREPARING_REBALANCE):
             member = group.members.get(request.member_id)
             if member is not None:
                 # In the classic protocol a commit also proves liveness (#27).
@@ -137,7 +139,7 @@ class OffsetCommitMixin(OffsetManagerBase):
         generation = request.generation_id_or_member_epoch
 
         def durable(error: ErrorCode) -> None:
-            alive = self._group_manager.group(group.group_id) is group and not group.is_in(GroupState.DEAD)
+            alive = self._group_manager.is_live(group)
             code = error  # already mapped by the runtime
             for write, marker in zip(writes, markers, strict=True):
                 applied = write.value if code == ErrorCode.NONE and alive else None
@@ -148,9 +150,18 @@ class OffsetCommitMixin(OffsetManagerBase):
 
         return CoordinatorResult(records, response, group.partition, "offset commit", durable)
 
-    def _validate_offset_commit(self, ctx: RequestContext, request: OffsetCommitRequest) -> ClassicGroup:
-        """#32/#33 (Kafka `validateOffsetCommit`); creates a simple group for a generation-less commit."""
+    def _validate_offset_commit(
+        self, ctx: RequestContext, request: OffsetCommitRequest
+    ) -> ClassicGroup | ConsumerGroup:
+        """#32/#33 (Kafka `validateOffsetCommit`); creates a simple group for a generation-less commit. A consumer
+        group checks the member's epoch instead (K46)."""
         generation = request.generation_id_or_member_epoch
+        consumer_group = self._group_manager.consumer_group(request.group_id)
+        if consumer_group is not None:
+            if consumer_group.is_dead:
+                raise GroupError(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+            validate_offset_commit(consumer_group, request.member_id, generation, ctx.api_version)
+            return consumer_group
         group = self._group_manager.group(request.group_id)
         if group is None:
             if generation < 0:

@@ -9,6 +9,12 @@ out when they are durable (or with the mapped error when the write fails).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
+from coordinator.consumer_group.group import ConsumerGroup
+from coordinator.consumer_group.offset_checks import is_subscribed_to_topic
+from coordinator.group import ClassicGroup
 from coordinator.offset_base import OffsetManagerBase
 from coordinator.records import offset_commit_tombstone
 from coordinator.result import CoordinatorResult
@@ -21,6 +27,10 @@ from protocol.messages.offset_delete import (
     OffsetDeleteResponsePartition,
     OffsetDeleteResponseTopic,
 )
+
+
+def _nothing(_topic: str) -> bool:
+    return False
 
 
 def _partition(index: int, error: ErrorCode) -> OffsetDeleteResponsePartition:
@@ -39,19 +49,30 @@ class OffsetDeleteMixin(OffsetManagerBase):
         error = self._gate(request.group_id, allow_empty_id=False)
         if error is not None:
             return CoordinatorResult.of(OffsetDeleteResponse(error_code=error))
-        group = self._group_manager.group(request.group_id)
-        if group is None or group.is_in(GroupState.DEAD):
-            return CoordinatorResult.of(OffsetDeleteResponse(error_code=ErrorCode.GROUP_ID_NOT_FOUND))
-        active = not group.is_in(GroupState.EMPTY)
-        if active and not group.uses_consumer_protocol:
-            return CoordinatorResult.of(OffsetDeleteResponse(error_code=ErrorCode.NON_EMPTY_GROUP))
+        group: ClassicGroup | ConsumerGroup | None
+        consumer_group = self._group_manager.consumer_group(request.group_id)
+        subscribed_to: Callable[[str], bool]
+        if consumer_group is not None and not consumer_group.is_dead:
+            # K51: a consumer group refuses topics its members subscribe to, whatever its state.
+            group = consumer_group
+            subscribed_to = partial(is_subscribed_to_topic, consumer_group)
+        else:
+            group = self._group_manager.group(request.group_id)
+            if group is None or group.is_in(GroupState.DEAD):
+                return CoordinatorResult.of(OffsetDeleteResponse(error_code=ErrorCode.GROUP_ID_NOT_FOUND))
+            if group.is_in(GroupState.EMPTY):
+                subscribed_to = _nothing
+            elif group.uses_consumer_protocol:
+                subscribed_to = group.is_subscribed_to_topic
+            else:
+                return CoordinatorResult.of(OffsetDeleteResponse(error_code=ErrorCode.NON_EMPTY_GROUP))
         offsets = group.offsets
         deleted: list[tuple[str, int]] = []
         rejected: list[tuple[str, OffsetDeleteResponsePartition]] = []
         answered: list[tuple[str, OffsetDeleteResponsePartition]] = []
         known = self._known_partition
         for topic in request.topics:
-            subscribed = active and group.is_subscribed_to_topic(topic.name)
+            subscribed = subscribed_to(topic.name)
             code = ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC if subscribed else ErrorCode.NONE
             for p in topic.partitions:
                 tp = (topic.name, p.partition_index)

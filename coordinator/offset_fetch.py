@@ -9,10 +9,12 @@ partitions (v0-1), the top level (v2-7) or the group (v8+).
 
 from __future__ import annotations
 
+from coordinator.consumer_group.group import ConsumerGroup
+from coordinator.consumer_group.offset_checks import validate_offset_fetch
 from coordinator.context import RequestContext
-from coordinator.errors import offset_fetch_error
+from coordinator.errors import GroupError, offset_fetch_error
+from coordinator.group import ClassicGroup
 from coordinator.offset_base import OffsetManagerBase
-from coordinator.state import GroupState
 from protocol.errors import ErrorCode
 from protocol.messages.offset_fetch import (
     OffsetFetchRequest,
@@ -41,7 +43,9 @@ class OffsetFetchMixin(OffsetManagerBase):
             groups: list[OffsetFetchResponseGroup] = []
             for requested in request.groups:
                 wanted = None if requested.topics is None else [(t.name, t.partition_indexes) for t in requested.topics]
-                error, topics = self._fetch_group(requested.group_id, wanted, request.require_stable)
+                error, topics = self._fetch_group(
+                    requested.group_id, wanted, request.require_stable, requested.member_id, requested.member_epoch
+                )
                 groups.append(
                     OffsetFetchResponseGroup(
                         group_id=requested.group_id,
@@ -89,14 +93,28 @@ class OffsetFetchMixin(OffsetManagerBase):
         )
 
     def _fetch_group(
-        self, group_id: str | None, wanted: list[tuple[str, list[int]]] | None, require_stable: bool
+        self,
+        group_id: str | None,
+        wanted: list[tuple[str, list[int]]] | None,
+        require_stable: bool,
+        member_id: str | None = None,
+        member_epoch: int = -1,
     ) -> tuple[ErrorCode, list[_TopicResult]]:
         error = self._gate(group_id, allow_empty_id=True)
         if error is not None:
             return offset_fetch_error(error), []
         assert group_id is not None
-        group = self._group_manager.group(group_id)
-        if group is None or group.is_in(GroupState.DEAD):
+        group: ClassicGroup | ConsumerGroup | None
+        consumer_group = self._group_manager.consumer_group(group_id)
+        if consumer_group is not None and not consumer_group.is_dead:
+            try:
+                validate_offset_fetch(consumer_group, member_id, member_epoch)  # K49
+            except GroupError as e:
+                return e.code, []
+            group = consumer_group
+        else:
+            group = self._group_manager.group(group_id)
+        if group is None or not self._group_manager.is_live(group):
             return ErrorCode.NONE, [
                 (name, [(p, INVALID_OFFSET, -1, "", ErrorCode.NONE) for p in parts]) for name, parts in wanted or []
             ]

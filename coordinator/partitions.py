@@ -144,8 +144,10 @@ class PartitionManager:
             loaded = replay(partition, records, self._events)
             self._table.mark(partition, PartitionStatus.ACTIVE)
             self._groups.install(loaded.groups)
+            self._groups.install_consumer_groups(loaded.consumer_groups)
             self._offsets.start_retention()
-            self._events.partition_loaded(partition, len(loaded.groups), loaded.records, loaded.skipped)
+            groups = len(loaded.groups) + len(loaded.consumer_groups)
+            self._events.partition_loaded(partition, groups, loaded.records, loaded.skipped)
         except Exception as exc:
             self.fail_loading(partition, repr(exc))
             return False

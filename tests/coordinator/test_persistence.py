@@ -12,12 +12,13 @@ from coordinator.records import CoordinatorRecord, UnknownRecordKey
 from coordinator.state import GroupState
 from protocol import consumer_offsets
 from protocol.errors import ErrorCode
+from protocol.kafka_uuid import kafka_uuid_to_str
 from protocol.messages.group_metadata_key import GroupMetadataKey
 from protocol.messages.group_metadata_value import GroupMetadataValue, MemberMetadata
 from protocol.messages.offset_commit_key import OffsetCommitKey
 from protocol.messages.offset_commit_value import OffsetCommitValue
 from tests.coordinator.harness import CoordinatorTestContext, EventRecorder, completing, subscription
-from tests.support.consumer_group_records import consumer_group_record_bytes
+from tests.support.consumer_group_records import TOPIC_ID, consumer_group_record_bytes
 
 NONE = ErrorCode.NONE
 
@@ -252,7 +253,9 @@ def _loaded(groups: dict[str, ClassicGroup]) -> dict[str, Any]:
     }
 
 
-def test_rule_44_consumer_group_records_are_skipped_as_not_yet_served_and_classic_groups_load_unchanged() -> None:
+def test_rule_44_consumer_group_records_load_a_consumer_group_and_classic_groups_load_unchanged() -> None:
+    """K56: the KIP-848 record types, interleaved with classic records, rebuild the consumer group (epochs, the
+    member's subscription, target and reconciliation state); the classic groups load exactly as without them."""
     ctx = CoordinatorTestContext()
     g = ctx.join_with_n_members("g", 2)
     ctx.commit(group_id="g", member_id=g.leader_id, generation_id=g.generation_id, offsets={("t", 0): 42})
@@ -268,17 +271,17 @@ def test_rule_44_consumer_group_records_are_skipped_as_not_yet_served_and_classi
 
     assert _loaded(loaded.groups) == _loaded(baseline.groups) and "cg" not in loaded.groups
     assert (loaded.records, loaded.skipped) == (len(mixed), 0)
-    assert loaded.records_skipped_consumer_group == len(kip848)
-    assert recorder.of("partition.consumer_group_records_skipped") == [
-        {"partition": partition, "records": len(kip848), "groups": ["cg"]}
-    ]
+    group = loaded.consumer_groups["cg"]
+    assert (group.group_epoch, group.assignment_epoch) == (3, 3)
+    assert list(group.members) == ["m1"]
+    member = group.members["m1"]
+    assert (member.subscribed_topic_names, member.server_assignor, member.client_id) == (("orders",), "uniform", "c1")
+    assert member.classic is not None and member.classic.protocols == (("range", b"\x01\x02"),)
+    topic = kafka_uuid_to_str(TOPIC_ID)
+    assert (member.member_epoch, member.assignment.previous_member_epoch) == (3, 2)
+    assert member.assignment.assigned_partitions == {(topic, 0)}
+    assert member.assignment.partitions_pending_revocation == {(topic, 1)}
+    assert group.target == {"m1": {topic: frozenset({0, 1})}}
+    assert group.subscription_metadata["orders"].partitions == 2
+    assert group.state.value == "Stable"  # K39 reads the state byte (0) and the epochs, all at 3
     assert recorder.of("partition.record_skipped") == []  # not reported as unknown or malformed
-
-
-def test_rule_44_a_partition_without_consumer_group_records_reports_none() -> None:
-    ctx = CoordinatorTestContext()
-    ctx.commit(group_id="simple", offsets={("t", 1): 7})
-    recorder = EventRecorder()
-    loaded = replay(0, ctx.store.records(ctx.coordinator.partition_for("simple")), Events(recorder))
-    assert loaded.records_skipped_consumer_group == 0
-    assert recorder.of("partition.consumer_group_records_skipped") == []

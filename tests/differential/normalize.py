@@ -1,10 +1,11 @@
 """Turn decoded responses into plain data and normalise what legitimately differs between two brokers.
 
 What differs and is not behaviour: member ids (``client-id`` + a random UUID; each scenario names the ones it
-learns, e.g. ``<A>``), cluster ids, topic ids, listener ports, timestamps and throttle times, and the run token both
-brokers share in group and topic names (``<run>``, so pinned differences stay stable across runs). Everything else
-is compared as the broker sent it, error messages included. Lists of members are sorted by their (normalised)
-member id, since neither broker promises an order.
+learns, e.g. ``<A>``), cluster ids, topic ids (``<topic-id>``, or the name a scenario gave one with ``alias``),
+listener ports, timestamps and throttle times, and the run token both brokers share in group and topic names
+(``<run>``, so pinned differences stay stable across runs). Everything else is compared as the broker sent it,
+error messages included. Lists of members are sorted by their (normalised) member id, since neither broker promises
+an order.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ class Normalizer:
         self.token = token
         # Longest first, so an id that contains another (a static member's instance id) is replaced whole.
         self.aliases = sorted(aliases.items(), key=lambda item: -len(item[0]))
+        self.named = {real: f"<{name}>" for real, name in aliases.items() if real}
 
     def text(self, value: str) -> str:
         for real, name in self.aliases:
@@ -70,6 +72,8 @@ class Normalizer:
             if items and all(isinstance(v, dict) and "member_id" in v for v in items):
                 items.sort(key=lambda v: str(v["member_id"]))
             return items
+        if isinstance(value, str) and value in self.named:
+            return self.named[value]  # a named id (a topic id the scenario learnt) wins over the opaque rule below
         if key in OPAQUE and value not in (None, -1, ZERO_UUID, ""):
             return OPAQUE[key]
         if _is_time(key) and isinstance(value, int) and value >= 0:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.targets import CONSUMER_PROTOCOL_SETTINGS, E2ETarget
+from tests.reference.kafka import ReferenceKafka, unavailable_reason
 from tests.support.broker_process import BrokerProcess, running_broker
 
 
@@ -20,3 +22,23 @@ def broker_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerP
 @pytest.fixture(scope="module")
 def bootstrap(broker_process: BrokerProcess) -> str:
     return broker_process.bootstrap
+
+
+@pytest.fixture(scope="module")
+def e2e_target(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[E2ETarget]:
+    """The bootstrap of the broker a module runs against, with `CONSUMER_PROTOCOL_SETTINGS`: a group-broker
+    process by default, the reference Apache Kafka with `--e2e-broker=kafka`. Asked for explicitly, a missing Kafka
+    fails the run instead of skipping it."""
+    if request.config.getoption("--e2e-broker") == "kafka":
+        reason = unavailable_reason()
+        if reason is not None:
+            pytest.fail(f"--e2e-broker=kafka: {reason}", pytrace=False)
+        kafka = ReferenceKafka(tmp_path_factory.mktemp("reference-kafka"), CONSUMER_PROTOCOL_SETTINGS)
+        kafka.start()
+        try:
+            yield E2ETarget(kafka.bootstrap, None)
+        finally:
+            kafka.stop()
+        return
+    with running_broker(tmp_path_factory.mktemp("broker-data"), CONSUMER_PROTOCOL_SETTINGS) as broker:
+        yield E2ETarget(broker.bootstrap, broker)

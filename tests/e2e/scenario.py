@@ -21,6 +21,7 @@ import asyncio
 import json
 import queue
 import threading
+import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
@@ -152,6 +153,8 @@ class Pump:
     consumers: list[GroupConsumer]
     received: dict[str, list[Rec]] = field(default_factory=dict)
     poll_s: float = 0.05
+    # Every record with the monotonic time its poll returned and the consumer's name, in the order received.
+    journal: list[tuple[float, str, Rec]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         for c in self.consumers:
@@ -166,7 +169,10 @@ class Pump:
 
     def poll_once(self) -> None:
         for c in self.consumers:
-            self.received[c.name].extend(c.poll(self.poll_s))
+            records = c.poll(self.poll_s)
+            now = time.monotonic()
+            self.received[c.name].extend(records)
+            self.journal.extend((now, c.name, r) for r in records)
 
     def until(self, predicate: Callable[[], bool], what: str, timeout_s: float = WAIT_S) -> None:
         """Poll every consumer (each poll waits up to `poll_s`) until the predicate holds."""

@@ -8,31 +8,19 @@ protocol on its own threads, so every consumer here is polled round-robin from t
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from collections.abc import Iterator
 
 import pytest
-from confluent_kafka import (
-    OFFSET_INVALID,
-    Consumer,
-    ConsumerGroupTopicPartitions,
-    KafkaError,
-    KafkaException,
-    Producer,
-    TopicPartition,
-)
-from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
+from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka.admin import NewPartitions
 
+from tests.e2e.confluent_client import TIMEOUT_S, ConfluentAdapter, ConfluentConsumer
 from tests.e2e.scenario import (
     GROUP_OPERATIONS,
-    HEARTBEAT_INTERVAL_MS,
     PARTITIONS,
-    SESSION_TIMEOUT_MS,
     WAIT_S,
-    GroupView,
     Opened,
     Pump,
-    Rec,
     assert_exclusive_cover,
     broker_events,
     broker_generation,
@@ -48,118 +36,6 @@ from tests.e2e.scenario import (
 from tests.support.broker_process import BrokerProcess, wait_until
 
 pytestmark = pytest.mark.integration
-
-TIMEOUT_S = 15.0
-
-
-class ConfluentConsumer:
-    def __init__(
-        self, bootstrap: str, group: str, topic: str, name: str, commit_on_revoke: bool = False, **config: Any
-    ) -> None:
-        self.name = name
-        self.topic = topic
-        self.commit_on_revoke = commit_on_revoke
-        self.events: list[tuple[str, frozenset[int]]] = []  # ("assign" | "revoke", partitions), in order
-        self.consumer = Consumer(
-            {
-                "bootstrap.servers": bootstrap,
-                "group.id": group,
-                "client.id": name,
-                "auto.offset.reset": "earliest",
-                "enable.auto.commit": False,
-                "session.timeout.ms": SESSION_TIMEOUT_MS,
-                "heartbeat.interval.ms": HEARTBEAT_INTERVAL_MS,
-                **config,
-            }
-        )
-        self.consumer.subscribe([topic], on_assign=self._on_assign, on_revoke=self._on_revoke)
-
-    def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        self.events.append(("assign", frozenset(tp.partition for tp in partitions)))
-
-    def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        self.events.append(("revoke", frozenset(tp.partition for tp in partitions)))
-        if not self.commit_on_revoke:
-            return
-        # Commit what was consumed from the partitions being given up, so their next owner starts right after it.
-        positions = [tp for tp in consumer.position(partitions) if tp.offset >= 0]
-        if positions:
-            consumer.commit(offsets=positions, asynchronous=False)
-
-    def poll(self, timeout_s: float) -> list[Rec]:
-        received = []
-        for m in self.consumer.consume(num_messages=500, timeout=timeout_s):
-            if m.error() is not None:
-                raise KafkaException(m.error())
-            received.append(Rec(m.partition(), m.offset(), m.key().decode(), m.value().decode()))
-        return received
-
-    def assignment(self) -> set[int]:
-        return {tp.partition for tp in self.consumer.assignment() if tp.topic == self.topic}
-
-    def commit(self) -> None:
-        self.consumer.commit(asynchronous=False)
-
-    def committed(self, partitions: Iterable[int]) -> dict[int, int | None]:
-        found = self.consumer.committed([TopicPartition(self.topic, p) for p in partitions], timeout=TIMEOUT_S)
-        return {tp.partition: None if tp.offset == OFFSET_INVALID else tp.offset for tp in found}
-
-    def memberid(self) -> str:
-        return str(self.consumer.memberid())
-
-    def close(self) -> None:
-        self.consumer.close()
-
-
-class ConfluentAdapter:
-    def __init__(self, bootstrap: str) -> None:
-        self.bootstrap = bootstrap
-        self.admin = AdminClient({"bootstrap.servers": bootstrap})
-        self.producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
-
-    def create_topic(self, topic: str, partitions: int) -> None:
-        futures = self.admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)])
-        futures[topic].result(TIMEOUT_S)
-
-    def produce(self, topic: str, records: Sequence[tuple[str, str]], partition: int | None = None) -> list[Rec]:
-        acked: dict[int, Rec] = {}
-
-        def delivered(index: int) -> Any:
-            def report(err: KafkaError | None, m: Any) -> None:
-                assert err is None, err
-                acked[index] = Rec(m.partition(), m.offset(), m.key().decode(), m.value().decode())
-
-            return report
-
-        for i, (k, v) in enumerate(records):
-            extra = {} if partition is None else {"partition": partition}
-            self.producer.produce(topic, key=k, value=v, on_delivery=delivered(i), **extra)
-        assert self.producer.flush(TIMEOUT_S) == 0
-        return [acked[i] for i in range(len(records))]
-
-    def consumer(
-        self, group: str, topic: str, name: str, commit_on_revoke: bool = False, **config: Any
-    ) -> ConfluentConsumer:
-        return ConfluentConsumer(self.bootstrap, group, topic, name, commit_on_revoke, **config)
-
-    def committed_offsets(self, group: str, topic: str) -> dict[int, int]:
-        futures = self.admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])
-        result = futures[group].result(TIMEOUT_S)
-        return {tp.partition: tp.offset for tp in result.topic_partitions if tp.topic == topic and tp.offset >= 0}
-
-    def describe(self, group: str, topic: str) -> GroupView:
-        description = self.admin.describe_consumer_groups([group])[group].result(TIMEOUT_S)
-        assignments = {
-            m.member_id: frozenset(tp.partition for tp in m.assignment.topic_partitions if tp.topic == topic)
-            for m in description.members
-        }
-        return GroupView(description.state.name.lower(), assignments)
-
-    def close(self) -> None:
-        self.producer.flush(TIMEOUT_S)
-        # Neither has a close(): dropping the last reference destroys the librdkafka handle now, not when the
-        # garbage collector gets to it after the module's broker is gone (reconnect noise on stderr).
-        del self.producer, self.admin
 
 
 @pytest.fixture

@@ -24,3 +24,13 @@ RETENTION_SETTINGS: dict[str, str] = {
     "offsets.retention.minutes": "1",
     "offsets.retention.check.interval.ms": "1000",
 }
+
+#: For the KIP-848 session-timeout scenario only, on a pair of brokers of its own: a consumer-protocol session of
+#: 1.5 s (Kafka's default is 45 s, with a floor of 45 s too) and a heartbeat interval below it, as Kafka requires.
+CONSUMER_SESSION_SETTINGS: dict[str, str] = {
+    **SHARED_GROUP_SETTINGS,
+    "group.consumer.session.timeout.ms": "1500",
+    "group.consumer.min.session.timeout.ms": "1000",
+    "group.consumer.heartbeat.interval.ms": "500",
+    "group.consumer.min.heartbeat.interval.ms": "500",
+}
