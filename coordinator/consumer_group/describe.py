@@ -58,7 +58,7 @@ class ConsumerGroupDescribeMixin(GroupManagerBase):
             client_id=member.client_id,
             client_host=member.client_host,
             subscribed_topic_names=list(member.subscribed_topic_names),
-            subscribed_topic_regex=member.subscribed_topic_regex,
+            subscribed_topic_regex=member.subscribed_topic_regex or "",  # Kafka's member default: "" (no regex)
             assignment=self._named_assignment(member.assignment.assigned_partitions),
             target_assignment=self._named_assignment(assignment_partitions(group.target_of(member.member_id))),
         )

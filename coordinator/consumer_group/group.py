@@ -25,6 +25,8 @@ from coordinator.consumer_group.member_state import MemberState, TopicPartition
 from coordinator.consumer_group.topics import TopicImage
 from coordinator.offsets import GroupOffsets
 
+INITIAL_EPOCH = 1
+"""The epochs of a group that has written nothing yet; its first join writes epoch 2."""
 CONSUMER_GROUP_TYPE = "consumer"
 CONSUMER_PROTOCOL_TYPE = "consumer"
 
@@ -84,8 +86,10 @@ class ConsumerGroup:
     def __init__(self, group_id: str, partition: int, *, state_timestamp_ms: int | None = None) -> None:
         self.group_id = group_id
         self.partition = partition
-        self.group_epoch = 0
-        self.assignment_epoch = 0
+        # Kafka 4.4 (KAFKA-20268) starts a new group at epoch 1 with an empty target at epoch 1, written nowhere,
+        # so that its first members reconcile towards epoch 1 while the first real target (epoch 2) is computed.
+        self.group_epoch = INITIAL_EPOCH
+        self.assignment_epoch = INITIAL_EPOCH
         self.members: dict[str, ConsumerGroupMember] = {}
         """In join order."""
         self.static_members: dict[str, str] = {}

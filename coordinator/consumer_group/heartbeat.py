@@ -186,8 +186,6 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
         if updated.subscribed_topic_regex != member.subscribed_topic_regex and updated.subscribed_topic_regex:
             self._resolve_new_regex(group, updated.subscribed_topic_regex, change)
         group.put_member(updated)
-        if group.group_epoch == 0 and not change.bump_reasons:
-            change.bump_reasons.append("new group")
         self._refresh_topic_metadata(group, change, force=bool(change.bump_reasons))
         if change.bump_reasons:
             self._bump_group_epoch(group, change)
@@ -494,7 +492,8 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
         )
 
     def _fence_member(self, group: ConsumerGroup, member: ConsumerGroupMember, reason: str) -> list[CoordinatorRecord]:
-        """K36: remove the member, drop its target, re-read the subscriptions and bump the group epoch."""
+        """K36: remove the member, drop its target, re-read the subscriptions, bump the group epoch and compute the
+        new target."""
         group_id = group.group_id
         group.remove_member(member.member_id)
         group.target.pop(member.member_id, None)
@@ -504,6 +503,9 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
         change.bump_reasons.append(f"member {member.member_id} removed: {reason}")
         self._refresh_topic_metadata(group, change, force=True)
         self._bump_group_epoch(group, change)
+        # Kafka 4.4 computes the new target at once (its DescribeGroups shows it right after a leave); earlier
+        # releases waited for the next heartbeat.
+        self._assign(group, change)
         self._note_state(group)
         return change.records
 

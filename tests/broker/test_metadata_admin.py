@@ -593,7 +593,7 @@ async def sweep_consumer_group_heartbeat(s: Sweep, c: WireClient, v: int) -> Non
         topic_partitions=[],
     )
     joined = await c.call(ApiKey.CONSUMER_GROUP_HEARTBEAT, v, join)
-    assert (joined.error_code, joined.member_epoch) == (ErrorCode.NONE, 1)
+    assert (joined.error_code, joined.member_epoch) == (ErrorCode.NONE, 2)  # a new group starts at 1 (KAFKA-20268)
     assert joined.member_id and joined.assignment is not None
     assert sorted(joined.assignment.topic_partitions[0].partitions) == [0]
     leave = ConsumerGroupHeartbeatRequest(group_id=group, member_id=joined.member_id, member_epoch=-1)
@@ -621,8 +621,8 @@ async def sweep_consumer_group_describe(s: Sweep, c: WireClient, v: int) -> None
     assert (await c.call(ApiKey.CONSUMER_GROUP_HEARTBEAT, 1, join)).error_code == ErrorCode.NONE
     request = ConsumerGroupDescribeRequest(group_ids=[group, f"{s.prefix}-none"], include_authorized_operations=True)
     found, missing = (await c.call(ApiKey.CONSUMER_GROUP_DESCRIBE, v, request)).groups
-    assert (found.error_code, found.group_state, found.group_epoch, found.assignor_name) == (0, "Stable", 1, "uniform")
-    assert [(m.member_id, m.member_epoch) for m in found.members] == [("m", 1)]
+    assert (found.error_code, found.group_state, found.group_epoch, found.assignor_name) == (0, "Stable", 2, "uniform")
+    assert [(m.member_id, m.member_epoch) for m in found.members] == [("m", 2)]
     assert found.members[0].assignment.topic_partitions[0].topic_name == topic
     assert found.authorized_operations == GROUP_AUTHORIZED_OPERATIONS
     assert missing.error_code == ErrorCode.GROUP_ID_NOT_FOUND

@@ -345,12 +345,18 @@ class Stream:
         return self.acked
 
 
-def test_rolling_upgrade_from_classic_to_consumer_protocol(adapter: ConfluentAdapter, e2e_target: E2ETarget) -> None:
+def test_rolling_upgrade_from_classic_to_consumer_protocol(
+    adapter: ConfluentAdapter, e2e_target: E2ETarget, request: pytest.FixtureRequest
+) -> None:
     """A classic group of three (group.protocol=classic) consumes a steady stream; its members are replaced one by
     one by group.protocol=consumer members (each commits and closes first). The group turns into a consumer group
     when the first consumer-protocol member joins and serves the mixed members meanwhile, every step settles with
     each partition owned once, the stream keeps being consumed throughout, and in the end all members use the
     consumer protocol, nothing is lost, and nothing is received twice below a commit."""
+    if e2e_target.broker is not None:
+        # Online migration (KIP-848) is written but not merged on main yet (issue #14 in progress). Strict: this
+        # test runs in full and must fail on group-broker until it lands; it passes against Kafka.
+        request.applymarker(pytest.mark.xfail(strict=True, reason="online classic->consumer migration not merged"))
     topic, group = unique("ck848-upgrade"), unique("ck848-upgrade-group")
     adapter.create_topic(topic, PARTITIONS)
     stream = Stream(adapter, topic)

@@ -20,7 +20,7 @@ def _mid_reconciliation() -> ConsumerGroupTestContext:
     ctx = ConsumerGroupTestContext({"foo": 4})
     ctx.join_cg(member_id="m1", topics=["foo"])
     ctx.join_cg(member_id="m2", topics=["foo"])
-    response = ctx.cg_heartbeat(member_id="m1", member_epoch=1).value
+    response = ctx.cg_heartbeat(member_id="m1", member_epoch=2).value
     assert by_name(response, "foo") == {"foo": [0, 1]}
     return ctx
 
@@ -30,7 +30,7 @@ def test_k56_a_group_restarted_mid_reconciliation_resumes_with_the_same_epochs()
     old = before.cg()
     ctx = _restarted(before)
     group = ctx.cg()
-    assert (group.group_epoch, group.assignment_epoch) == (old.group_epoch, old.assignment_epoch) == (2, 2)
+    assert (group.group_epoch, group.assignment_epoch) == (old.group_epoch, old.assignment_epoch) == (3, 3)
     assert group.members == old.members
     assert group.target == old.target
     assert group.state.value == "Reconciling"
@@ -51,21 +51,21 @@ def test_k57_loading_arms_a_full_session_for_every_member_and_the_revocation_tim
 
 def test_k56_after_the_restart_the_revocation_completes_and_the_partitions_move() -> None:
     ctx = _restarted(_mid_reconciliation())
-    revoked = ctx.cg_heartbeat(member_id="m1", member_epoch=1, owned={"foo": [0, 1]}).value
-    assert (revoked.error_code, revoked.member_epoch) == (0, 2)
-    taken = ctx.cg_heartbeat(member_id="m2", member_epoch=2).value
+    revoked = ctx.cg_heartbeat(member_id="m1", member_epoch=2, owned={"foo": [0, 1]}).value
+    assert (revoked.error_code, revoked.member_epoch) == (0, 3)
+    taken = ctx.cg_heartbeat(member_id="m2", member_epoch=3).value
     assert by_name(taken, "foo") == {"foo": [2, 3]}
     assert ctx.cg().state.value == "Stable"
 
 
 def test_k56_a_member_that_left_before_the_restart_stays_gone_and_committed_offsets_stay_the_groups() -> None:
     before = _mid_reconciliation()
-    before.commit(group_id="group", member_id="m2", generation_id=2, offsets={("foo", 2): 7}, version=9)
+    before.commit(group_id="group", member_id="m2", generation_id=3, offsets={("foo", 2): 7}, version=9)
     left = before.cg_heartbeat(member_id="m2", member_epoch=-1).value
     assert left.member_epoch == -1
     ctx = _restarted(before)
     group = ctx.cg()
     assert list(group.members) == ["m1"]
-    assert group.group_epoch == 3
+    assert group.group_epoch == 4
     assert ctx.coordinator.group("group") is None  # the offsets did not make a classic group
     assert group.offsets.get("foo", 2) is not None

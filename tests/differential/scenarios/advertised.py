@@ -11,7 +11,6 @@ NEWEST = "The newest versions come with Kafka 4's schemas: issue #16."
 BOTH = "Old versions Kafka 4 removed (KIP-896) are still served here; the newest ones come with issue #16."
 PARITY = "Served from issue #16 (API parity for a single node)."
 TXN = "Transactions: issue #15."
-KIP_848 = "KIP-848 consumer groups: issue #14."
 SECURITY = "Security (SASL, ACLs, tokens, SCRAM): issue #17."
 SHARE = "Share groups (KIP-932) are not planned."
 STREAMS = "Streams groups (KIP-1071) are not planned."
@@ -31,6 +30,11 @@ RANGES: dict[str, tuple[str, str, str]] = {
     "DELETE_TOPICS": ("0-6", "1-6", KIP_896),
     "DESCRIBE_CONFIGS": ("0-4", "1-4", KIP_896),
     "DELETE_GROUPS": ("0-2", "0-3", NEWEST),
+    "CONSUMER_GROUP_DESCRIBE": (
+        "0-0",
+        "0-1",
+        "ConsumerGroupDescribe v1 (member type) is newer than the vendored schemas; v0 answers the same groups.",
+    ),
     "SASL_HANDSHAKE": (MISSING, "0-1", SECURITY),
     "DELETE_RECORDS": (MISSING, "0-2", PARITY),
     "OFFSET_FOR_LEADER_EPOCH": (MISSING, "2-4", PARITY),
@@ -65,8 +69,6 @@ RANGES: dict[str, tuple[str, str, str]] = {
     "UNREGISTER_BROKER": (MISSING, "0-0", CLUSTER),
     "DESCRIBE_TRANSACTIONS": (MISSING, "0-0", TXN),
     "LIST_TRANSACTIONS": (MISSING, "0-2", TXN),
-    "CONSUMER_GROUP_HEARTBEAT": (MISSING, "0-1", KIP_848),
-    "CONSUMER_GROUP_DESCRIBE": (MISSING, "0-1", KIP_848),
     "LIST_CONFIG_RESOURCES": (MISSING, "0-1", PARITY),
     "DESCRIBE_TOPIC_PARTITIONS": (MISSING, "0-0", PARITY),
     "SHARE_GROUP_HEARTBEAT": (MISSING, "1-1", SHARE),
@@ -94,7 +96,7 @@ NO_FEATURES = "group-broker is not a KRaft node: it has no feature levels, and n
 #: (path, Kafka's value, why) for the feature levels Kafka reports and group-broker does not.
 FEATURES: tuple[tuple[str, object, str], ...] = (
     ("supported features.metadata.version", "7-33", NO_FEATURES),
-    ("finalized features.group.version", 1, "The consumer group protocol's feature level: issue #14 (KIP-848)."),
+    ("finalized features.group.version", 1, NO_FEATURES + " The consumer group protocol is served regardless."),
     ("finalized features.streams.version", 1, STREAMS),
     ("finalized features.transaction.version", 2, "The transaction protocol's feature level: issue #15."),
     ("finalized features.eligible.leader.replicas.version", 1, CLUSTER),

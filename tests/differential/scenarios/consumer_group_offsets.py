@@ -8,7 +8,7 @@ from __future__ import annotations
 from protocol.messages.delete_groups import DeleteGroupsRequest
 from protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchRequestGroup, OffsetFetchRequestTopics
 from protocol.registry import ApiKey
-from tests.differential.registry import scenario
+from tests.differential.registry import Known, scenario
 from tests.differential.scenarios.admin import _offset_delete
 from tests.differential.scenarios.common import describe, join_body
 from tests.differential.scenarios.consumer_group import Member, topic
@@ -56,7 +56,38 @@ async def consumer_group_commit_and_fetch(s: Session) -> None:
     await _fetch_as(conn, group, name, "", -1, "v9 fetch after A left")
 
 
-@scenario("#14 admin")
+MIGRATION = (
+    "A classic JoinGroup into a consumer group's id is online migration (KIP-848), which is not merged yet (issue #14"
+    " in progress): group-broker treats the id as a new classic group."
+)
+MIGRATION_AFTER = "Follows from the classic JoinGroup above: the id is a classic group on group-broker (issue #14)."
+
+
+@scenario(
+    "#14 admin",
+    known=(
+        Known("classic JoinGroup, protocol type connect.error_code", 79, 23, MIGRATION),
+        Known("classic JoinGroup, protocol type connect.member_id", "<member-id>", "", MIGRATION),
+        Known("DescribeGroups v5 once Empty.groups[0].group_state", "Empty", "Dead", MIGRATION_AFTER),
+        Known("A joins the deleted group again.error_code", 69, 0, MIGRATION_AFTER),
+        Known(
+            "A joins the deleted group again.error_message",
+            "Group cg-admin-<run> is not a consumer group.",
+            None,
+            MIGRATION_AFTER,
+        ),
+        Known("A joins the deleted group again.member_id", None, "<A>", MIGRATION_AFTER),
+        Known("A joins the deleted group again.heartbeat_interval_ms", 0, 5000, MIGRATION_AFTER),
+        Known("A settles in the new group.settled", False, True, MIGRATION_AFTER),
+        Known("A settles in the new group.member_epoch", -1, 2, MIGRATION_AFTER),
+        Known(
+            "A settles in the new group.owned",
+            [],
+            [{"topic_id": "<cg-admin-t-id>", "partitions": [0]}],
+            MIGRATION_AFTER,
+        ),
+    ),
+)
 async def consumer_group_admin(s: Session) -> None:
     """A consumer group with a member: DeleteGroups is NON_EMPTY_GROUP, OffsetDelete refuses the subscribed topic
     (GROUP_SUBSCRIBED_TO_TOPIC) and deletes the other, DescribeGroups answers as Kafka does for a group of the
