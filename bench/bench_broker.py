@@ -1,6 +1,6 @@
 """The whole broker over TCP, side by side with librdkafka's mock cluster, Apache Kafka and franz-go's kfake.
 
-Four tables, one column per peer (`bench.peers`: ours, mock, kafka, kfake), the ratios ours/mock and ours/kafka,
+Six tables, one column per peer (`bench.peers`: ours, mock, kafka, kfake), the ratios ours/mock and ours/kafka,
 and the issue's target for our broker (figures only; nothing fails on time, and a peer that cannot run here or
 fails shows "n/a (why)" in its column; a peer that stops answering fails after PEER_BUDGET_S). Every broker is a
 child process on 127.0.0.1, driven by one raw-protocol client process (`bench/wire_load.py`, on uvloop), one peer
@@ -21,10 +21,17 @@ every peer ran with.
   generation that holds all N members. Members that already synced probe with a Heartbeat every 100 ms until then,
   to learn of a rebalance started by a later joiner. Session and rebalance timeouts 6 s. Each peer has
   FORMATION_BUDGET_S per size for its runs; a size where none finished prints "n/a (did not form in ...)".
+* consumer-protocol group formation (KIP-848, `bench.consumer_group_load`): N = 10, 100, 1000 members join a fresh
+  group with ConsumerGroupHeartbeat (epoch 0) subscribed to a topic of N partitions; timed from the first heartbeat
+  written until every member sits at one epoch with its assignment acknowledged and all N partitions owned. Members
+  acknowledge a new assignment at once and otherwise heartbeat every 100 ms. A peer that does not serve
+  ConsumerGroupHeartbeat shows "not served". The classic and the consumer tables share this module's code: only
+  the group (`bench.group_protocols.GroupProtocol`) differs.
 * heartbeats: a Stable group of HB_MEMBERS members, one connection each, every connection sending its next
   Heartbeat v3 the moment the previous answer arrives, for HB_WINDOW_S; best of HB_WINDOWS windows. CPU rows say
   who was the bottleneck (1.0 = one core). Session timeout 10 s rather than 30 s: the mock waits session.timeout
   minus 1 s for a late joiner while the group forms, and the heartbeat cost does not depend on it.
+  The same for a consumer-protocol group: back-to-back ConsumerGroupHeartbeat keep-alives (member id and epoch).
 * produce/fetch: one producer connection sends one pre-encoded ~1 MiB record batch (uncompressed, 1 KB values)
   with Produce v8, acks=1, round-robin over the partitions, up to PRODUCE_IN_FLIGHT requests in flight (as
   librdkafka's max.in.flight); then one consumer connection reads it back with Fetch v11 (max_bytes 64 MiB,
@@ -47,11 +54,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from bench.consumer_group_load import NotServed
+from bench.group_protocols import CLASSIC, CONSUMER, GroupFactory, GroupProtocol
 from bench.peers import Broker, Cell, Measure, Peer, comparison_table, peers, settings_notes
 from bench.wire_load import (
-    HEARTBEAT_VERSION,
     Connection,
-    GroupRun,
     ServerProcess,
     api_versions_roundtrip,
     checked_error,
@@ -67,7 +74,6 @@ from bench.wire_load import (
 from protocol import api
 from protocol.errors import ErrorCode
 from protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
-from protocol.messages.heartbeat import HeartbeatRequest
 from protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
 from protocol.records import Record, RecordBatch, encode_batch
 from protocol.registry import ApiKey
@@ -76,7 +82,6 @@ STARTUP_RUNS = 5
 KAFKA_STARTUP_RUNS = 3  # a JVM start, plus the storage format's
 STARTUP_TARGET_MS = 300.0
 
-FORMATION_SIZES = (1, 10, 100, 1000)
 FORMATION_RUNS = {1: 5, 10: 5, 100: 3, 1000: 2}
 FORMATION_TIMEOUT_MS = 6000
 FORMATION_BUDGET_S = 120.0  # per peer and size, for all its runs
@@ -87,6 +92,7 @@ HB_WINDOW_S = 3.0
 HB_WINDOWS = 3
 HB_SESSION_TIMEOUT_MS = 10_000
 HB_TARGET = 20_000.0
+HB_FIRST_CORRELATION_ID = 1000
 
 BATCH_BYTES = 1024 * 1024
 VALUE_BYTES = 1000
@@ -101,6 +107,7 @@ THROUGHPUT_TARGET_MBS = 100.0
 PRODUCE_VERSION = 8
 FETCH_VERSION = 11
 
+NOT_SERVED = "not served"
 NOTE_LOAD = "one run on a shared 2-core machine: compare within a run, not across runs"
 T = TypeVar("T")
 _BATCH_HEAD = struct.Struct(">qi")  # base offset, batch length (the 12 bytes of LOG_OVERHEAD)
@@ -127,6 +134,9 @@ def _each_peer(columns: Sequence[Peer], measure: Callable[[Peer], T], failures: 
             continue
         try:
             results[peer.name] = measure(peer)
+        except NotServed as exc:
+            failures[peer.name] = f"{NOT_SERVED}: {exc}"
+            print(f"  ({peer.name}: {failures[peer.name]})", flush=True)
         except Exception as exc:
             failures[peer.name] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
             print(f"  ({peer.name} failed: {failures[peer.name]})", flush=True)
@@ -142,15 +152,21 @@ async def _within(measurement: Awaitable[T], seconds: float) -> T:
 
 
 def _failed(values: dict[str, Cell], failures: Mapping[str, str]) -> dict[str, Cell]:
-    """`values` with "n/a (failed)" for each peer that failed (its reason is in the notes)."""
-    return {**values, **{name: "n/a (failed)" for name in failures}}
+    """`values` with "n/a (failed)" for each peer that failed (its reason is in the notes), or "not served"."""
+    return {
+        **values,
+        **{name: NOT_SERVED if why.startswith(NOT_SERVED) else "n/a (failed)" for name, why in failures.items()},
+    }
 
 
 def _notes(columns: Sequence[Peer], failures: Mapping[str, str], *extra: str) -> list[str]:
     return [
         *extra,
         *settings_notes(columns),
-        *(f"{name} failed: {why}" for name, why in failures.items()),
+        *(
+            f"{name}: {why}" if why.startswith(NOT_SERVED) else f"{name} failed: {why}"
+            for name, why in failures.items()
+        ),
         NOTE_LOAD,
     ]
 
@@ -246,13 +262,15 @@ def startup(columns: Sequence[Peer]) -> None:
 @dataclass
 class FormationResult:
     seconds: list[float]
-    joins_per_member: list[float]
+    requests_per_member: list[float]
     gave_up: str | None = None
+    #: Why a run failed (an error answer, a lost connection); the runs before it keep their figures.
+    error: str | None = None
 
 
-async def _formation_runs(host: str, port: int, size: int, runs: int, tag: str) -> FormationResult:
+async def _formation_runs(server: Broker, size: int, runs: int, make_group: GroupFactory, tag: str) -> FormationResult:
     """Up to `runs` formations of a fresh group within FORMATION_BUDGET_S; `gave_up` says why when none finished."""
-    connections = await open_connections(host, port, size)
+    connections = await open_connections(server.host, server.port, size)
     result = FormationResult([], [])
     deadline = time.monotonic() + FORMATION_BUDGET_S
     try:
@@ -260,76 +278,85 @@ async def _formation_runs(host: str, port: int, size: int, runs: int, tag: str) 
             left = deadline - time.monotonic()
             if left <= 0:
                 break
-            group = GroupRun(
-                f"bench-form-{tag}-{size}-{run}-{time.time_ns()}",
-                connections,
-                session_timeout_ms=FORMATION_TIMEOUT_MS,
-                rebalance_timeout_ms=FORMATION_TIMEOUT_MS,
-            )
+            group = make_group(f"bench-form-{tag}-{size}-{run}-{time.time_ns()}", connections)
             try:
                 result.seconds.append(await asyncio.wait_for(group.form(), left))
             except TimeoutError:
                 break
-            result.joins_per_member.append(group.joins_sent / size)
+            except NotServed:
+                raise
+            except Exception as exc:  # this size fails; the peer's other sizes keep their figures
+                result.error = f"{type(exc).__name__}: {exc}"
+                break
+            result.requests_per_member.append(group.formation_requests / size)
             await group.leave()
     finally:
         for connection in connections:
             connection.close()
     if not result.seconds:
-        result.gave_up = f"did not form in {FORMATION_BUDGET_S:g} s"
+        result.gave_up = "failed" if result.error else f"did not form in {FORMATION_BUDGET_S:g} s"
     return result
 
 
-def formation(columns: Sequence[Peer]) -> None:
+def formation(columns: Sequence[Peer], protocol: GroupProtocol = CLASSIC) -> None:
     failures: dict[str, str] = {}
+    spoken: dict[str, str] = {}
+    run_errors: list[str] = []
+    sizes = protocol.formation_sizes
     with tempfile.TemporaryDirectory(prefix="bench-broker-groups-") as tmp:
 
         def measure(peer: Peer) -> dict[int, FormationResult]:
             results: dict[int, FormationResult] = {}
-            with _started(peer, Path(tmp) / peer.name) as server:
-                for size in FORMATION_SIZES:
-                    results[size] = run_async(
-                        _formation_runs(server.host, server.port, size, FORMATION_RUNS[size], peer.name)
-                    )
+            with _started(peer, Path(tmp) / peer.name, protocol.topics) as server:
+                connected = protocol.connect(peer, server, FORMATION_TIMEOUT_MS)
+                spoken[peer.name] = connected.speaks
+                for size in sizes:
+                    tag = f"{protocol.name}-{peer.name}"
+                    formed = _formation_runs(server, size, FORMATION_RUNS[size], connected.make_group, tag)
+                    results[size] = run_async(formed)
                     shown = results[size].gave_up or f"{_median(results[size].seconds) * 1e3:,.1f} ms"
                     print(f"  {peer.name} N={size:,}: {shown}", flush=True)
+                    if results[size].error:
+                        run_errors.append(f"{peer.name} N={size:,}: {results[size].error}")
             return results
 
         results = _each_peer(columns, measure, failures)
     measures = []
-    for size in FORMATION_SIZES:
+    for size in sizes:
         best: dict[str, Cell] = {}
         median: dict[str, Cell] = {}
-        joins: dict[str, Cell] = {}
+        requests: dict[str, Cell] = {}
         for name, by_size in results.items():
             result = by_size[size]
             if result.gave_up:
-                best[name] = median[name] = joins[name] = f"n/a ({result.gave_up})"
+                best[name] = median[name] = requests[name] = f"n/a ({result.gave_up})"
                 continue
             best[name] = min(result.seconds) * 1e3
             median[name] = _median(result.seconds) * 1e3
-            joins[name] = _median(result.joins_per_member)
-        ours, mock = median.get("ours"), median.get("mock")
-        met = "(met)" if isinstance(ours, float) and isinstance(mock, float) and ours < mock else "(missed)"
+            requests[name] = _median(result.requests_per_member)
+        target = ""
+        if protocol.with_targets:
+            ours, mock = median.get("ours"), median.get("mock")
+            met = isinstance(ours, float) and isinstance(mock, float) and ours < mock
+            target = "< mock " + ("(met)" if met else "(missed)")
         runs = FORMATION_RUNS[size]
         measures += [
             Measure(f"N={size:,}: best of {runs} (ms)", _failed(best, failures)),
-            Measure(f"N={size:,}: median (ms)", _failed(median, failures), f"< mock {met}"),
-            Measure(f"N={size:,}: JoinGroups/member", _failed(joins, failures), spec=".2f", compare=False),
+            Measure(f"N={size:,}: median (ms)", _failed(median, failures), target),
+            Measure(f"N={size:,}: {protocol.requests_label}", _failed(requests, failures), spec=".2f", compare=False),
         ]
-    header, rows = comparison_table(measures, columns, ",.1f", with_target=True)
+    header, rows = comparison_table(measures, columns, ",.1f", with_target=protocol.with_targets)
     print_table(
-        "group formation: first JoinGroup written -> last SyncGroup answer (ms), fresh group per run",
+        protocol.formation_title,
         header,
         rows,
         notes=_notes(
             columns,
             failures,
             f"each peer gets {FORMATION_BUDGET_S:g} s per size for its runs; 'n/a (did not form ...)' = none finished",
-            "JoinGroups/member: 2 = the MEMBER_ID_REQUIRED round trip (the mock admits at once: 1); more = extra"
-            " rebalance rounds",
-            f"the mock elects at once with whoever joined, then waits session.timeout-1s ({FORMATION_TIMEOUT_MS - 1000}"
-            " ms here) for any later joiner: that timer, not its speed, sets its figure for N > 1",
+            "spoken: " + "; ".join(f"{name} {speaks}" for name, speaks in spoken.items()),
+            *(f"failed run: {error}" for error in run_errors),
+            *(note.format(late_joiner_ms=FORMATION_TIMEOUT_MS - 1000) for note in protocol.formation_notes),
         ),
     )
 
@@ -345,28 +372,21 @@ class HeartbeatResult:
     client_cpu: float
 
 
-async def _heartbeat_windows(server: Broker) -> list[HeartbeatResult]:
+async def _heartbeat_windows(server: Broker, make_group: GroupFactory) -> list[HeartbeatResult]:
     connections = await open_connections(server.host, server.port, HB_MEMBERS)
-    group = GroupRun(
-        f"bench-hb-{time.time_ns()}",
-        connections,
-        session_timeout_ms=HB_SESSION_TIMEOUT_MS,
-        rebalance_timeout_ms=HB_SESSION_TIMEOUT_MS,
-    )
+    group = make_group(f"bench-hb-{time.time_ns()}", connections)
     results = []
     try:
         await asyncio.wait_for(group.form(), 120)
-        frames = []
-        for i, member_id in enumerate(group.member_ids):
-            body = HeartbeatRequest(group_id=group.group_id, generation_id=group.generation, member_id=member_id)
-            frames.append(request_frame(ApiKey.HEARTBEAT, HEARTBEAT_VERSION, body, correlation_id=1000 + i))
+        await group.steady()
+        frames = group.heartbeat_frames(HB_FIRST_CORRELATION_ID)
         pid = server.pid
         for _ in range(HB_WINDOWS):
             server_cpu, client_cpu = cpu_seconds(pid), cpu_seconds()
             started = time.perf_counter()
             stop_at = started + HB_WINDOW_S
             pumps = [
-                conn.pump([frame], _heartbeat_ok(1000 + i), stop_at)
+                conn.pump([frame], _heartbeat_ok(HB_FIRST_CORRELATION_ID + i, group.heartbeat_error_at), stop_at)
                 for i, (conn, frame) in enumerate(zip(connections, frames, strict=True))
             ]
             await asyncio.gather(*(pump.done for pump in pumps))
@@ -386,20 +406,23 @@ async def _heartbeat_windows(server: Broker) -> list[HeartbeatResult]:
     return results
 
 
-def _heartbeat_ok(correlation_id: int) -> Callable[[bytes], bool]:
-    def check(payload: bytes) -> bool:  # Heartbeat v3: header v0, throttle_time_ms, error_code
-        return checked_error(payload, correlation_id, skip=4) == ErrorCode.NONE
+def _heartbeat_ok(correlation_id: int, error_at: int) -> Callable[[bytes], bool]:
+    def check(payload: bytes) -> bool:
+        return checked_error(payload, correlation_id, skip=error_at) == ErrorCode.NONE
 
     return check
 
 
-def heartbeats(columns: Sequence[Peer]) -> None:
+def heartbeats(columns: Sequence[Peer], protocol: GroupProtocol = CLASSIC) -> None:
     failures: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="bench-broker-hb-") as tmp:
 
         def measure(peer: Peer) -> HeartbeatResult:
-            with _started(peer, Path(tmp) / peer.name) as server:
-                windows: list[HeartbeatResult] = run_async(_within(_heartbeat_windows(server), PEER_BUDGET_S))
+            with _started(peer, Path(tmp) / peer.name, protocol.topics) as server:
+                make_group = protocol.connect(peer, server, HB_SESSION_TIMEOUT_MS).make_group
+                windows: list[HeartbeatResult] = run_async(
+                    _within(_heartbeat_windows(server, make_group), PEER_BUDGET_S)
+                )
             best = max(windows, key=lambda r: r.rate)
             best.failures = sum(w.failures for w in windows)
             return best
@@ -410,24 +433,24 @@ def heartbeats(columns: Sequence[Peer]) -> None:
     def per_peer(figure: Callable[[HeartbeatResult], float]) -> dict[str, Cell]:
         return _failed({name: figure(r) for name, r in results.items()}, failures)
 
-    met = ours is not None and ours.rate >= HB_TARGET and (mock is None or ours.rate > mock.rate)
+    target = ""
+    if protocol.with_targets:
+        met = ours is not None and ours.rate >= HB_TARGET and (mock is None or ours.rate > mock.rate)
+        target = f">= {HB_TARGET:,.0f}/s and > mock " + ("(met)" if met else "(missed)")
     measures = [
-        Measure(
-            "heartbeats/s",
-            _failed({name: r.rate for name, r in results.items()}, failures),
-            f">= {HB_TARGET:,.0f}/s and > mock " + ("(met)" if met else "(missed)"),
-        ),
+        Measure("heartbeats/s", per_peer(lambda r: r.rate), target),
         Measure("broker CPU (1.0 = one core)", per_peer(lambda r: r.server_cpu), spec=".2f", compare=False),
         Measure("client CPU (1.0 = one core)", per_peer(lambda r: r.client_cpu), spec=".2f", compare=False),
         Measure("failed answers (all windows)", per_peer(lambda r: float(r.failures)), "0", compare=False),
     ]
-    header, rows = comparison_table(measures, columns, ",.0f", with_target=True)
+    header, rows = comparison_table(measures, columns, ",.0f", with_target=protocol.with_targets)
     print_table(
-        f"heartbeats: {HB_MEMBERS} members of a Stable group, one connection each, back-to-back Heartbeat v3, "
-        f"best of {HB_WINDOWS} x {HB_WINDOW_S:g} s",
+        protocol.heartbeat_title.format(members=HB_MEMBERS) + f", best of {HB_WINDOWS} x {HB_WINDOW_S:g} s",
         header,
         rows,
-        notes=_notes(columns, failures, "CPU columns say who was the bottleneck (1.0 = one core)"),
+        notes=_notes(
+            columns, failures, "CPU rows say who was the bottleneck (1.0 = one core)", *protocol.heartbeat_notes
+        ),
     )
 
 
@@ -642,25 +665,47 @@ def _creates(columns: Sequence[Peer], name: str) -> bool:
 
 
 @contextlib.contextmanager
-def _started(peer: Peer, work_dir: Path) -> Iterator[Broker]:
-    """A started peer that serves groups, stopped on the way out whatever happened."""
-    server = peer.make(work_dir)
+def _started(peer: Peer, work_dir: Path, topics: Mapping[str, int] | None = None) -> Iterator[Broker]:
+    """A started peer that serves groups and has `topics` (name -> partitions), stopped on the way out whatever
+    happened. A peer without CreateTopics is started with them (`Peer.seeded`)."""
+    seed = bool(topics) and not peer.creates_topics
+    server = peer.seeded(work_dir, topics or {}) if seed and peer.seeded is not None else peer.make(work_dir)
     try:
         server.start()
         if peer.wait_ready is not None:
             peer.wait_ready(server)
+        if topics:
+            run_async(_within(_ensure_topics(server, topics, create=not seed), PEER_BUDGET_S))
         yield server
     finally:
         server.stop()
 
 
+async def _ensure_topics(server: Broker, topics: Mapping[str, int], create: bool) -> None:
+    """Create `topics` (where the peer has CreateTopics) and wait until Metadata shows them whole."""
+    conn = await Connection.open(server.host, server.port)
+    try:
+        for name, partitions in topics.items():
+            if create:
+                await create_topic(conn, name, partitions)
+            deadline = time.monotonic() + 60
+            while (shown := await topic_partitions(conn, name, 60)) < partitions:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{name}: {shown} partitions, wanted {partitions}")
+                await asyncio.sleep(0.05)
+    finally:
+        conn.close()
+
+
 def run() -> None:
     columns = peers()
-    raise_fd_limit(4 * max(FORMATION_SIZES) + 256)
+    raise_fd_limit(4 * max(CLASSIC.formation_sizes + CONSUMER.formation_sizes) + 256)
     print("peers: " + "; ".join(f"{p.name} {'ok' if p.available else p.na}" for p in columns), flush=True)
     startup(columns)
-    formation(columns)
-    heartbeats(columns)
+    for protocol in (CLASSIC, CONSUMER):
+        formation(columns, protocol)
+    for protocol in (CLASSIC, CONSUMER):
+        heartbeats(columns, protocol)
     produce_fetch(columns)
 
 

@@ -29,6 +29,13 @@ __all__ = ["BENCH_OVERRIDES", "KafkaServer", "describe_settings", "unavailable_r
 BENCH_OVERRIDES = {
     "group.initial.rebalance.delay.ms": "0",  # as the other peers: no wait for more joiners
     "group.max.size": "2147483647",  # Kafka's default; the shared settings cap groups at 5 members
+    # consumer protocol: hand members a 100 ms heartbeat interval, as the other peers that can (Kafka's floor is 1)
+    "group.consumer.min.heartbeat.interval.ms": "100",
+    "group.consumer.heartbeat.interval.ms": "100",
+    # Kafka 4.3+ computes a consumer group's target assignment at most once per assignment interval (1 s by default)
+    # on a background thread; 0 and inline, as the other peers (and Kafka before 4.3), like the classic delay of 0
+    "group.consumer.assignment.interval.ms": "0",
+    "group.consumer.assignor.offload.enable": "false",
 }
 SETTINGS = {**SHARED_GROUP_SETTINGS, **BENCH_OVERRIDES}
 BROKER_MAIN = "kafka.Kafka"

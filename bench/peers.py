@@ -23,7 +23,12 @@ from bench.wire_load import ROOT, ServerProcess, fmt, ratio
 
 KFAKE_DIR = ROOT / "bench" / "kfake"
 KFAKE_BIN = KFAKE_DIR / "kfake-bin"
-OURS_SETTINGS = {"group.initial.rebalance.delay.ms": "0"}
+#: Consumer-protocol members are handed a 100 ms heartbeat interval (what the benchmark's members probe at).
+CONSUMER_HEARTBEAT_SETTINGS = {
+    "group.consumer.min.heartbeat.interval.ms": "100",
+    "group.consumer.heartbeat.interval.ms": "100",
+}
+OURS_SETTINGS = {"group.initial.rebalance.delay.ms": "0", **CONSUMER_HEARTBEAT_SETTINGS}
 OURS_READY_EVENT = '"offsets.loaded"'
 #: Partitions of a topic kfake auto-creates; the benchmarks create theirs explicitly where CreateTopics exists.
 KFAKE_PARTITIONS = 6
@@ -57,6 +62,8 @@ class Peer:
     #: Blocks until a started broker serves groups (our broker loads __consumer_offsets after it answers); None when
     #: it serves them as soon as it answers (or, as Kafka's start(), only returns once it does).
     wait_ready: Callable[[Broker], None] | None = None
+    #: For a peer without CreateTopics: make it with these topics (name -> partitions) created at start.
+    seeded: Callable[[Path, Mapping[str, int]], Broker] | None = None
 
     @property
     def available(self) -> bool:
@@ -80,6 +87,10 @@ def ours_loaded(server: Broker, timeout_s: float = 60.0) -> None:
 
 def _mock(_: Path) -> Broker:
     return ServerProcess.mock(0)
+
+
+def _seeded_mock(_: Path, topics: Mapping[str, int]) -> Broker:
+    return ServerProcess.mock(0, topics)
 
 
 def _kfake(_: Path) -> Broker:
@@ -124,11 +135,13 @@ def peers() -> list[Peer]:
         Peer("ours", ", ".join(f"{k}={v}" for k, v in OURS_SETTINGS.items()), _ours, wait_ready=ours_loaded),
         Peer(
             "mock",
-            "--rebalance-delay-ms 0 (no CreateTopics: auto-creates 4 partitions)",
+            "--rebalance-delay-ms 0 (no CreateTopics: auto-creates 4 partitions; the consumer-protocol topics are"
+            " created at start with --topic; hands out a 3000 ms consumer heartbeat interval, not configurable)",
             _mock,
             unavailable=None if ServerProcess.mock_available() else "/work/shared/tools/mock_cluster.py is not present",
             unavailable_short="no mock_cluster.py",
             creates_topics=False,
+            seeded=_seeded_mock,
         ),
         Peer(
             "kafka",
@@ -139,7 +152,8 @@ def peers() -> list[Peer]:
         ),
         Peer(
             "kfake",
-            "-port 0 (no initial rebalance delay exists; group session 6 s..30 min; auto-create on)",
+            "-port 0 (no initial rebalance delay exists; group session 6 s..30 min; auto-create on;"
+            " group.consumer.heartbeat.interval.ms=100)",
             _kfake,
             unavailable=kfake_why[0] if kfake_why else None,
             unavailable_short=kfake_why[1] if kfake_why else None,

@@ -32,7 +32,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -126,10 +126,13 @@ class ServerProcess:
         return cls(argv, "ours")
 
     @classmethod
-    def mock(cls, rebalance_delay_ms: int | None = 0) -> ServerProcess:
+    def mock(cls, rebalance_delay_ms: int | None = 0, topics: Mapping[str, int] | None = None) -> ServerProcess:
+        """The mock; `topics` (name -> partitions) are created at start, as it has no CreateTopics."""
         argv = [sys.executable, str(MOCK_CLUSTER)]
         if rebalance_delay_ms is not None:
             argv += ["--rebalance-delay-ms", str(rebalance_delay_ms)]
+        for name, partitions in (topics or {}).items():
+            argv += ["--topic", f"{name}:{partitions}"]
         return cls(argv, "mock")
 
     @property
@@ -249,6 +252,15 @@ def api_versions_roundtrip(host: str, port: int, timeout_s: float = 10.0) -> byt
         sock.sendall(frame)
         size = _SIZE.unpack(_recv_exactly(sock, 4))[0]
         return _recv_exactly(sock, size)
+
+
+def served_version(host: str, port: int, api_key: int, highest: int) -> int | None:
+    """The highest version of `api_key` up to `highest` that the peer advertises in ApiVersions, or None."""
+    _, response = api.decode_response(ApiKey.API_VERSIONS, 0, api_versions_roundtrip(host, port))
+    for entry in response.api_keys:
+        if entry.api_key == api_key and entry.min_version <= highest:
+            return int(min(entry.max_version, highest))
+    return None
 
 
 def _recv_exactly(sock: socket.socket, size: int) -> bytes:
@@ -453,6 +465,47 @@ def cpu_seconds(pid: int | None = None) -> float:
 
 # -- consumer groups -----------------------------------------------------------------------------------------------
 
+
+async def run_members(members: Sequence[Coroutine[Any, Any, None]], complete: asyncio.Future[float]) -> float:
+    """Run one task per group member until `complete` has its result (a perf_counter time), which is returned.
+
+    A member that fails ends the whole formation at once with its error (instead of a silent hang); the others are
+    cancelled on the way out, whatever happened.
+    """
+
+    def ended(task: asyncio.Task[None]) -> None:
+        if not complete.done() and not task.cancelled() and task.exception() is not None:
+            complete.set_exception(task.exception())  # type: ignore[arg-type]
+
+    tasks = [asyncio.ensure_future(member) for member in members]
+    for task in tasks:
+        task.add_done_callback(ended)
+    try:
+        finished = await complete
+    finally:
+        for task in tasks:
+            if not task.done():
+                task.cancel()
+        results = await asyncio.gather(*tasks, return_exceptions=True)
+    errors = [r for r in results if isinstance(r, BaseException) and not isinstance(r, asyncio.CancelledError)]
+    if errors:
+        raise errors[0]
+    return finished
+
+
+async def every_member(
+    connections: Sequence[Connection], member_ids: Sequence[str], api_key: int, version: int, body: Callable[[str], Any]
+) -> None:
+    """`body(member_id)` sent on each member's connection, all in flight at once; answers and errors are ignored
+    (used to leave a group, so that nothing lingers into the next run)."""
+    answers = [
+        conn.request(api_key, version, body(member_id))
+        for conn, member_id in zip(connections, member_ids, strict=True)
+        if member_id
+    ]
+    await asyncio.gather(*(answer() for answer in answers), return_exceptions=True)
+
+
 RETRY_JOIN = {ErrorCode.REBALANCE_IN_PROGRESS, ErrorCode.ILLEGAL_GENERATION}
 
 
@@ -478,6 +531,30 @@ class GroupRun:
     _follower_events: dict[int, tuple[asyncio.Event, set[str]]] = field(default_factory=dict)
     _complete: asyncio.Future[float] | None = None
 
+    @property
+    def formation_requests(self) -> int:
+        return self.joins_sent
+
+    @property
+    def heartbeat_error_at(self) -> int:
+        """Body bytes before error_code in a Heartbeat v3 answer (header v0): throttle_time_ms."""
+        return 4
+
+    async def steady(self) -> None:
+        """Nothing to do: a formed classic group stays at its generation until a member joins or leaves."""
+
+    def heartbeat_frames(self, first_correlation_id: int) -> list[bytes]:
+        """One Heartbeat v3 frame per member of the formed group (correlation ids from `first_correlation_id`)."""
+        return [
+            request_frame(
+                ApiKey.HEARTBEAT,
+                HEARTBEAT_VERSION,
+                HeartbeatRequest(group_id=self.group_id, generation_id=self.generation, member_id=member_id),
+                correlation_id=first_correlation_id + i,
+            )
+            for i, member_id in enumerate(self.member_ids)
+        ]
+
     async def form(self) -> float:
         """Seconds from the first JoinGroup written to the last SyncGroup answer of the final generation."""
         loop = asyncio.get_running_loop()
@@ -485,26 +562,8 @@ class GroupRun:
         self.member_ids = [""] * len(self.connections)
         self._metadata = encode_subscription(ConsumerProtocolSubscription(topics=[self.topic]), 0)
         started = time.perf_counter()
-        tasks = [asyncio.ensure_future(self._member(i, conn)) for i, conn in enumerate(self.connections)]
-        for task in tasks:
-            task.add_done_callback(self._member_ended)
-        try:
-            finished = await self._complete
-        finally:
-            for task in tasks:
-                if not task.done():
-                    task.cancel()
-            results = await asyncio.gather(*tasks, return_exceptions=True)
-        errors = [r for r in results if isinstance(r, BaseException) and not isinstance(r, asyncio.CancelledError)]
-        if errors:
-            raise errors[0]
-        return finished - started
-
-    def _member_ended(self, task: asyncio.Task[None]) -> None:
-        """A member that fails ends the whole formation at once (instead of a silent hang)."""
-        complete = self._complete
-        if complete is not None and not complete.done() and not task.cancelled() and task.exception() is not None:
-            complete.set_exception(task.exception())  # type: ignore[arg-type]
+        members = [self._member(i, conn) for i, conn in enumerate(self.connections)]
+        return await run_members(members, self._complete) - started
 
     def _join_request(self, member_id: str) -> JoinGroupRequest:
         return JoinGroupRequest(
@@ -627,14 +686,13 @@ class GroupRun:
 
     async def leave(self) -> None:
         """Every member leaves (LeaveGroup v1, one per connection), so nothing lingers into the next run."""
-        answers = [
-            conn.request(
-                ApiKey.LEAVE_GROUP, LEAVE_VERSION, LeaveGroupRequest(group_id=self.group_id, member_id=member_id)
-            )
-            for conn, member_id in zip(self.connections, self.member_ids, strict=True)
-            if member_id
-        ]
-        await asyncio.gather(*(answer() for answer in answers), return_exceptions=True)
+        await every_member(
+            self.connections,
+            self.member_ids,
+            ApiKey.LEAVE_GROUP,
+            LEAVE_VERSION,
+            lambda member_id: LeaveGroupRequest(group_id=self.group_id, member_id=member_id),
+        )
 
 
 # -- tables --------------------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 // Command kfake runs franz-go's in-process fake Kafka cluster (pkg/kfake) as a standalone broker for the
 // benchmarks: one broker on 127.0.0.1, port from -port (0 = an ephemeral port), auto topic creation on, group
-// session bounds opened to Kafka's (6 s to 30 min) so the benchmarks' timeouts are accepted. It prints
+// session bounds opened to Kafka's (6 s to 30 min) so the benchmarks' timeouts are accepted, a 100 ms consumer-protocol
+// heartbeat interval. It prints
 // BOOTSTRAP=host:port once it listens (the line bench/wire_load.py's ServerProcess waits for) and runs until
 // SIGTERM or SIGINT.
 package main
@@ -29,6 +30,8 @@ func main() {
 		kfake.DefaultNumPartitions(*partitions),
 		kfake.GroupMinSessionTimeout(6*time.Second),
 		kfake.GroupMaxSessionTimeout(30*time.Minute),
+		// KIP-848 members are handed a 100 ms heartbeat interval, as the benchmark's other peers (default 5 s).
+		kfake.BrokerConfigs(map[string]string{"group.consumer.heartbeat.interval.ms": "100"}),
 	)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kfake:", err)
