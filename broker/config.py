@@ -138,6 +138,15 @@ KEYS: dict[str, ConfigKey] = {
         _k("group.consumer.max.heartbeat.interval.ms", "int", 15000, "Largest KIP-848 heartbeat interval.", low=1),
         _k("group.consumer.max.size", "int", INT32_MAX, "Members allowed in one KIP-848 consumer group.", low=1),
         _k(
+            "group.consumer.assignment.interval.ms",
+            "int",
+            1000,
+            "Compute a KIP-848 group's target assignment at most this often (the first one at once).",
+            low=0,
+        ),
+        _k("group.consumer.min.assignment.interval.ms", "int", 0, "Smallest KIP-848 assignment interval.", low=0),
+        _k("group.consumer.max.assignment.interval.ms", "int", 15000, "Largest KIP-848 assignment interval.", low=0),
+        _k(
             "group.consumer.assignors",
             "list",
             "uniform,range",

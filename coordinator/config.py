@@ -31,6 +31,9 @@ KAFKA_PROPERTIES: dict[str, tuple[str, int]] = {
     "group.consumer.min.heartbeat.interval.ms": ("consumer_group_min_heartbeat_interval_ms", 1),
     "group.consumer.max.heartbeat.interval.ms": ("consumer_group_max_heartbeat_interval_ms", 1),
     "group.consumer.max.size": ("consumer_group_max_size", 1),
+    "group.consumer.assignment.interval.ms": ("consumer_group_assignment_interval_ms", 1),
+    "group.consumer.min.assignment.interval.ms": ("consumer_group_min_assignment_interval_ms", 1),
+    "group.consumer.max.assignment.interval.ms": ("consumer_group_max_assignment_interval_ms", 1),
 }
 
 #: Kafka list properties (comma-separated) -> field name; the field holds a tuple of lower-case names.
@@ -87,6 +90,11 @@ class CoordinatorConfig:
     """KIP-848: the interval handed to consumer-protocol members in every ConsumerGroupHeartbeat response."""
     consumer_group_min_heartbeat_interval_ms: int = 5_000
     consumer_group_max_heartbeat_interval_ms: int = 15_000
+    consumer_group_assignment_interval_ms: int = 1_000
+    """Kafka 4.3+: a group's target assignment is computed at most this often (the first one at once), so a burst
+    of joins costs one assignment instead of one per join."""
+    consumer_group_min_assignment_interval_ms: int = 0
+    consumer_group_max_assignment_interval_ms: int = 15_000
     consumer_group_max_size: int = INT32_MAX
     """KIP-848: most members a consumer group may have (else GROUP_MAX_SIZE_REACHED)."""
     consumer_group_assignors: tuple[str, ...] = ("uniform", "range")
@@ -120,14 +128,14 @@ class CoordinatorConfig:
 
     def _check_consumer_group_settings(self) -> None:
         """Kafka's GroupCoordinatorConfig requirements on the KIP-848 settings, with its wording."""
-        for kind in ("session.timeout", "heartbeat.interval"):
+        for kind, least in (("session.timeout", 1), ("heartbeat.interval", 1), ("assignment.interval", 0)):
             field = kind.replace(".", "_")
             low = getattr(self, f"consumer_group_min_{field}_ms")
             value = getattr(self, f"consumer_group_{field}_ms")
             high = getattr(self, f"consumer_group_max_{field}_ms")
             name = f"group.consumer.{kind}.ms"
-            if min(low, value, high) < 1:
-                raise ConfigError(f"{name} and its min/max bounds must be at least 1")
+            if min(low, value, high) < least:
+                raise ConfigError(f"{name} and its min/max bounds must be at least {least}")
             if value < low:
                 raise ConfigError(f"{name} must be greater than or equal to group.consumer.min.{kind}.ms")
             if value > high:

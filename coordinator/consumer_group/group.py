@@ -61,15 +61,18 @@ class ConsumerGroupSnapshot:
     subscription_metadata: dict[str, TopicImage]
     resolved_regexes: dict[str, frozenset[str]]
     metadata_version_seen: int
+    last_assignment_ms: int | None
 
 
 class ConsumerGroup:
     """Metadata of one consumer group (Kafka's `ConsumerGroup`)."""
 
     __slots__ = (
-        "assignment_epoch",
+        "_assignment_epoch",
+        "_reconciled",
         "group_epoch",
         "group_id",
+        "last_assignment_ms",
         "members",
         "metadata_version_seen",
         "offsets",
@@ -89,7 +92,12 @@ class ConsumerGroup:
         # Kafka 4.4 (KAFKA-20268) starts a new group at epoch 1 with an empty target at epoch 1, written nowhere,
         # so that its first members reconcile towards epoch 1 while the first real target (epoch 2) is computed.
         self.group_epoch = INITIAL_EPOCH
-        self.assignment_epoch = INITIAL_EPOCH
+        self._assignment_epoch = INITIAL_EPOCH
+        self._reconciled = 0
+        """How many members are reconciled (STABLE at the assignment epoch): the group state in O(1)."""
+        self.last_assignment_ms: int | None = None
+        """When the target was last computed (monotonic ms); None: never, so the next one is not delayed by
+        `group.consumer.assignment.interval.ms` (nor after a load: the record carries no timestamp here)."""
         self.members: dict[str, ConsumerGroupMember] = {}
         """In join order."""
         self.static_members: dict[str, str] = {}
@@ -131,6 +139,18 @@ class ConsumerGroup:
     def is_empty(self) -> bool:
         return not self.members
 
+    @property
+    def assignment_epoch(self) -> int:
+        return self._assignment_epoch
+
+    @assignment_epoch.setter
+    def assignment_epoch(self, epoch: int) -> None:
+        self._assignment_epoch = epoch
+        self._reconciled = sum(1 for m in self.members.values() if self._is_reconciled(m))
+
+    def _is_reconciled(self, member: ConsumerGroupMember) -> bool:
+        return member.member_epoch == self._assignment_epoch and member.state is MemberState.STABLE
+
     # -- members ---------------------------------------------------------------------------------------------
 
     def member(self, member_id: str) -> ConsumerGroupMember | None:
@@ -145,7 +165,9 @@ class ConsumerGroup:
         old = self.members.get(member.member_id)
         if old is not None:
             self._release(old)
+            self._reconciled -= self._is_reconciled(old)
         self.members[member.member_id] = member
+        self._reconciled += self._is_reconciled(member)
         if member.instance_id is not None:
             self.static_members[member.instance_id] = member.member_id
         self._hold(member)
@@ -155,6 +177,7 @@ class ConsumerGroup:
         if member is None:
             return None
         self._release(member)
+        self._reconciled -= self._is_reconciled(member)
         if member.instance_id is not None and self.static_members.get(member.instance_id) == member_id:
             del self.static_members[member.instance_id]
         return member
@@ -202,16 +225,15 @@ class ConsumerGroup:
             return self.state
         if not self.members:
             return ConsumerGroupState.EMPTY
-        if self.group_epoch > self.assignment_epoch:
+        if self.group_epoch > self._assignment_epoch:
             return ConsumerGroupState.ASSIGNING
-        for member in self.members.values():
-            if member.member_epoch != self.assignment_epoch or member.state is not MemberState.STABLE:
-                return ConsumerGroupState.RECONCILING
+        if self._reconciled < len(self.members):
+            return ConsumerGroupState.RECONCILING
         return ConsumerGroupState.STABLE
 
     def members_reconciling(self) -> Iterator[ConsumerGroupMember]:
         for member in self.members.values():
-            if member.member_epoch != self.assignment_epoch or member.state is not MemberState.STABLE:
+            if not self._is_reconciled(member):
                 yield member
 
     # -- failed writes ---------------------------------------------------------------------------------------
@@ -225,18 +247,20 @@ class ConsumerGroup:
             dict(self.subscription_metadata),
             dict(self.resolved_regexes),
             self.metadata_version_seen,
+            self.last_assignment_ms,
         )
 
     def restore(self, snapshot: ConsumerGroupSnapshot) -> None:
         """Put back what `snapshot` saw (members are immutable values, so the copies are exact)."""
+        self.members = {}
+        self.static_members = {}
+        self.owners = {}
         self.group_epoch = snapshot.group_epoch
-        self.assignment_epoch = snapshot.assignment_epoch
+        self.assignment_epoch = snapshot.assignment_epoch  # recounts: no member yet
         self.target = snapshot.target
         self.subscription_metadata = snapshot.subscription_metadata
         self.resolved_regexes = snapshot.resolved_regexes
         self.metadata_version_seen = snapshot.metadata_version_seen
-        self.members = {}
-        self.static_members = {}
-        self.owners = {}
+        self.last_assignment_ms = snapshot.last_assignment_ms
         for member in snapshot.members.values():
             self.put_member(member)

@@ -206,7 +206,7 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
         self._refresh_topic_metadata(group, change, force=bool(change.bump_reasons))
         if change.bump_reasons:
             self._bump_group_epoch(group, change)
-        if group.group_epoch > group.assignment_epoch:
+        if group.group_epoch > group.assignment_epoch and self._may_assign(group):
             self._assign(group, change)
         reconciled = self._reconcile_member(group, updated, request, subscription_changed, change)
         if is_new:
@@ -402,8 +402,16 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
         change.records.append(group_epoch_record(group.group_id, group.group_epoch))
         self._events.group_epoch_bumped(group.group_id, group.group_epoch, "; ".join(change.bump_reasons))
 
+    def _may_assign(self, group: ConsumerGroup) -> bool:
+        """Kafka 4.3+'s `group.consumer.assignment.interval.ms`: a new target at most once per interval, the
+        first at once. Until then the group stays Assigning and members reconcile towards the current target; the
+        next heartbeat after the interval computes it."""
+        last = group.last_assignment_ms
+        return last is None or self._now_ms - last >= self._config.consumer_group_assignment_interval_ms
+
     def _assign(self, group: ConsumerGroup, change: _Change) -> None:
         """K21-K22: a new target for every member, written as the changed members and the new epoch."""
+        group.last_assignment_ms = self._now_ms
         assignor = preferred_assignor(group, self._config.consumer_group_assignors)
         target = compute_target(group, assignor)
         group_id = group.group_id
@@ -507,8 +515,9 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
     def _fence_members(
         self, group: ConsumerGroup, members: list[ConsumerGroupMember], reason: str
     ) -> list[CoordinatorRecord]:
-        """K36/M22: remove the members (a classic LeaveGroup may name several), one group epoch bump for all, and
-        compute the new target."""
+        """K36/M22: remove the members (a classic LeaveGroup may name several) and bump the group epoch once for all.
+        The new target is computed at the next heartbeat, except for a group left empty: Kafka 4.4 then moves the
+        (empty) target to the new epoch at once (consumerGroupFenceMembers), so an Empty group is never Assigning."""
         group_id = group.group_id
         change = _Change()
         for member in members:
@@ -519,9 +528,10 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
             change.bump_reasons.append(f"member {member.member_id} removed: {reason}")
         self._refresh_topic_metadata(group, change, force=True)
         self._bump_group_epoch(group, change)
-        # Kafka 4.4 computes the new target at once (its DescribeGroups shows it right after a leave); earlier
-        # releases waited for the next heartbeat.
-        self._assign(group, change)
+        if not group.members:
+            group.target = {}
+            group.assignment_epoch = group.group_epoch
+            change.records.append(target_epoch_record(group_id, group.assignment_epoch))
         self._note_state(group)
         return change.records
 

@@ -18,6 +18,15 @@ from protocol.messages.consumer_group_heartbeat import (
 )
 from protocol.registry import ApiKey
 
+STEPWISE_SETTINGS = {
+    "group.consumer.min.heartbeat.interval.ms": "100",
+    "group.consumer.heartbeat.interval.ms": "200",
+    # Tests that drive members one heartbeat at a time want each heartbeat that needs a new target to get one, not
+    # one per second (Kafka's default assignment interval; its own integration tests set 0 the same way).
+    "group.consumer.assignment.interval.ms": "0",
+}
+"""Broker settings for tests that step consumer-protocol members by hand."""
+
 
 class WireMember:
     def __init__(self, bootstrap: str, group_id: str, member_id: str, client_id: str | None = None) -> None:

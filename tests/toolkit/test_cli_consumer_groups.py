@@ -11,12 +11,17 @@ from kafka import KafkaAdminClient, KafkaConsumer
 from kafka.admin import NewTopic
 
 from cli.main import main
-from tests.support.consumer_member import WireMember
+from tests.support.consumer_member import STEPWISE_SETTINGS, WireMember
 from toolkit.pytest_plugin import GroupBrokerHandle
 
 TOPIC = "cli-cg-topic"
 GROUP = "cli-cg"
 CLASSIC = "cli-classic"
+
+
+@pytest.fixture
+def group_broker_config() -> dict[str, str]:
+    return dict(STEPWISE_SETTINGS)
 
 
 @pytest.fixture
@@ -38,6 +43,7 @@ def reconciling(group_broker: GroupBrokerHandle) -> Iterator[GroupBrokerHandle]:
 
 
 def _run(capsys: pytest.CaptureFixture[str], broker: GroupBrokerHandle, *args: str) -> list[list[str]]:
+    capsys.readouterr()  # drop what was printed before (the embedded broker's log lines, when it logs to stdout)
     assert main([*args, "--bootstrap-server", broker.bootstrap_servers]) == 0
     return [line.split() for line in capsys.readouterr().out.splitlines() if line.strip()]
 

@@ -17,7 +17,7 @@ import pytest
 from kafka import KafkaAdminClient
 from kafka.admin import NewTopic
 
-from tests.support.consumer_member import WireMember
+from tests.support.consumer_member import STEPWISE_SETTINGS, WireMember
 from toolkit.embedded import EmbeddedBroker
 from toolkit.timeline.html import render_html
 
@@ -28,13 +28,7 @@ REVOCATION_MS = 30_000
 
 @pytest.fixture
 def broker() -> Iterator[EmbeddedBroker]:
-    embedded = EmbeddedBroker(
-        {
-            "control.listener": "http://127.0.0.1:0",
-            "group.consumer.min.heartbeat.interval.ms": "100",
-            "group.consumer.heartbeat.interval.ms": "200",
-        }
-    ).start()
+    embedded = EmbeddedBroker({"control.listener": "http://127.0.0.1:0", **STEPWISE_SETTINGS}).start()
     try:
         admin = KafkaAdminClient(bootstrap_servers=embedded.bootstrap_servers)
         admin.create_topics([NewTopic(TOPIC, 4, 1)])

@@ -35,6 +35,8 @@ class ConsumerGroupTestContext(CoordinatorTestContext):
     """A coordinator with a controllable topic catalog and consumer-group helpers."""
 
     def __init__(self, topics: Mapping[str, int] | None = None, **kwargs: Any) -> None:
+        # Every heartbeat that needs a new target gets one, unless a test is about the assignment interval.
+        kwargs.setdefault("consumer_group_assignment_interval_ms", 0)
         self.topics = StaticTopicCatalog(TopicImage(topic_id(n), n, p) for n, p in (topics or {}).items())
         super().__init__(topics=self.topics, **kwargs)
 

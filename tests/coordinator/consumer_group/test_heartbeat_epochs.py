@@ -9,7 +9,7 @@ from __future__ import annotations
 from coordinator.consumer_group.keys import session_key
 from protocol.errors import ErrorCode
 from tests.coordinator.consumer_group.harness import ConsumerGroupTestContext, by_name
-from tests.coordinator.consumer_group.written import Written, kind, left, target_partitions
+from tests.coordinator.consumer_group.written import Written, kind, left
 
 GREATER = (
     "The consumer group member has a greater member epoch ({r}) than the one known by the group coordinator ({k})."
@@ -137,9 +137,9 @@ def test_k35_leave_checks_no_epoch() -> None:
 
 def test_k36_leave_records_response_and_timers() -> None:
     """K36/K20/K55/K21: a -1 leave tombstones the member's current assignment, target and metadata (in that order),
-    then bumps the group epoch and (Kafka 4.4) computes the new target at once: the survivor's changed target,
-    then the assignment epoch; the group is Reconciling until the survivor takes its partitions. The answer is
-    epoch -1, heartbeat interval 0, no assignment; the member's session timer is gone."""
+    then bumps the group epoch; the new target is left to the survivor's next heartbeat (Kafka 4.4's
+    consumerGroupFenceMembers), so the group is Assigning meanwhile. The answer is epoch -1, heartbeat interval 0,
+    no assignment; the member's session timer is gone."""
     ctx = ConsumerGroupTestContext(topics={"foo": 2})
     ctx.join_cg(member_id="m1")
     ctx.join_cg(member_id="m2")
@@ -153,18 +153,16 @@ def test_k36_leave_records_response_and_timers() -> None:
     )
     assert (response.heartbeat_interval_ms, response.assignment) == (0, None)
     records = written.new()
-    assert [kind(r) for r in records] == left("m1", "m2")
+    assert [kind(r) for r in records] == left("m1")
     assert records[3].value.epoch == 4  # type: ignore[union-attr]
-    assert target_partitions(records[4]) == {"foo": [0, 1]}
-    assert records[5].value.assignment_epoch == 4  # type: ignore[union-attr]
     group = ctx.cg()
-    assert (group.group_epoch, group.assignment_epoch, group.state.value) == (4, 4, "Reconciling")
+    assert (group.group_epoch, group.assignment_epoch, group.state.value) == (4, 3, "Assigning")
     assert not ctx.coordinator.timer.contains(session_key("group", "m1"))
 
 
 def test_k36_last_member_leaving_empties_the_group() -> None:
     """K36/K39/K58: when the last member leaves the group epoch still moves and the group is Empty (not deleted);
-    Kafka 4.4 computes the (empty) target at once, so only TargetAssignmentMetadata follows the epoch.
+    Kafka 4.4 moves the (empty) target to the new epoch at once, so only TargetAssignmentMetadata follows it.
     group-broker writes Kafka 4.0's PartitionMetadata record (now no subscribed topic) before the epoch, where
     trunk would carry a metadata hash in the epoch record instead."""
     ctx = ConsumerGroupTestContext(topics={"foo": 2})

@@ -231,29 +231,33 @@ def _stable_pair_on_two() -> ConsumerGroupTestContext:
     return ctx
 
 
-def test_k21_a_leave_computes_the_new_target_at_once() -> None:
-    """K21/K39 (Kafka 4.4): a leave bumps the group epoch and computes the new target in the same write, so the
-    group is Reconciling (not Assigning) at once; the survivor's next heartbeat only reconciles to it."""
+def test_k21_after_a_leave_the_next_heartbeat_computes_the_new_target() -> None:
+    """K21/K39 (Kafka 4.4's consumerGroupFenceMembers): a leave only bumps the group epoch, so the group is
+    Assigning; the survivor's next heartbeat computes the new target and reconciles to it in the same write."""
     ctx = _stable_pair_on_two()
     ctx.cg_heartbeat(member_id="m2", member_epoch=-1)
-    assert (ctx.cg().state.value, ctx.cg().group_epoch, ctx.cg().assignment_epoch) == ("Reconciling", 4, 4)
+    assert (ctx.cg().state.value, ctx.cg().group_epoch, ctx.cg().assignment_epoch) == ("Assigning", 4, 3)
     written = Written(ctx)
     response = ctx.cg_heartbeat(member_id="m1", member_epoch=3, owned={"foo": [0]}).value
     assert (response.member_epoch, by_name(response, "foo")) == (4, {"foo": [0, 1]})
-    assert written.kinds() == ["CurrentMemberAssignment(m1)"]
+    assert written.kinds() == [
+        "TargetAssignmentMember(m1)",
+        "TargetAssignmentMetadata",
+        "CurrentMemberAssignment(m1)",
+    ]
     assert ctx.cg().state.value == "Stable"
 
 
 def test_k21_a_loaded_group_behind_its_epoch_is_assigning() -> None:
     """K21/K39/K56: a group whose log ends with a group epoch ahead of its target epoch (a leave written without
-    its target, as Kafka before 4.4 and group-broker before it followed 4.4 wrote it) loads as Assigning, and the
-    next heartbeat of any member computes the target."""
+    its target, as a leave is written) loads as Assigning, and the next heartbeat of any member computes the
+    target."""
     before = _stable_pair_on_two()
     partition = before.coordinator.partition_for("group")
     mark = len(before.store.records(partition))
     before.cg_heartbeat(member_id="m2", member_epoch=-1)
     leave = before.store.records(partition)[mark:]
-    assert [kind(r) for r in leave] == left("m2", "m1")
+    assert [kind(r) for r in leave] == left("m2")
     old_log = InMemoryRecordStore()
     old_log.append(partition, before.store.records(partition)[: mark + 4], lambda _error: None)
     ctx = ConsumerGroupTestContext(topics={"foo": 2}, store=old_log, start_ms=before.now_ms)

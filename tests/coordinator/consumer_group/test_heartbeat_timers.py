@@ -11,7 +11,7 @@ from coordinator.consumer_group.keys import revocation_key, session_key
 from tests.coordinator.consumer_group.harness import ConsumerGroupTestContext, by_name
 from tests.coordinator.consumer_group.written import Written, left
 
-FENCE = left("m1", "m2")
+FENCE = left("m1")
 """m1 fenced (Kafka 4.4): its tombstones, the epoch bump, then m2's new target (all of foo) at once."""
 
 

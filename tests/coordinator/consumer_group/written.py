@@ -84,16 +84,11 @@ def fenced(member_id: str) -> list[str]:
     ]
 
 
-def left(member_id: str, *changed: str) -> list[str]:
-    """A member leaving or fenced in Kafka 4.4 (K36/K21): its tombstones, the group epoch bump, then the new target
-    computed at once: a TargetAssignmentMember for each remaining member whose share changed, and the assignment
-    epoch."""
-    return [
-        *fenced(member_id),
-        "Metadata",
-        *(f"TargetAssignmentMember({m})" for m in changed),
-        "TargetAssignmentMetadata",
-    ]
+def left(member_id: str) -> list[str]:
+    """A member leaving or fenced while others stay (K36, Kafka 4.4's consumerGroupFenceMembers): its tombstones,
+    then the group epoch bump; the new target comes with the next heartbeat. (The last member leaving is followed
+    by the empty target's TargetAssignmentMetadata at the new epoch.)"""
+    return [*fenced(member_id), "Metadata"]
 
 
 def replaced(old: str, new: str) -> list[str]:
