@@ -37,17 +37,36 @@ def _check_epoch(member: ConsumerGroupMember, received: int) -> None:
     )
 
 
-def validate_offset_commit(group: ConsumerGroup, member_id: str, epoch: int, api_version: int) -> None:
-    """K46: an admin or standalone commit (epoch < 0) only into a group without members; otherwise a member,
-    on OffsetCommit v9+ unless it speaks the classic protocol, at its current epoch."""
+def validate_offset_commit(
+    group: ConsumerGroup,
+    member_id: str,
+    epoch: int,
+    api_version: int,
+    *,
+    instance_id: str | None = None,
+    transactional: bool = False,
+) -> None:
+    """K46/K48, as Kafka 4.4's ConsumerGroup.validateOffsetCommit: an admin or standalone commit (epoch < 0) only
+    into a group without members, a transactional one without member (TxnOffsetCommit with no member id, epoch -1,
+    no instance id) always; otherwise a member, on OffsetCommit v9+ unless it speaks the classic protocol or the
+    commit is transactional, at its current epoch. A newer epoch has Kafka's own message.
+
+    Kafka 4.4 also accepts an older epoch for the partitions the member has held since that epoch (per-partition
+    assignment epochs); group-broker keeps no per-partition epochs and refuses it (README, Differences)."""
     if epoch < 0 and group.is_empty:
         return
+    if transactional and epoch == -1 and member_id == "" and instance_id is None:
+        return
     member = _member(group, member_id)
-    if not member.uses_classic_protocol and api_version < CONSUMER_PROTOCOL_COMMIT_VERSION:
+    if not transactional and not member.uses_classic_protocol and api_version < CONSUMER_PROTOCOL_COMMIT_VERSION:
         raise GroupError(
             ErrorCode.UNSUPPORTED_VERSION,
-            "OffsetCommit version 9 or above must be used by members using the modern group protocol",
+            "OffsetCommit version 9 or above must be used by members using the consumer group protocol",
         )
+    if epoch > member.member_epoch:
+        kind = "generation id" if member.uses_classic_protocol else "member epoch"
+        code = ErrorCode.ILLEGAL_GENERATION if member.uses_classic_protocol else ErrorCode.STALE_MEMBER_EPOCH
+        raise GroupError(code, f"Received {kind} {epoch} is newer than current member epoch {member.member_epoch}.")
     _check_epoch(member, epoch)
 
 

@@ -92,9 +92,36 @@ def test_k46_offset_commit_checks_of_a_consumer_group() -> None:
     with pytest.raises(GroupError) as stale:
         validate_offset_commit(ctx.cg(), "m1", 1, 9)
     assert stale.value.message == "The received member epoch 1 does not match the expected member epoch 2."
+    with pytest.raises(GroupError) as newer:
+        validate_offset_commit(ctx.cg(), "m1", 3, 9)
+    assert newer.value.message == "Received member epoch 3 is newer than current member epoch 2."
+    with pytest.raises(GroupError) as old_version:
+        validate_offset_commit(ctx.cg(), "m1", 2, 8)
+    assert old_version.value.message == (
+        "OffsetCommit version 9 or above must be used by members using the consumer group protocol"
+    )
     emptied(ctx)
     assert commit("", -1) == NO_ERRORS
     assert ctx.coordinator.group("group") is None  # the admin commit made no classic group
+
+
+def test_k48_transactional_commits_are_ready_for_txn_offset_commit() -> None:
+    """K48 (Kafka 4.4's validateOffsetCommit with isTransactional): a TxnOffsetCommit without member (empty id,
+    epoch -1, no instance id) is accepted even into a group with members; a member's is checked at its epoch but
+    with no OffsetCommit version requirement. TxnOffsetCommit itself is served with transactions (issue #15)."""
+    ctx = one_member()
+    group = ctx.cg()
+    validate_offset_commit(group, "", -1, 0, transactional=True)
+    with pytest.raises(GroupError) as not_transactional:
+        validate_offset_commit(group, "", -1, 9)
+    assert not_transactional.value.code == ErrorCode.UNKNOWN_MEMBER_ID
+    validate_offset_commit(group, "m1", 2, 0, transactional=True)
+    with pytest.raises(GroupError) as with_instance:
+        validate_offset_commit(group, "", -1, 0, instance_id="i", transactional=True)
+    assert with_instance.value.code == ErrorCode.UNKNOWN_MEMBER_ID
+    with pytest.raises(GroupError) as stale:
+        validate_offset_commit(group, "m1", 1, 0, transactional=True)
+    assert stale.value.code == ErrorCode.STALE_MEMBER_EPOCH
 
 
 def test_k49_offset_fetch_v9_checks_the_member_epoch() -> None:
