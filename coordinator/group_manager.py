@@ -1,5 +1,5 @@
-"""`GroupMetadataManager`: the groups of this coordinator and the classic group protocol (Kafka's manager of the
-same name). KIP-848 consumer groups are the next group type; they belong here, next to the classic parts.
+"""`GroupMetadataManager`: the groups of this coordinator, classic and KIP-848 consumer groups (Kafka's manager of
+the same name).
 
 The manager is one class whose parts live in one file each, all over the state in `group_base.py`:
 
