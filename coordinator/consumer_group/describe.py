@@ -20,6 +20,11 @@ from protocol.messages.consumer_group_describe import (
     TopicPartitions,
 )
 
+CLASSIC_MEMBER = 0
+CONSUMER_MEMBER = 1
+"""ConsumerGroupDescribe v1's MemberType (KIP-1099): which protocol a member speaks (the Java admin client's
+`MemberDescription.upgraded()`)."""
+
 
 class ConsumerGroupDescribeMixin(GroupManagerBase):
     """ConsumerGroupDescribe."""
@@ -61,6 +66,7 @@ class ConsumerGroupDescribeMixin(GroupManagerBase):
             subscribed_topic_regex=member.subscribed_topic_regex or "",  # Kafka's member default: "" (no regex)
             assignment=self._named_assignment(member.assignment.assigned_partitions),
             target_assignment=self._named_assignment(assignment_partitions(group.target_of(member.member_id))),
+            member_type=CLASSIC_MEMBER if member.uses_classic_protocol else CONSUMER_MEMBER,
         )
 
     def _named_assignment(self, partitions: Partitions) -> Assignment:

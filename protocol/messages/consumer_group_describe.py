@@ -76,6 +76,8 @@ class Member:
     """The current assignment."""
     target_assignment: Assignment = field(default_factory=Assignment)
     """The target assignment."""
+    member_type: int = -1
+    """-1 for unknown. 0 for classic member. +1 for consumer member."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
@@ -156,6 +158,7 @@ _Member_DECL = StructDecl(
         F('subscribed_topic_regex', 'SubscribedTopicRegex', 'string', V(0, None), nullable=V(0, None), default=None),
         F('assignment', 'Assignment', 'struct', V(0, None), default=Assignment(), struct=_Assignment_DECL),
         F('target_assignment', 'TargetAssignment', 'struct', V(0, None), default=Assignment(), struct=_Assignment_DECL),
+        F('member_type', 'MemberType', 'int8', V(1, None), default=-1, ignorable=True),
     ),
 )
 _DescribedGroup_DECL = StructDecl(
@@ -185,7 +188,7 @@ CONSUMER_GROUP_DESCRIBE_REQUEST = MessageDecl(
     name='ConsumerGroupDescribeRequest',
     kind='request',
     api_key=69,
-    valid=V(0, 0),
+    valid=V(0, 1),
     flexible=V(0, None),
     struct=_ConsumerGroupDescribeRequest_DECL,
 )
@@ -193,7 +196,7 @@ CONSUMER_GROUP_DESCRIBE_RESPONSE = MessageDecl(
     name='ConsumerGroupDescribeResponse',
     kind='response',
     api_key=69,
-    valid=V(0, 0),
+    valid=V(0, 1),
     flexible=V(0, None),
     struct=_ConsumerGroupDescribeResponse_DECL,
 )

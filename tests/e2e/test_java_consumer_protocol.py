@@ -184,10 +184,9 @@ def test_admin_client_describes_and_lists_the_consumer_group(java: JavaAdapter, 
             assert m["memberEpoch"] == d["groupEpoch"]
             assert m["assignment"] == m["targetAssignment"] == {topic: sorted(owner.assignment())}
         assert_exclusive_cover([m["assignment"][topic] for m in d["members"]], PARTITIONS)
-        # MemberDescription.upgraded() comes from ConsumerGroupDescribe v1's MemberType (KIP-1099): Kafka 4.4 answers
-        # v1 (true: the member speaks the consumer protocol, as kafka-consumer-groups.sh's UPGRADED column shows);
-        # group-broker serves v0 only, which the client accepts and leaves the field unknown.
-        assert [m["upgraded"] for m in d["members"]] == [None if e2e_target.broker is not None else True] * 2
+        # MemberDescription.upgraded() comes from ConsumerGroupDescribe v1's MemberType (KIP-1099): true, the member
+        # speaks the consumer protocol (kafka-consumer-groups.sh's UPGRADED column).
+        assert [m["upgraded"] for m in d["members"]] == [True, True]
 
         listed = {g["groupId"]: g for g in java.admin.call("listGroups")}
         assert {k: listed[group][k] for k in ("state", "type", "simple")} == {

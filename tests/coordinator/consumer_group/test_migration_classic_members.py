@@ -254,3 +254,12 @@ def test_m26_consumer_group_heartbeat_makes_a_classic_member_a_consumer_member()
     member = ctx.cg(GROUP).member(m1)
     assert member is not None and not member.uses_classic_protocol
     assert any(getattr(r.value, "classic_member_metadata", "x") is None for r in log_of(ctx)[before:])
+
+
+def test_describe_v1_member_type_tells_classic_members_from_consumer_members() -> None:
+    """ConsumerGroupDescribe v1's MemberType (KIP-1099, Kafka 4.4): 0 for a classic member of a consumer group, 1
+    for a consumer-protocol member (what the Java admin client reports as `upgraded`)."""
+    ctx, setup = mixed_group()
+    (described,) = ctx.cg_describe(GROUP)
+    types = {m.member_id: m.member_type for m in described.members}
+    assert types == {**{member_id: 0 for member_id in setup.member_ids}, "new": 1}

@@ -30,11 +30,6 @@ RANGES: dict[str, tuple[str, str, str]] = {
     "DELETE_TOPICS": ("0-6", "1-6", KIP_896),
     "DESCRIBE_CONFIGS": ("0-4", "1-4", KIP_896),
     "DELETE_GROUPS": ("0-2", "0-3", NEWEST),
-    "CONSUMER_GROUP_DESCRIBE": (
-        "0-0",
-        "0-1",
-        "ConsumerGroupDescribe v1 (member type) is newer than the vendored schemas; v0 answers the same groups.",
-    ),
     "SASL_HANDSHAKE": (MISSING, "0-1", SECURITY),
     "DELETE_RECORDS": (MISSING, "0-2", PARITY),
     "OFFSET_FOR_LEADER_EPOCH": (MISSING, "2-4", PARITY),
