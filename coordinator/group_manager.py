@@ -23,6 +23,7 @@ from coordinator.admin import AdminMixin
 from coordinator.consumer_group.controls import ConsumerGroupControlsMixin
 from coordinator.consumer_group.describe import ConsumerGroupDescribeMixin
 from coordinator.consumer_group.group import ConsumerGroup, ConsumerGroupState
+from coordinator.consumer_group.member_state import MemberState
 from coordinator.consumer_group.migration import ConsumerGroupMigrationMixin
 from coordinator.consumer_group.subscriptions_regex import InvalidRegularExpression
 from coordinator.controls import ControlsMixin
@@ -67,8 +68,9 @@ class GroupMetadataManager(
 
     def install_consumer_groups(self, groups: dict[str, ConsumerGroup]) -> None:
         """K57: serve a loaded partition's consumer groups: every member gets a full session from now, a member
-        owing revocations its rebalance timeout, and regular expressions are resolved again (they are not
-        persisted here) without moving the epoch, so the group resumes with the epochs it had."""
+        owing revocations its rebalance timeout (a classic member too: Kafka 4.4's onLoaded arms it for every
+        UNREVOKED_PARTITIONS member, whatever its protocol), and regular expressions are resolved again (they are
+        not persisted here) without moving the epoch, so the group resumes with the epochs it had."""
         names = list(self._topics.names())
         for group_id, group in groups.items():
             for regex in sorted(group.regexes()):
@@ -79,7 +81,8 @@ class GroupMetadataManager(
             self._consumer_groups[group_id] = group
             for member in group.members.values():
                 self._schedule_session(group_id, member.member_id)
-                self._arm_revocation(group_id, member)
+                if member.state is MemberState.UNREVOKED_PARTITIONS:
+                    self._schedule_revocation(group_id, member)
             self._events.group_loaded(
                 group_id, group.state.value, group.group_epoch, len(group.members), len(group.offsets)
             )

@@ -40,6 +40,7 @@ from coordinator.errors import GroupError
 from coordinator.join import REQUIRE_KNOWN_MEMBER_ID_VERSION, JoinMixin
 from coordinator.member import Protocols
 from coordinator.membership import MULTI_MEMBER_LEAVE_VERSION, MembershipMixin
+from coordinator.records import CoordinatorRecord
 from coordinator.result import CoordinatorResult
 from coordinator.sync import MANDATORY_PROTOCOL_VERSION, SyncMixin
 from protocol.errors import DecodeError, ErrorCode
@@ -110,8 +111,10 @@ class ConsumerGroupClassicMembersMixin(JoinMixin, SyncMixin, MembershipMixin, Co
             ) from e
         snapshot = group.snapshot()
         change = _Change()
+        replaced = None if instance_id is None else group.static_member(instance_id)
         try:
             member, is_new = self._classic_member_for_join(group, request, member_id, change)
+            downgrade = replaced is not None and self._may_downgrade_replacing(group, replaced)
             updated = replace(
                 member,
                 rack_id=subscription.rack_id,
@@ -129,22 +132,27 @@ class ConsumerGroupClassicMembersMixin(JoinMixin, SyncMixin, MembershipMixin, Co
             heartbeat = ConsumerGroupHeartbeatRequest(
                 group_id=group.group_id, member_id=member_id, topic_partitions=owned
             )
-            reconciled = self._apply_member_update(group, heartbeat, member, updated, is_new, change)
+            reconciled = self._apply_member_update(
+                group, heartbeat, member, updated, is_new, change, downgrading=downgrade
+            )
         except GroupError:
             group.restore(snapshot)
             self._note_state(group)
             raise
         group_id = group.group_id
         self._timer.cancel(classic_join_key(group_id, member_id))
-        self._schedule_session(group_id, member_id, request.session_timeout_ms)
-        self._schedule_fence(
-            classic_sync_key(group_id, member_id),
-            group_id,
-            member_id,
-            None,
-            updated.rebalance_timeout_ms,
-            "the member failed to sync within timeout",
-        )
+        if downgrade:
+            change.records.extend(self._downgrade_replacing(group, reconciled))
+        else:
+            self._schedule_session(group_id, member_id, request.session_timeout_ms)
+            self._schedule_fence(
+                classic_sync_key(group_id, member_id),
+                group_id,
+                member_id,
+                None,
+                updated.rebalance_timeout_ms,
+                "the member failed to sync within timeout",
+            )
         response = JoinGroupResponse(
             member_id=member_id,
             generation_id=reconciled.member_epoch,
@@ -155,16 +163,26 @@ class ConsumerGroupClassicMembersMixin(JoinMixin, SyncMixin, MembershipMixin, Co
         )
 
         def written(error: ErrorCode) -> None:
-            if error == ErrorCode.NONE or self._consumer_groups.get(group_id) is not group:
+            if error == ErrorCode.NONE:
                 return
-            group.restore(snapshot)
-            self._note_state(group)
+            self._restore_consumer_group(group, snapshot)
+            if self._consumer_groups.get(group_id) is not group:
+                return
             self._timer.cancel(classic_sync_key(group_id, member_id))
             response.error_code = error
             response.generation_id = -1
             response.protocol_name = None
 
         return CoordinatorResult(change.records, response, group.partition, "classic member join", written)
+
+    def _may_downgrade_replacing(self, group: ConsumerGroup, replaced: ConsumerGroupMember) -> bool:
+        """M27 (`validateOnlineDowngradeWithReplacedMember`): whether this join turns the group into a classic
+        group; never here, migration.py decides."""
+        return False
+
+    def _downgrade_replacing(self, group: ConsumerGroup, joiner: ConsumerGroupMember) -> list[CoordinatorRecord]:
+        """M27: turn the group into a classic group with `joiner` in the replaced member's place (migration.py)."""
+        raise NotImplementedError("only called when _may_downgrade_replacing said yes")
 
     def _owned_wire(self, entries: Iterable[tuple[str, Iterable[int]]]) -> list[TopicPartitions]:
         """Owned partitions (topic names) as a heartbeat's TopicPartitions (topic ids); unknown topics dropped."""

@@ -191,9 +191,15 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
         updated: ConsumerGroupMember,
         is_new: bool,
         change: _Change,
+        *,
+        downgrading: bool = False,
     ) -> ConsumerGroupMember:
         """Steps 2-4 for a member whose new value is `updated` (a classic member's JoinGroup too, migration.py):
-        records, epoch bump, target, one reconciliation step (owned partitions: `request.topic_partitions`)."""
+        records, epoch bump, target, one reconciliation step (owned partitions: `request.topic_partitions`).
+
+        `downgrading` (M27, a classic member replacing the last consumer-protocol member): no new target is
+        computed, and the member is reconciled only if the current target is still at the group epoch; otherwise
+        the classic group the join turns the group into rebalances instead (Kafka 4.4)."""
         member_id = updated.member_id
         if is_new or not updated.same_metadata(member):
             change.records.append(member_metadata_record(group.group_id, updated))
@@ -206,9 +212,12 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
         self._refresh_topic_metadata(group, change, force=bool(change.bump_reasons))
         if change.bump_reasons:
             self._bump_group_epoch(group, change)
-        if group.group_epoch > group.assignment_epoch and self._may_assign(group):
+        if group.group_epoch > group.assignment_epoch and not downgrading and self._may_assign(group):
             self._assign(group, change)
-        reconciled = self._reconcile_member(group, updated, request, subscription_changed, change)
+        if downgrading and group.assignment_epoch < group.group_epoch:
+            reconciled = updated
+        else:
+            reconciled = self._reconcile_member(group, updated, request, subscription_changed, change)
         if is_new:
             self._events.consumer_member_joined(
                 group.group_id,
@@ -549,18 +558,21 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
     def _arm_revocation(self, group_id: str, member: ConsumerGroupMember) -> None:
         """K32: a member that must revoke has its rebalance timeout to do it, at the epoch it was asked at (a classic
         member has its join timer instead, M18)."""
-        key = revocation_key(group_id, member.member_id)
         if member.state is MemberState.UNREVOKED_PARTITIONS and not member.uses_classic_protocol:
-            self._schedule_fence(
-                key,
-                group_id,
-                member.member_id,
-                member.member_epoch,
-                member.rebalance_timeout_ms,
-                "the member failed to revoke partitions within its rebalance timeout",
-            )
+            self._schedule_revocation(group_id, member)
         else:
-            self._timer.cancel(key)
+            self._timer.cancel(revocation_key(group_id, member.member_id))
+
+    def _schedule_revocation(self, group_id: str, member: ConsumerGroupMember) -> None:
+        """The revocation timer: fence the member if it is still at its current epoch after its rebalance timeout."""
+        self._schedule_fence(
+            revocation_key(group_id, member.member_id),
+            group_id,
+            member.member_id,
+            member.member_epoch,
+            member.rebalance_timeout_ms,
+            "the member failed to revoke partitions within its rebalance timeout",
+        )
 
     def _schedule_fence(
         self, key: Hashable, group_id: str, member_id: str, epoch: int | None, delay_ms: int, reason: str

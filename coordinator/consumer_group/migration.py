@@ -176,29 +176,61 @@ class ConsumerGroupMigrationMixin(ConsumerGroupClassicMembersMixin):
         remaining = [m for m in group.members.values() if m.member_id not in leaving]
         if not self._can_downgrade(group, remaining):
             return super()._fence_members(group, members, reason)
-        return self._downgrade(group, remaining, reason)
+        leaving_reason = f"Downgrade group {group.group_id} from consumer to classic for member leaving."
+        return self._downgrade(group, remaining, reason, leaving_reason)
 
     def _can_downgrade(self, group: ConsumerGroup, remaining: list[ConsumerGroupMember]) -> bool:
         """M31: only classic members remain (at least one), the policy allows it, and they fit group.max.size.
         A refusal is silent to clients; it is logged."""
         if not remaining or any(m.classic is None for m in remaining):
             return False
+        return self._downgrade_allowed(group, len(remaining))
+
+    def _downgrade_allowed(self, group: ConsumerGroup, size: int) -> bool:
+        """M31(3)/(4): the policy allows a downgrade and `size` members fit group.max.size (refusals logged)."""
         if self._config.consumer_group_migration_policy not in DOWNGRADE_POLICIES:
             self._events.group_conversion_skipped(group.group_id, "classic", "the online downgrade is disabled")
             return False
-        if len(remaining) > self._config.group_max_size:
+        if size > self._config.group_max_size:
             self._events.group_conversion_skipped(
                 group.group_id, "classic", "its group size is greater than classic group max size"
             )
             return False
         return True
 
+    def _may_downgrade_replacing(self, group: ConsumerGroup, replaced: ConsumerGroupMember) -> bool:
+        """M27 (Kafka 4.4 `validateOnlineDowngradeWithReplacedMember`): a classic JoinGroup whose instance id
+        belongs to `replaced` downgrades the group when `replaced` is a consumer-protocol member and every other
+        member is classic, the policy allows downgrades and the group fits group.max.size."""
+        others = (m for m in group.members.values() if m.instance_id != replaced.instance_id)
+        return (
+            replaced.classic is None
+            and all(m.classic is not None for m in others)
+            and self._downgrade_allowed(group, len(group.members))
+        )
+
+    def _downgrade_replacing(self, group: ConsumerGroup, joiner: ConsumerGroupMember) -> list[CoordinatorRecord]:
+        """M27: the classic group takes the joiner in the replaced member's place (last, as Kafka's
+        `fromConsumerGroup` adds it). A target still at the group epoch (same subscription) leaves it Stable; a
+        stale one (the join bumped the epoch) makes it rebalance, with Kafka 4.4's reason."""
+        members = [m for m in group.members.values() if m.member_id != joiner.member_id]
+        members.append(joiner)
+        stale = group.assignment_epoch < group.group_epoch
+        rebalance = (
+            f"Downgrade group {group.group_id} from consumer to classic with stale assignment." if stale else None
+        )
+        return self._downgrade(group, members, "a static member was replaced by a classic member", rebalance)
+
     def _downgrade(
-        self, group: ConsumerGroup, remaining: list[ConsumerGroupMember], reason: str
+        self,
+        group: ConsumerGroup,
+        remaining: list[ConsumerGroupMember],
+        reason: str,
+        rebalance: str | None,
     ) -> list[CoordinatorRecord]:
         """M32-M34: tombstone the whole consumer group, write ONE classic group record, serve the classic group
-        and start a rebalance so the classic members rejoin through the classic path. Generation = the consumer
-        group epoch (the leave does not bump it)."""
+        and, with a `rebalance` reason, start a rebalance so the classic members rejoin through the classic path.
+        Generation = the consumer group epoch (a leave does not bump it)."""
         group_id = group.group_id
         records: list[CoordinatorRecord] = []
         for member_id in list(group.members):
@@ -218,7 +250,8 @@ class ConsumerGroupMigrationMixin(ConsumerGroupClassicMembersMixin):
         for member in classic.members.values():
             self._arm_member(classic, member)
             self._reschedule_heartbeat(member)
-        self._prepare_rebalance(classic, f"Downgrade group {group_id} from consumer to classic for member leaving.")
+        if rebalance is not None:
+            self._prepare_rebalance(classic, rebalance)
         return records
 
     def _restore_consumer_group(self, group: ConsumerGroup, snapshot: ConsumerGroupSnapshot) -> None:

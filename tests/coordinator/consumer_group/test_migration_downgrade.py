@@ -5,15 +5,18 @@ group leaves or is fenced and only classic members remain, the group converts ba
 from __future__ import annotations
 
 from coordinator.consumer_group.keys import session_key
+from coordinator.consumer_group.records import assignment_partitions
 from coordinator.state import GroupState
 from protocol.errors import ErrorCode
 from protocol.messages.consumer_group_metadata_key import ConsumerGroupMetadataKey
 from protocol.messages.group_metadata_key import GroupMetadataKey
 from protocol.messages.group_metadata_value import GroupMetadataValue
-from tests.coordinator.consumer_group.harness import ConsumerGroupTestContext
+from protocol.messages.join_group import JoinGroupResponse
+from tests.coordinator.consumer_group.harness import ConsumerGroupTestContext, topic_id
 from tests.coordinator.consumer_group.migration_helpers import (
     GROUP,
     ONE_EACH,
+    ClassicGroupSetup,
     assigned_partitions,
     classic_subscription,
     log_of,
@@ -158,4 +161,118 @@ def test_m32_failed_downgrade_write_puts_the_consumer_group_back() -> None:
     assert ctx.coordinator.group(GROUP) is None
     assert ctx.coordinator.consumer_group(GROUP) is before and before.members == members
     assert ctx.heartbeat(GROUP, setup.member_ids[0], 1) == ErrorCode.REBALANCE_IN_PROGRESS
+    assert ctx.coordinator.timer.deadline(session_key(GROUP, "new")) is not None
+
+
+def _static_mixed_group(**config: object) -> tuple[ConsumerGroupTestContext, ClassicGroupSetup]:
+    """Classic m0 (foo-0, foo-1) and m1 (foo-2), upgraded by the STATIC consumer member "new" (instance
+    "static-new"); the target (epoch 2) gives every member one partition."""
+    config.setdefault("consumer_group_migration_policy", "bidirectional")
+    ctx = ConsumerGroupTestContext({"foo": 3, "bar": 1}, **config)
+    setup = stable_classic_group(ctx, ONE_EACH, session_timeout_ms=10_000, rebalance_timeout_ms=20_000)
+    ctx.join_cg(GROUP, "new", ["foo"], instance_id="static-new", rebalance_timeout_ms=20_000)
+    return ctx, setup
+
+
+def _classic_static_join(ctx: ConsumerGroupTestContext, topics: tuple[str, ...]) -> JoinGroupResponse:
+    """The instance "static-new" comes back as a classic consumer (empty member id: it replaces the member)."""
+    return ctx.join(
+        group_id=GROUP,
+        group_instance_id="static-new",
+        protocols=[("range", classic_subscription(topics))],
+        rebalance_timeout_ms=20_000,
+    ).value
+
+
+def _target_names(ctx: ConsumerGroupTestContext, member_id: str) -> dict[str, list[int]]:
+    target = assignment_partitions(ctx.cg(GROUP).target_of(member_id))
+    return {"foo": sorted(p for t, p in target if t == topic_id("foo"))}
+
+
+def test_m27_static_member_replaced_by_classic_member_with_same_subscription_downgrades_to_stable() -> None:
+    """M27 (Kafka 4.4 classicGroupJoinToConsumerGroup, testLastStaticConsumerProtocolMemberReplacedByClassic...):
+    the last consumer-protocol member's instance rejoins with the classic protocol and the same subscription: the
+    joiner takes the member's place, is reconciled to the current target (no epoch bump) and the group becomes a
+    classic group at that epoch, Stable, each member holding its target; the joiner's SyncGroup gets its part."""
+    ctx, setup = _static_mixed_group()
+    epoch = ctx.cg(GROUP).group_epoch
+    expected = {m: _target_names(ctx, m) for m in [*setup.member_ids, "new"]}
+    before = len(log_of(ctx))
+
+    joined = _classic_static_join(ctx, ("foo",))
+
+    assert joined.error_code == ErrorCode.NONE
+    assert joined.member_id not in ("", "new")
+    assert (joined.generation_id, joined.protocol_type, joined.protocol_name) == (epoch, "consumer", "range")
+    assert ctx.coordinator.consumer_group(GROUP) is None
+    classic = ctx.group(GROUP)
+    assert classic.state is GroupState.STABLE and classic.generation_id == epoch
+    assert set(classic.members) == {*setup.member_ids, joined.member_id}
+    assert classic.members[joined.member_id].group_instance_id == "static-new"
+    for member_id in setup.member_ids:
+        assert assigned_partitions(classic.members[member_id].assignment) == expected[member_id]
+    assert assigned_partitions(classic.members[joined.member_id].assignment) == expected["new"]
+    written = log_of(ctx)[before:]
+    assert isinstance(written[-1].value, GroupMetadataValue) and written[-1].value.generation == epoch
+    assert isinstance(written[-2].key, ConsumerGroupMetadataKey) and written[-2].is_tombstone
+    synced = ctx.sync(
+        group_id=GROUP, member_id=joined.member_id, generation_id=epoch, group_instance_id="static-new"
+    ).value
+    assert synced.error_code == ErrorCode.NONE
+    assert assigned_partitions(synced.assignment) == expected["new"]
+    assert ctx.heartbeat(GROUP, joined.member_id, epoch, group_instance_id="static-new") == ErrorCode.NONE
+    assert ctx.state(GROUP) is GroupState.STABLE
+
+
+def test_m27_static_member_replaced_by_classic_member_with_new_subscription_downgrades_and_rebalances() -> None:
+    """M27: with a different subscription the group epoch moves past the target, so (Kafka 4.4) the joiner is not
+    reconciled, the classic group takes the bumped epoch as generation and the stale target as assignments, and
+    prepares a rebalance "with stale assignment"; the classic members are told to rejoin."""
+    ctx, setup = _static_mixed_group()
+    epoch = ctx.cg(GROUP).group_epoch
+    expected_new = _target_names(ctx, "new")
+
+    joined = _classic_static_join(ctx, ("foo", "bar"))
+
+    assert joined.error_code == ErrorCode.NONE
+    assert joined.generation_id == 0  # the replacing member's epoch: it was not reconciled
+    assert ctx.coordinator.consumer_group(GROUP) is None
+    classic = ctx.group(GROUP)
+    assert classic.state is GroupState.PREPARING_REBALANCE and classic.generation_id == epoch + 1
+    assert classic.rebalance_reason == f"Downgrade group {GROUP} from consumer to classic with stale assignment."
+    assert assigned_partitions(classic.members[joined.member_id].assignment) == expected_new
+    assert ctx.heartbeat(GROUP, setup.member_ids[1], epoch + 1) == ErrorCode.REBALANCE_IN_PROGRESS
+
+
+def test_m27_no_downgrade_while_another_consumer_member_remains_or_the_policy_forbids_it() -> None:
+    """M27: validateOnlineDowngradeWithReplacedMember fails (another consumer-protocol member; policy `upgrade`;
+    more members than group.max.size): the classic joiner just replaces the static member in the consumer group."""
+    for config, second_consumer in (
+        ({}, True),
+        ({"consumer_group_migration_policy": "upgrade"}, False),
+        ({"group_max_size": 2}, False),
+    ):
+        ctx, _ = _static_mixed_group(**config)
+        if second_consumer:
+            ctx.join_cg(GROUP, "other", ["foo"])
+        joined = _classic_static_join(ctx, ("foo",))
+        assert joined.error_code == ErrorCode.NONE, config
+        assert ctx.coordinator.group(GROUP) is None, config
+        member = ctx.cg(GROUP).member(joined.member_id)
+        assert member is not None and member.classic is not None and ctx.cg(GROUP).member("new") is None
+
+
+def test_m27_failed_downgrade_write_puts_the_consumer_group_back() -> None:
+    """M27: the downgrade is part of the JoinGroup's write; if it fails, the join gets the error and the consumer
+    group is served again with the replaced consumer member, and no classic group remains."""
+    ctx, _ = _static_mixed_group()
+    group = ctx.cg(GROUP)
+    members = dict(group.members)
+    ctx.store.fail_next(ErrorCode.KAFKA_STORAGE_ERROR)
+
+    joined = _classic_static_join(ctx, ("foo",))
+
+    assert joined.error_code != ErrorCode.NONE
+    assert ctx.coordinator.group(GROUP) is None
+    assert ctx.coordinator.consumer_group(GROUP) is group and group.members == members
     assert ctx.coordinator.timer.deadline(session_key(GROUP, "new")) is not None

@@ -4,11 +4,12 @@ a group that changed type comes back from the log as the type it had last, with 
 
 from __future__ import annotations
 
+from coordinator.consumer_group.keys import revocation_key
 from coordinator.consumer_group.member_state import MemberState
 from coordinator.state import GroupState
 from protocol.errors import ErrorCode
 from tests.coordinator.consumer_group.harness import ConsumerGroupTestContext
-from tests.coordinator.consumer_group.migration_helpers import GROUP, mixed_group
+from tests.coordinator.consumer_group.migration_helpers import GROUP, classic_subscription, mixed_group
 
 
 def _restarted(ctx: ConsumerGroupTestContext, **config: object) -> ConsumerGroupTestContext:
@@ -92,3 +93,28 @@ def test_m43_offsets_of_a_simple_group_belong_to_the_consumer_group_that_replace
     group = ctx.cg(GROUP)
     assert list(group.members) == ["m1"]
     assert group.offsets.get("foo", 1).offset == 5  # type: ignore[union-attr]
+
+
+def test_k57_classic_member_owing_revocations_gets_its_rebalance_timer_on_load() -> None:
+    """K57 (Kafka 4.4 GroupMetadataManager.onLoaded): every loaded member of a consumer group gets a session timer,
+    and one in UNREVOKED_PARTITIONS also its rebalance (revocation) timer, whatever its protocol: a classic member
+    that still owes a partition after the restart is fenced when its rebalance timeout runs out."""
+    before, setup = mixed_group()
+    m0 = setup.member_ids[0]
+    rejoined = before.join(
+        group_id=GROUP,
+        member_id=m0,
+        protocols=[("range", classic_subscription(("foo",), {"foo": [0, 1]}))],
+        rebalance_timeout_ms=20_000,
+    ).value
+    assert rejoined.error_code == ErrorCode.NONE
+    assert before.cg(GROUP).members[m0].state is MemberState.UNREVOKED_PARTITIONS
+    ctx = _restarted(before)
+    epoch = ctx.cg(GROUP).members[m0].member_epoch
+
+    assert ctx.coordinator.timer.deadline(revocation_key(GROUP, m0)) == ctx.now_ms + 20_000
+    assert ctx.coordinator.timer.deadline(revocation_key(GROUP, setup.member_ids[1])) is None
+    ctx.sleep(20_000)
+    assert ctx.cg(GROUP).member(m0) is None
+    assert ctx.events.of("member.expired")[0]["member"] == m0
+    assert epoch == setup.generation_id
