@@ -1,10 +1,12 @@
-"""`GroupCoordinator`: Kafka's classic group coordinator as a synchronous, sans-IO state machine.
+"""`GroupCoordinator`: Kafka's group coordinator (classic and KIP-848 consumer groups) as a synchronous, sans-IO
+state machine.
 
 How to drive it (the broker's job, sketched in architecture.md 4.4):
 
 * call an API method with the request context, the decoded request dataclass and `now_ms` (monotonic). Reads
-  (Heartbeat, LeaveGroup, OffsetFetch, DescribeGroups, ListGroups) return the response; operations that can wait
-  (JoinGroup, SyncGroup, OffsetCommit, DeleteGroups, OffsetDelete) return a `Reply`, possibly already completed;
+  (Heartbeat, OffsetFetch, DescribeGroups, ListGroups, ConsumerGroupDescribe) return the response; operations that
+  can wait (JoinGroup, SyncGroup, LeaveGroup, ConsumerGroupHeartbeat, OffsetCommit, DeleteGroups, OffsetDelete)
+  return a `Reply`, possibly already completed;
 * after every call (and after delivering a storage durability notice) read `next_deadline_ms()` and arrange for
   `tick(now_ms)` to run at that time; `tick` fires every due timer (delayed joins, session expiry, pending-sync
   expiry, the initial rebalance delay, retention, write timeouts);
@@ -114,10 +116,10 @@ class GroupCoordinator:
         self._time.advance(now_ms, ctx.wall_ms)
         return self._groups.heartbeat(ctx, request, now_ms)
 
-    def leave_group(self, ctx: RequestContext, request: LeaveGroupRequest, now_ms: int) -> LeaveGroupResponse:
-        """LeaveGroup (#28-#31)."""
+    def leave_group(self, ctx: RequestContext, request: LeaveGroupRequest, now_ms: int) -> Reply[LeaveGroupResponse]:
+        """LeaveGroup (#28-#31): a classic group's at once; a consumer group's (M22) once its records are durable."""
         self._time.advance(now_ms, ctx.wall_ms)
-        return self._groups.leave_group(ctx, request, now_ms)
+        return self._runtime.write(self._groups.leave_group_write(ctx, request, now_ms))
 
     def describe_groups(
         self, ctx: RequestContext, request: DescribeGroupsRequest, now_ms: int

@@ -318,11 +318,15 @@ class ConsumerGroupClassicMembersMixin(JoinMixin, SyncMixin, MembershipMixin, Co
 
     # -- LeaveGroup ------------------------------------------------------------------------------------------
 
-    def leave_group(self, ctx: RequestContext, request: LeaveGroupRequest, now_ms: int) -> LeaveGroupResponse:
-        """M22: every valid member named (either protocol) is fenced, all with one group-epoch bump."""
+    def leave_group_write(
+        self, ctx: RequestContext, request: LeaveGroupRequest, now_ms: int
+    ) -> CoordinatorResult[LeaveGroupResponse]:
+        """LeaveGroup of either group type. M22: in a consumer group every valid member named (either protocol) is
+        fenced, all with one group-epoch bump, and the answer waits for the records to be durable (a failed write
+        puts the group back and answers the mapped error); a classic group's LeaveGroup writes nothing."""
         group = self._serving_consumer_group(request.group_id)
         if group is None or self._gate(request.group_id, allow_empty_id=False) is not None:
-            return super().leave_group(ctx, request, now_ms)
+            return CoordinatorResult.of(self.leave_group(ctx, request, now_ms))
         legacy = ctx.api_version < MULTI_MEMBER_LEAVE_VERSION
         identities = [MemberIdentity(member_id=request.member_id)] if legacy else list(request.members)
         responses: list[MemberResponse] = []
@@ -335,18 +339,20 @@ class ConsumerGroupClassicMembersMixin(JoinMixin, SyncMixin, MembershipMixin, Co
             except GroupError as e:
                 response.error_code = e.code
             responses.append(response)
-        if leaving:
-            snapshot = group.snapshot()
-            records = self._fence_members(group, list(leaving.values()), "the member left the group (LeaveGroup)")
-            for member in leaving.values():
-                self._events.member_left(group.group_id, member.member_id, member.instance_id, "LeaveGroup")
+        answer = self._leave_response(legacy, responses)
+        if not leaving:
+            return CoordinatorResult.of(answer)
+        snapshot = group.snapshot()
+        records = self._fence_members(group, list(leaving.values()), "the member left the group (LeaveGroup)")
+        for member in leaving.values():
+            self._events.member_left(group.group_id, member.member_id, member.instance_id, "LeaveGroup")
 
-            def written(error: ErrorCode) -> None:
-                if error != ErrorCode.NONE:
-                    self._restore_consumer_group(group, snapshot)
+        def written(error: ErrorCode) -> None:
+            if error != ErrorCode.NONE:
+                answer.error_code = error
+                self._restore_consumer_group(group, snapshot)
 
-            self._append(group.partition, records, "classic leave from a consumer group", written)
-        return self._leave_response(legacy, responses)
+        return CoordinatorResult(records, answer, group.partition, "classic leave from a consumer group", written)
 
     def _leaving_member(self, group: ConsumerGroup, identity: MemberIdentity) -> ConsumerGroupMember:
         instance_id = identity.group_instance_id

@@ -332,9 +332,9 @@ class CoordinatorTestContext:
                 group_id=group_id,
                 members=[MemberIdentity(member_id=m, group_instance_id=i, reason=reason) for m, i in members],
             )
-        response = self.coordinator.leave_group(self.ctx(version), request, self.now_ms)
+        reply = self.coordinator.leave_group(self.ctx(version), request, self.now_ms)
         self._after()
-        return response
+        return reply.value
 
     def commit(
         self, request: OffsetCommitRequest | None = None, *, version: int = LATEST["commit"], **kw: Any

@@ -9,6 +9,7 @@ from coordinator.consumer_group.keys import classic_join_key, classic_sync_key, 
 from coordinator.consumer_group.member_state import MemberState
 from protocol.errors import ErrorCode
 from protocol.messages.join_group import JoinGroupResponse
+from protocol.messages.leave_group import LeaveGroupRequest, MemberIdentity
 from protocol.messages.sync_group import SyncGroupResponse
 from tests.coordinator.consumer_group.harness import ConsumerGroupTestContext, by_name, topic_id
 from tests.coordinator.consumer_group.migration_helpers import (
@@ -199,6 +200,31 @@ def test_m22_leave_group_fences_classic_members_with_one_epoch_bump() -> None:
     ]
     group = ctx.cg(GROUP)
     assert set(group.members) == {"new"} and group.group_epoch == epoch + 1
+
+
+def test_m22_leave_group_is_answered_once_its_records_are_durable_and_a_failed_write_changes_nothing() -> None:
+    """M22: a LeaveGroup from a consumer group writes the members' tombstones and the epoch bump, and is answered
+    only once they are durable (nothing acknowledged is lost); a failed write answers the mapped error and puts
+    the members back."""
+    ctx, setup = mixed_group()
+    m0 = setup.member_ids[0]
+    epoch = ctx.cg(GROUP).group_epoch
+    ctx.store.auto_durable = False
+    request = LeaveGroupRequest(group_id=GROUP, members=[MemberIdentity(member_id=m0)])
+    pending = ctx.coordinator.leave_group(ctx.ctx(5), request, ctx.now_ms)
+    assert not pending.done
+    ctx.store.flush()
+    assert pending.done and pending.value.error_code == ErrorCode.NONE
+    assert ctx.cg(GROUP).member(m0) is None
+
+    m1 = setup.member_ids[1]
+    failing = ctx.coordinator.leave_group(
+        ctx.ctx(5), LeaveGroupRequest(group_id=GROUP, members=[MemberIdentity(member_id=m1)]), ctx.now_ms
+    )
+    ctx.store.fail_pending(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+    assert failing.value.error_code == ErrorCode.NOT_COORDINATOR
+    group = ctx.cg(GROUP)
+    assert group.member(m1) is not None and group.group_epoch == epoch + 1
 
 
 def test_m18_m23_classic_member_that_does_not_sync_in_time_is_fenced() -> None:
