@@ -1,12 +1,13 @@
 """ConsumerGroupHeartbeat (KIP-848): join, heartbeat, leave and static leave of consumer-protocol members.
 
-One heartbeat does, in Kafka's order (GroupMetadataManager.consumerGroupHeartbeat; rules K1-K38 in the README):
+One heartbeat does, in Kafka's order (GroupMetadataManager.consumerGroupHeartbeat; rules K1-K38 in
+docs/consumer-groups.md):
 
 1. validate the request (K2-K5) and find or create the group (K10-K12) and the member (K13-K16, K34);
 2. apply the member's changes; a subscription change, a new member or changed topic metadata bumps the group
    epoch (K17-K19);
-3. when the group epoch is ahead of the assignment epoch, compute a new target assignment for the whole group
-   (K21-K22);
+3. when the group epoch is ahead of the assignment epoch, compute a new target assignment for the whole group,
+   at most once per `group.consumer.assignment.interval.ms` (K21-K22);
 4. move the member one reconciliation step towards its target (K24-K27) and arm or cancel its revocation timer;
 5. re-arm the member's session timer and answer: epoch, heartbeat interval, and the assignment when the request
    was a full one or the assignment changed (K28-K29).
