@@ -23,7 +23,6 @@ from coordinator.admin import AdminMixin
 from coordinator.consumer_group.controls import ConsumerGroupControlsMixin
 from coordinator.consumer_group.describe import ConsumerGroupDescribeMixin
 from coordinator.consumer_group.group import ConsumerGroup, ConsumerGroupState
-from coordinator.consumer_group.member_state import MemberState
 from coordinator.consumer_group.migration import ConsumerGroupMigrationMixin
 from coordinator.consumer_group.subscriptions_regex import InvalidRegularExpression
 from coordinator.controls import ControlsMixin
@@ -79,10 +78,7 @@ class GroupMetadataManager(
                     group.resolved_regexes[regex] = frozenset(resolved)
             group.metadata_version_seen = -1
             self._consumer_groups[group_id] = group
-            for member in group.members.values():
-                self._schedule_session(group_id, member.member_id)
-                if member.state is MemberState.UNREVOKED_PARTITIONS:
-                    self._schedule_revocation(group_id, member)
+            self._rearm_member_timers(group, classic_sessions=False)
             self._events.group_loaded(
                 group_id, group.state.value, group.group_epoch, len(group.members), len(group.offsets)
             )

@@ -165,7 +165,7 @@ class ConsumerGroupClassicMembersMixin(JoinMixin, SyncMixin, MembershipMixin, Co
         def written(error: ErrorCode) -> None:
             if error == ErrorCode.NONE:
                 return
-            self._restore_consumer_group(group, snapshot)
+            self._undo_write(group, snapshot)
             if self._consumer_groups.get(group_id) is not group:
                 return
             self._timer.cancel(classic_sync_key(group_id, member_id))
@@ -350,7 +350,7 @@ class ConsumerGroupClassicMembersMixin(JoinMixin, SyncMixin, MembershipMixin, Co
         def written(error: ErrorCode) -> None:
             if error != ErrorCode.NONE:
                 answer.error_code = error
-                self._restore_consumer_group(group, snapshot)
+                self._undo_write(group, snapshot)
 
         return CoordinatorResult(records, answer, group.partition, "classic leave from a consumer group", written)
 

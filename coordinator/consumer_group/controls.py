@@ -1,8 +1,8 @@
 """Operator and test controls of consumer groups: fence a member now, force a new target assignment.
 
 Each takes the coordinator's own path, so clients see what they would see in production, only sooner: an expired
-member is fenced exactly as when its session timer fires (its records tombstoned, the group epoch bumped, the new
-target computed at once as Kafka 4.4 does), and a forced assignment only bumps the group epoch through a
+member is fenced exactly as when its session timer fires (its records tombstoned, the group epoch bumped; the new
+target comes with the next heartbeat, as in Kafka 4.4), and a forced assignment only bumps the group epoch through a
 ConsumerGroupMetadata record, so the next heartbeat of any member computes a new target assignment (Kafka does the
 same when a subscribed topic changes).
 """

@@ -248,7 +248,10 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
         response.member_epoch = 0
         response.heartbeat_interval_ms = 0
         response.assignment = None
-        self._undo(group, snapshot, created)
+        if created:
+            self._undo(group, snapshot, created)
+        else:
+            self._undo_write(group, snapshot)
 
     def _undo(self, group: ConsumerGroup, snapshot: ConsumerGroupSnapshot, created: bool) -> None:
         """Put the group back as it was before a heartbeat that failed (a group it created is dropped)."""
@@ -265,6 +268,25 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
             return
         group.restore(snapshot)
         self._note_state(group)
+
+    def _undo_write(self, group: ConsumerGroup, snapshot: ConsumerGroupSnapshot) -> None:
+        """A write failed: restore the group and give its members their timers back (the change may have fenced
+        or replaced a member and cancelled its timers). A request refused before any write restores only the
+        data: a fenced heartbeat must not push the member's session (K14)."""
+        self._restore_consumer_group(group, snapshot)
+        if self._consumer_groups.get(group.group_id) is group:
+            self._rearm_member_timers(group)
+
+    def _rearm_member_timers(self, group: ConsumerGroup, *, classic_sessions: bool = True) -> None:
+        """Every member a full session from now, and a member owing revocations its rebalance timeout: after a
+        load (K57: `group.consumer.session.timeout.ms` for every member, as Kafka 4.4's onLoaded, so
+        `classic_sessions=False`), and after an undo, which may bring back a member whose timers its failed change
+        had cancelled (a fence, a static replacement; a classic member gets its own session timeout then)."""
+        for member in group.members.values():
+            timeout = None if member.classic is None or not classic_sessions else member.classic.session_timeout_ms
+            self._schedule_session(group.group_id, member.member_id, timeout)
+            if member.state is MemberState.UNREVOKED_PARTITIONS:
+                self._schedule_revocation(group.group_id, member)
 
     # -- group and member lookup -----------------------------------------------------------------------------
 
@@ -518,8 +540,7 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
         )
 
     def _fence_member(self, group: ConsumerGroup, member: ConsumerGroupMember, reason: str) -> list[CoordinatorRecord]:
-        """K36: remove the member, drop its target, re-read the subscriptions, bump the group epoch and compute the
-        new target."""
+        """K36: remove the member, drop its target, re-read the subscriptions and bump the group epoch."""
         return self._fence_members(group, [member], reason)
 
     def _fence_members(
@@ -607,7 +628,7 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
 
         def written(error: ErrorCode) -> None:
             if error != ErrorCode.NONE:
-                self._restore_consumer_group(group, snapshot)
+                self._undo_write(group, snapshot)
 
         self._append(group.partition, records, "consumer group member fenced", written)
 

@@ -268,9 +268,7 @@ class ConsumerGroupMigrationMixin(ConsumerGroupClassicMembersMixin):
             self._consumer_groups[group.group_id] = group
             self._events.group_created(group.group_id, group.partition, "downgrade to a classic group undone")
             super()._restore_consumer_group(group, snapshot)
-            for restored in group.members.values():
-                timeout = None if restored.classic is None else restored.classic.session_timeout_ms
-                self._schedule_session(group.group_id, restored.member_id, timeout)
+            self._rearm_member_timers(group)
             return
         super()._restore_consumer_group(group, snapshot)
 

@@ -8,11 +8,12 @@ epoch 2, so a lone first member answers epoch 2."""
 from __future__ import annotations
 
 from coordinator.consumer_group.keys import revocation_key, session_key
+from protocol.errors import ErrorCode
 from tests.coordinator.consumer_group.harness import ConsumerGroupTestContext, by_name
 from tests.coordinator.consumer_group.written import Written, left
 
 FENCE = left("m1")
-"""m1 fenced (Kafka 4.4): its tombstones, the epoch bump, then m2's new target (all of foo) at once."""
+"""m1 fenced (Kafka 4.4): its tombstones, then the epoch bump; m2's new target comes with its next heartbeat."""
 
 
 def test_k31_every_heartbeat_pushes_the_session_deadline() -> None:
@@ -31,8 +32,8 @@ def test_k31_every_heartbeat_pushes_the_session_deadline() -> None:
 
 def test_k31_session_expiry_fences_the_member() -> None:
     """K31/K36: when the session passes, the member is fenced exactly like a -1 leave: its three records are
-    tombstoned, the group epoch is bumped and (Kafka 4.4) the new target computed at once; the survivor then gets
-    its partitions."""
+    tombstoned and the group epoch is bumped; the survivor's next heartbeat computes the new target and gets its
+    partitions."""
     ctx = ConsumerGroupTestContext(topics={"foo": 2})
     ctx.join_cg(member_id="m1")
     ctx.sleep(10_000)
@@ -100,3 +101,17 @@ def test_k33_leave_cancels_the_members_timers() -> None:
     written = Written(ctx)
     ctx.sleep(44_000)
     assert written.new() == []
+
+
+def test_k31_a_session_fence_whose_write_fails_keeps_the_member_with_a_new_session() -> None:
+    """K31 with a failed write: the fence is undone (the member is back, with its epoch) and the member gets a
+    fresh session, so a member whose session passed is fenced again later rather than kept forever."""
+    ctx = ConsumerGroupTestContext(topics={"foo": 2})
+    ctx.join_cg(member_id="m1")
+    ctx.store.fail_next(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+    ctx.sleep(45_000)
+    group = ctx.cg()
+    assert "m1" in group.members and group.group_epoch == 2
+    assert ctx.coordinator.timer.deadline(session_key("group", "m1")) == ctx.now_ms + 45_000
+    ctx.sleep(45_000)
+    assert "m1" not in ctx.cg().members
