@@ -131,6 +131,7 @@ class Broker:
             self.logs, clock, config["log.retention.check.interval.ms"], config["log.flush.interval.ms"]
         )
         self.driver = TimerDriver(loop, clock, [self.coordinator, self.maintenance, self.idle])
+        self.driver.after_tick.append(self._start_reloads)
         self.fetch_driver = TimerDriver(loop, self.real_clock, [self.fetches])
         self.compaction: Compaction | None = None
         if config["log.cleaner.enable"]:
@@ -252,6 +253,16 @@ class Broker:
         self.coordinator.tick(self.clock.monotonic_ms(), self.clock.wall_ms())
         for callback, error in outcomes:
             callback(error)
+        self._start_reloads()
+        self.rearm_timers()
+
+    def _start_reloads(self) -> None:
+        """Load again, from the log, the partitions the coordinator had to unload after a failed write."""
+        for partition in self.coordinator.take_reloads():
+            self._spawn(self._reload_offsets_partition(partition))
+
+    async def _reload_offsets_partition(self, partition: int) -> None:
+        await self._load_offsets_partition(partition)
         self.rearm_timers()
 
     def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:

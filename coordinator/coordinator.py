@@ -92,7 +92,7 @@ class GroupCoordinator:
             store, self._timer, self._time, config.offsets_commit_timeout_ms, self._events
         )
         write = self._runtime.write
-        parts = ManagerParts(config, self._events, self._timer, self._time, self._table.gate, write)
+        parts = ManagerParts(config, self._events, self._timer, self._time, self._table.gate, write, self._reload)
         self._groups = GroupMetadataManager(parts, decode_subscription, topics)
         self._offsets = OffsetMetadataManager(parts, self._groups, known_partition)
         self._partitions = PartitionManager(
@@ -211,6 +211,14 @@ class GroupCoordinator:
         """Lost `partition`: its groups go Dead, parked replies and in-flight writes get NOT_COORDINATOR."""
         self._time.advance(now_ms, wall_ms)
         self._partitions.unload_partition(partition)
+
+    def take_reloads(self) -> list[int]:
+        """Partitions the coordinator unloaded because memory could not be put back after a failed write: each
+        answers COORDINATOR_LOAD_IN_PROGRESS until the caller reads its log and calls `load_partition`."""
+        return self._partitions.take_reloads()
+
+    def _reload(self, partition: int, reason: str) -> None:
+        self._partitions.reload(partition, reason)
 
     def shutdown(self, now_ms: int, wall_ms: int | None = None) -> None:
         """Unload everything and answer COORDINATOR_NOT_AVAILABLE from now on."""

@@ -226,6 +226,9 @@ class Events:
     def partition_load_failed(self, partition: int, reason: str) -> None:
         self._log.warning("partition.load_failed", partition=partition, reason=reason)
 
+    def partition_reload(self, partition: int, reason: str) -> None:
+        self._log.warning("partition.reload", partition=partition, reason=reason)
+
     def partition_unloaded(self, partition: int, groups: int) -> None:
         level = self._log.info if groups else self._log.debug
         level("partition.unloaded", partition=partition, groups=groups)

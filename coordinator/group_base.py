@@ -33,6 +33,9 @@ from protocol.errors import ErrorCode
 Gate = Callable[[str | None, bool], ErrorCode | None]
 """Kafka's `validateGroupStatus` (rule #2), owned by the partition manager: (group id, allow empty id) -> error."""
 Write = Callable[[CoordinatorResult[Any]], Reply[Any]]
+Reload = Callable[[int, str], None]
+"""Reload a partition from its durable log (partition, reason): what a manager asks for when it cannot undo a
+failed write in memory (`PartitionManager.reload`)."""
 """The runtime's `write`: the only way records reach the log."""
 
 
@@ -46,6 +49,7 @@ class ManagerParts:
     time: TimeRegister
     gate: Gate
     write: Write
+    reload: Reload
 
 
 class ManagerBase:
@@ -58,6 +62,7 @@ class ManagerBase:
         self._time = parts.time
         self._gate_check = parts.gate
         self._write = parts.write
+        self._reload = parts.reload
 
     def _gate(self, group_id: str | None, *, allow_empty_id: bool) -> ErrorCode | None:
         return self._gate_check(group_id, allow_empty_id)

@@ -103,7 +103,7 @@ class PartitionTable:
 class PartitionManager:
     """Begin, finish, fail and undo the loading of `__consumer_offsets` partitions."""
 
-    __slots__ = ("_config", "_events", "_groups", "_offsets", "_runtime", "_table")
+    __slots__ = ("_config", "_events", "_groups", "_offsets", "_reloads", "_runtime", "_table")
 
     def __init__(
         self,
@@ -120,6 +120,7 @@ class PartitionManager:
         self._groups = groups
         self._offsets = offsets
         self._runtime = runtime
+        self._reloads: list[int] = []
 
     def begin_loading(self, partition: int) -> None:
         """This coordinator became leader of `partition`; its groups answer COORDINATOR_LOAD_IN_PROGRESS until
@@ -168,6 +169,24 @@ class PartitionManager:
         if not self._table.partitions():
             self._offsets.stop_retention()
         self._events.partition_unloaded(partition, doomed)
+
+    def reload(self, partition: int, reason: str) -> None:
+        """Memory no longer matches the log of `partition` and cannot be undone in place (a failed write had later
+        writes built on it, some of which may be durable): unload it and load it again from what was written,
+        which is the truth, as Kafka's runtime reverts a shard to its last committed offset. The partition answers
+        COORDINATOR_LOAD_IN_PROGRESS until whoever feeds records (the broker, a test) takes it from
+        `take_reloads` and calls `load_partition`."""
+        if self._table.status(partition) is not PartitionStatus.ACTIVE:
+            return
+        self._events.partition_reload(partition, reason)
+        self.unload_partition(partition)
+        self.begin_loading(partition)
+        self._reloads.append(partition)
+
+    def take_reloads(self) -> list[int]:
+        """The partitions `reload` unloaded that wait for their records, oldest first (and forget them)."""
+        reloads, self._reloads = self._reloads, []
+        return reloads
 
     def shutdown(self) -> None:
         """Unload everything and answer COORDINATOR_NOT_AVAILABLE from now on."""

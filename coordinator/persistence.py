@@ -94,10 +94,11 @@ class InMemoryRecordStore:
             self._make_durable(self._pending.pop(index))
         raise RuntimeError("flush did not converge")
 
-    def fail_pending(self, error: ErrorCode, partition: int | None = None) -> int:
-        """Fail every pending append (of one partition, or all) with `error`; returns how many."""
+    def fail_pending(self, error: ErrorCode, partition: int | None = None, count: int | None = None) -> int:
+        """Fail the pending appends (of one partition, or all; the first `count`, or every one) with `error`;
+        returns how many."""
         failed = 0
-        while (index := self._next_pending(partition)) is not None:
+        while (count is None or failed < count) and (index := self._next_pending(partition)) is not None:
             self._pending.pop(index).on_durable(error)
             failed += 1
         return failed

@@ -136,8 +136,7 @@ class ConsumerGroupClassicMembersMixin(JoinMixin, SyncMixin, MembershipMixin, Co
                 group, heartbeat, member, updated, is_new, change, downgrading=downgrade
             )
         except GroupError:
-            group.restore(snapshot)
-            self._note_state(group)
+            self._restore_consumer_group(group, snapshot)
             raise
         group_id = group.group_id
         self._timer.cancel(classic_join_key(group_id, member_id))
@@ -173,7 +172,7 @@ class ConsumerGroupClassicMembersMixin(JoinMixin, SyncMixin, MembershipMixin, Co
             response.generation_id = -1
             response.protocol_name = None
 
-        return CoordinatorResult(change.records, response, group.partition, "classic member join", written)
+        return self._group_write(group, change.records, response, "classic member join", written)
 
     def _may_downgrade_replacing(self, group: ConsumerGroup, replaced: ConsumerGroupMember) -> bool:
         """M27 (`validateOnlineDowngradeWithReplacedMember`): whether this join turns the group into a classic
@@ -352,7 +351,7 @@ class ConsumerGroupClassicMembersMixin(JoinMixin, SyncMixin, MembershipMixin, Co
                 answer.error_code = error
                 self._undo_write(group, snapshot)
 
-        return CoordinatorResult(records, answer, group.partition, "classic leave from a consumer group", written)
+        return self._group_write(group, records, answer, "classic leave from a consumer group", written)
 
     def _leaving_member(self, group: ConsumerGroup, identity: MemberIdentity) -> ConsumerGroupMember:
         instance_id = identity.group_instance_id

@@ -46,11 +46,10 @@ class ConsumerGroupControlsMixin(ConsumerGroupHeartbeatMixin):
         self._note_state(group)
 
         def written(error: ErrorCode) -> None:
-            if error != ErrorCode.NONE and self._consumer_groups.get(group_id) is group:
-                group.restore(snapshot)
-                self._note_state(group)
+            if error != ErrorCode.NONE:
+                self._undo_write(group, snapshot)
 
-        self._append(group.partition, change.records, "consumer group target assignment forced", written)
+        self._write(self._group_write(group, change.records, None, "consumer group target assignment forced", written))
         return True
 
     def consumer_member_views(self, group_id: str) -> list[ConsumerMemberView]:

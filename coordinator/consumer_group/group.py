@@ -62,6 +62,8 @@ class ConsumerGroupSnapshot:
     resolved_regexes: dict[str, frozenset[str]]
     metadata_version_seen: int
     last_assignment_ms: int | None
+    writes_before: int
+    """How many writes the group had issued when the snapshot was taken (`ConsumerGroup.writes_issued`)."""
 
 
 class ConsumerGroup:
@@ -84,6 +86,7 @@ class ConsumerGroup:
         "static_members",
         "subscription_metadata",
         "target",
+        "writes_issued",
     )
 
     def __init__(self, group_id: str, partition: int, *, state_timestamp_ms: int | None = None) -> None:
@@ -114,6 +117,9 @@ class ConsumerGroup:
         self.offsets = GroupOffsets()
         self.state = ConsumerGroupState.EMPTY
         self.state_timestamp_ms = state_timestamp_ms
+        self.writes_issued = 0
+        """Writes about this group handed to the log so far; never restored, so an undo can tell whether a later
+        write was built on the failed one (`note_write`, `is_latest_write`)."""
 
     def __repr__(self) -> str:
         return (
@@ -248,7 +254,17 @@ class ConsumerGroup:
             dict(self.resolved_regexes),
             self.metadata_version_seen,
             self.last_assignment_ms,
+            self.writes_issued,
         )
+
+    def note_write(self) -> None:
+        """A write of the changes made since the last snapshot is being handed to the log."""
+        self.writes_issued += 1
+
+    def is_latest_write(self, snapshot: ConsumerGroupSnapshot) -> bool:
+        """Whether the write that followed `snapshot` is the group's last one: only then can restoring `snapshot`
+        undo exactly that write."""
+        return self.writes_issued == snapshot.writes_before + 1
 
     def restore(self, snapshot: ConsumerGroupSnapshot) -> None:
         """Put back what `snapshot` saw (members are immutable values, so the copies are exact)."""

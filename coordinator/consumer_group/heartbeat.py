@@ -22,6 +22,7 @@ import uuid
 from collections.abc import Hashable
 from dataclasses import replace
 from functools import partial
+from typing import TypeVar
 
 from coordinator.consumer_group.group import ConsumerGroup, ConsumerGroupSnapshot
 from coordinator.consumer_group.keys import classic_join_key, classic_sync_key, revocation_key, session_key
@@ -52,7 +53,7 @@ from coordinator.context import RequestContext
 from coordinator.errors import GroupError
 from coordinator.group_base import GroupManagerBase
 from coordinator.records import CoordinatorRecord
-from coordinator.result import CoordinatorResult
+from coordinator.result import AppendOutcome, CoordinatorResult
 from protocol.errors import ErrorCode
 from protocol.kafka_uuid import kafka_uuid_to_str
 from protocol.messages.consumer_group_heartbeat import (
@@ -66,6 +67,9 @@ CLIENT_GENERATED_MEMBER_ID_VERSION = 1
 """KIP-1082: from v1 the client generates its member id; an empty one is INVALID_REQUEST."""
 
 Response = ConsumerGroupHeartbeatResponse
+
+
+T = TypeVar("T")
 
 
 def _invalid(message: str) -> GroupError:
@@ -163,10 +167,10 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
             response.assignment = _wire_assignment(reconciled.assignment.assigned_partitions)
         if not change.records:
             return CoordinatorResult.of(response)
-        return CoordinatorResult(
+        return self._group_write(
+            group,
             change.records,
             response,
-            group.partition,
             "consumer group heartbeat",
             partial(self._heartbeat_written, group, snapshot, created, response),
         )
@@ -253,6 +257,28 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
         else:
             self._undo_write(group, snapshot)
 
+    def _group_write(
+        self,
+        group: ConsumerGroup,
+        records: list[CoordinatorRecord],
+        response: T,
+        purpose: str,
+        on_append: AppendOutcome,
+    ) -> CoordinatorResult[T]:
+        """Every write about a consumer group goes through here, so the group counts them (`_undo_write`) and
+        `_write_durable` hears of each one that succeeded."""
+        group.note_write()
+
+        def outcome(error: ErrorCode) -> None:
+            on_append(error)
+            if error == ErrorCode.NONE:
+                self._write_durable(group)
+
+        return CoordinatorResult(records, response, group.partition, purpose, outcome)
+
+    def _write_durable(self, group: ConsumerGroup) -> None:
+        """A write about `group` is durable: nothing to keep for undoing it (migration.py keeps a downgrade)."""
+
     def _undo(self, group: ConsumerGroup, snapshot: ConsumerGroupSnapshot, created: bool) -> None:
         """Put the group back as it was before a heartbeat that failed (a group it created is dropped)."""
         if created:
@@ -272,7 +298,13 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
     def _undo_write(self, group: ConsumerGroup, snapshot: ConsumerGroupSnapshot) -> None:
         """A write failed: restore the group and give its members their timers back (the change may have fenced
         or replaced a member and cancelled its timers). A request refused before any write restores only the
-        data: a fenced heartbeat must not push the member's session (K14)."""
+        data: a fenced heartbeat must not push the member's session (K14).
+
+        If later writes were built on the failed one, restoring its snapshot would also drop their changes, which
+        may be durable: the partition is reloaded from its log instead."""
+        if self._consumer_groups.get(group.group_id) is group and not group.is_latest_write(snapshot):
+            self._reload(group.partition, f"a failed write of consumer group {group.group_id} had later writes")
+            return
         self._restore_consumer_group(group, snapshot)
         if self._consumer_groups.get(group.group_id) is group:
             self._rearm_member_timers(group)
@@ -531,10 +563,10 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
         else:
             records = self._fence_member(group, member, "the member left the group (-1)")
             self._events.member_left(group_id, member.member_id, instance_id, "ConsumerGroupHeartbeat with epoch -1")
-        return CoordinatorResult(
+        return self._group_write(
+            group,
             records,
             response,
-            group.partition,
             "consumer group leave",
             partial(self._heartbeat_written, group, snapshot, False, response),
         )
@@ -630,7 +662,7 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
             if error != ErrorCode.NONE:
                 self._undo_write(group, snapshot)
 
-        self._append(group.partition, records, "consumer group member fenced", written)
+        self._write(self._group_write(group, records, None, "consumer group member fenced", written))
 
     # -- state -----------------------------------------------------------------------------------------------
 

@@ -254,6 +254,12 @@ class ConsumerGroupMigrationMixin(ConsumerGroupClassicMembersMixin):
             self._prepare_rebalance(classic, rebalance)
         return records
 
+    def _write_durable(self, group: ConsumerGroup) -> None:
+        """A downgrade is kept only until the write carrying it has an outcome."""
+        downgrade = self._downgrades.get(group.group_id)
+        if downgrade is not None and downgrade[0] is group:
+            del self._downgrades[group.group_id]
+
     def _restore_consumer_group(self, group: ConsumerGroup, snapshot: ConsumerGroupSnapshot) -> None:
         """The write that carried a downgrade failed: serve the consumer group again (every member with a fresh
         session), drop the classic group, then restore the group as before the removal."""

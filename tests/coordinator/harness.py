@@ -183,6 +183,14 @@ class CoordinatorTestContext:
     def tick(self) -> int:
         return self.coordinator.tick(self.now_ms, self.wall_ms)
 
+    def load_reloads(self) -> list[int]:
+        """Load, from the in-memory log, the partitions the coordinator unloaded to reload (what the broker does
+        with `take_reloads`); returns them."""
+        partitions = self.coordinator.take_reloads()
+        for partition in partitions:
+            self.coordinator.load_partition(partition, self.store.records(partition), self.now_ms, self.wall_ms)
+        return partitions
+
     def _after(self) -> None:
         if self.auto_tick:
             self.tick()

@@ -140,3 +140,27 @@ def test_consumer_group_heartbeat_errors_are_injected_per_group(
         ErrorCode.COORDINATOR_NOT_AVAILABLE,
         ErrorCode.NONE,
     ]
+
+
+def test_a_partition_the_coordinator_unloads_after_a_failed_write_is_loaded_again_from_the_log(
+    group_broker: GroupBrokerHandle, members: tuple[WireMember, WireMember]
+) -> None:
+    """The broker side of an undo that cannot be done in memory (tests/coordinator/consumer_group/
+    test_write_failures.py): the coordinator unloads the partition and the broker reads its log and loads it
+    again, so the group is served with exactly what was written."""
+    m1, _m2 = members
+    before = _stable_with_one(group_broker, m1)
+    embedded = group_broker._embedded
+    broker = embedded.kit.broker
+    partition = broker.coordinator.partition_for(GROUP)
+
+    def unload_for_reload() -> None:
+        broker.coordinator._reload(partition, "test: a failed write had later writes")  # what an undo asks for
+        broker._start_reloads()
+
+    embedded.call(unload_for_reload)
+    reloaded = group_broker.wait_for_group_blocking(GROUP, state="Stable", members=1, timeout_s=10)
+    assert reloaded["group_epoch"] == before["group_epoch"]
+    assert embedded.call(lambda: broker.coordinator.owned_partitions()[partition]) == "active"
+    m1.heartbeat()
+    assert m1.owned_partitions() == 4

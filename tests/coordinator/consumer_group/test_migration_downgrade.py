@@ -276,3 +276,16 @@ def test_m27_failed_downgrade_write_puts_the_consumer_group_back() -> None:
     assert ctx.coordinator.group(GROUP) is None
     assert ctx.coordinator.consumer_group(GROUP) is group and group.members == members
     assert ctx.coordinator.timer.deadline(session_key(GROUP, "new")) is not None
+
+
+def test_m32_a_durable_downgrade_keeps_nothing_for_undoing_it() -> None:
+    """What the coordinator keeps to undo a downgrade lives only until its write has an outcome: downgrades
+    that succeed do not pile up in memory over the broker's lifetime."""
+    ctx, _setup = mixed_group()
+    ctx.store.auto_durable = False
+    ctx.cg_heartbeat(GROUP, "new", -1)
+    manager = ctx.coordinator._groups  # the only window on what is kept for undoing
+    assert list(manager._downgrades) == [GROUP]
+    assert ctx.store.flush() == 1
+    assert manager._downgrades == {}
+    assert ctx.group(GROUP) is not None
