@@ -208,13 +208,21 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
         member_id = updated.member_id
         if is_new or not updated.same_metadata(member):
             change.records.append(member_metadata_record(group.group_id, updated))
-        subscription_changed = is_new or not updated.has_subscription_of(member)
-        if updated.subscribed_topic_names != member.subscribed_topic_names:
+        # Kafka 4.4: the epoch moves when the topic names change (hasMemberSubscriptionChanged) or the regex does,
+        # to none included (maybeUpdateRegularExpressions: REGEX_UPDATED); the reconciliation is told so.
+        names_changed = updated.subscribed_topic_names != member.subscribed_topic_names
+        regex_changed = updated.subscribed_topic_regex != member.subscribed_topic_regex
+        subscription_changed = is_new or names_changed or regex_changed
+        if names_changed:
             change.bump_reasons.append(f"member {member_id} {'joined' if is_new else 'changed its subscription'}")
-        if updated.subscribed_topic_regex != member.subscribed_topic_regex and updated.subscribed_topic_regex:
+        if regex_changed and updated.subscribed_topic_regex:
             self._resolve_new_regex(group, updated.subscribed_topic_regex, change)
+        elif regex_changed and member.subscribed_topic_regex:
+            change.bump_reasons.append(f"member {member_id} dropped its regex {member.subscribed_topic_regex!r}")
         group.put_member(updated)
-        self._refresh_topic_metadata(group, change, force=bool(change.bump_reasons))
+        # A new preferred assignor refreshes the metadata (hasPreferredServerAssignorChanged): no bump by itself.
+        force = bool(change.bump_reasons) or updated.server_assignor != member.server_assignor
+        self._refresh_topic_metadata(group, change, force=force)
         if change.bump_reasons:
             self._bump_group_epoch(group, change)
         if group.group_epoch > group.assignment_epoch and not downgrading and self._may_assign(group):

@@ -65,12 +65,3 @@ class ConsumerGroupMember:
     def same_metadata(self, other: ConsumerGroupMember) -> bool:
         """Whether the persisted metadata (ConsumerGroupMemberMetadataValue) is unchanged."""
         return replace(self, assignment=other.assignment) == other
-
-    def has_subscription_of(self, other: ConsumerGroupMember) -> bool:
-        """Same topics, regex and assignor: nothing that changes the target assignment."""
-        return (
-            self.subscribed_topic_names == other.subscribed_topic_names
-            and self.subscribed_topic_regex == other.subscribed_topic_regex
-            and self.server_assignor == other.server_assignor
-            and self.rack_id == other.rack_id
-        )

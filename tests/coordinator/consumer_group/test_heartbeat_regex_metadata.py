@@ -140,3 +140,21 @@ def test_k7_a_regex_is_only_checked_when_it_changes() -> None:
     ).value
     assert (response.error_code, response.member_epoch) == (0, 2)
     assert written.new() == []
+
+
+def test_k61_dropping_the_regex_bumps_the_epoch_and_revokes_its_topics() -> None:
+    """Kafka 4.4 bumps the group epoch whenever a member's regex changes, to none included
+    (`maybeUpdateRegularExpressions` answers REGEX_UPDATED), and reconciles the member as one whose subscription
+    changed: the partitions of topics it no longer subscribes to are revoked at once."""
+    ctx = ConsumerGroupTestContext(topics={"foo1": 1, "foo2": 2, "bar": 1})
+    assert regex_join(ctx, "m1", "foo.*") == {"foo1": [0], "foo2": [0, 1]}
+    epoch = ctx.cg().group_epoch
+    dropped = ctx.cg_heartbeat(
+        member_id="m1", member_epoch=epoch, subscribed_topic_regex="", owned={"foo1": [0], "foo2": [0, 1]}
+    ).value
+    assert ctx.cg().group_epoch == epoch + 1
+    assert (dropped.error_code, dropped.member_epoch) == (0, epoch)  # revoke first, then move to the new epoch
+    assert by_name(dropped, *TOPICS) == {}
+    revoked = ctx.cg_heartbeat(member_id="m1", member_epoch=epoch, owned={}).value
+    assert (revoked.error_code, revoked.member_epoch) == (0, epoch + 1)
+    assert ctx.cg().state.value == "Stable"
