@@ -2,7 +2,8 @@
 
 The target is a pure function of the members' subscriptions, the subscribed topics' partition counts and the
 previous target (the assignors are sticky), so replaying the same records after a restart gives the same answer.
-Only members whose share changed get a new TargetAssignmentMember record.
+Only members whose share changed, or who had no target yet, get a TargetAssignmentMember record (Kafka's
+TargetAssignmentBuilder writes one for a member new to the target even when its share is empty).
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from coordinator.consumer_group.group import ConsumerGroup
 class TargetAssignment:
     """The new target (member id -> topic id -> partitions) and the members whose share changed."""
 
-    assignor: str
     assignment: Mapping[str, MemberAssignment]
     changed: tuple[str, ...]
 
@@ -51,6 +51,6 @@ def compute_target(group: ConsumerGroup, assignor: str) -> TargetAssignment:
     changed = tuple(
         member_id
         for member_id in group.members
-        if dict(assignment.get(member_id, {})) != dict(group.target_of(member_id))
+        if member_id not in group.target or dict(assignment.get(member_id, {})) != dict(group.target_of(member_id))
     )
-    return TargetAssignment(assignor, assignment, changed)
+    return TargetAssignment(assignment, changed)

@@ -333,3 +333,21 @@ def test_k23_heterogeneous_subscriptions_assign_each_topic_to_its_subscribers_on
     assert sorted(target["m2"].get(bar.topic_id, ())) == [0, 1]
     owned_foo = sorted([*target["m1"][foo.topic_id], *target["m2"].get(foo.topic_id, ())])
     assert owned_foo == [0, 1]
+
+
+def test_k53_a_new_member_with_an_empty_target_still_gets_its_target_record() -> None:
+    """Kafka's TargetAssignmentBuilder writes a TargetAssignmentMember record for every member that had no target
+    before, even when its new share is empty (here: one partition, already m1's)."""
+    ctx = ConsumerGroupTestContext({"foo": 1})
+    ctx.join_cg(member_id="m1", topics=["foo"])
+    written = Written(ctx)
+    ctx.join_cg(member_id="m2", topics=["foo"])
+    records = written.new()
+    assert [kind(r) for r in records] == [
+        "MemberMetadata(m2)",
+        "Metadata",
+        "TargetAssignmentMember(m2)",
+        "TargetAssignmentMetadata",
+        "CurrentMemberAssignment(m2)",
+    ]
+    assert target_partitions(records[2]) == {}
