@@ -74,9 +74,10 @@ def replay(partition: int, records: Iterable[CoordinatorRecord], events: Events)
             events.record_skipped(partition, key.version, "unknown record type")
         else:
             assert is_consumer_group_key(key)
-            if not consumer_groups.apply(key, value):  # type: ignore[arg-type]
+            skipped = consumer_groups.apply(key, value)  # type: ignore[arg-type]
+            if skipped is not None:
                 result.skipped += 1
-                events.record_skipped(partition, record.key_version, "consumer group key with a value of another type")
+                events.record_skipped(partition, record.key_version, skipped)
     result.consumer_groups = consumer_groups.groups(partition)
 
     for group_id, value in metadata.items():

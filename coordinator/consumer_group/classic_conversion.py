@@ -130,6 +130,15 @@ def fill_from_classic(group: ConsumerGroup, classic: ClassicGroup, topics: Topic
     group.group_epoch = classic.generation_id
     group.assignment_epoch = classic.generation_id
     for member, target in converted:
+        overlap = group.held_elsewhere(member)
+        if overlap is not None:
+            # Kafka's fromClassicGroup throws IllegalStateException here, which the request answers as
+            # UNKNOWN_SERVER_ERROR.
+            raise GroupError(
+                ErrorCode.UNKNOWN_SERVER_ERROR,
+                f"Cannot upgrade classic group {classic.group_id}: partition {overlap[0]} is assigned to both"
+                f" {overlap[1]} and {member.member_id}.",
+            )
         group.put_member(member)
         group.target[member.member_id] = target
 

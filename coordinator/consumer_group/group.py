@@ -199,6 +199,16 @@ class ConsumerGroup:
             if self.owners.get(tp) == member.member_id:
                 del self.owners[tp]
 
+    def held_elsewhere(self, member: ConsumerGroupMember) -> tuple[TopicPartition, str] | None:
+        """A partition `member` holds that another member already holds, with that member's id; None when there is
+        none. One owner per partition is what reconciliation rests on: Kafka refuses a second one
+        (`addPartitionEpochs`: IllegalStateException), so loading or converting state that has one must fail."""
+        for tp in member.assignment.assigned_partitions | member.assignment.partitions_pending_revocation:
+            owner = self.owners.get(tp)
+            if owner is not None and owner != member.member_id:
+                return tp, owner
+        return None
+
     def is_held(self, partition: TopicPartition) -> bool:
         """Whether some member still holds `partition` (assigned to it or pending its revocation)."""
         return partition in self.owners

@@ -42,6 +42,7 @@ from protocol.messages.consumer_group_target_assignment_metadata_value import (
 )
 
 T = TypeVar("T")
+_OTHER_TYPE = "consumer group key with a value of another type"
 
 
 @dataclass(slots=True)
@@ -62,40 +63,44 @@ class ConsumerGroupReplay:
     def __init__(self) -> None:
         self._groups: dict[str, _Replayed] = {}
 
-    def apply(self, key: ConsumerGroupKey, value: ConsumerGroupValue | None) -> bool:
-        """Fold one record; False when the value does not belong to the key (a damaged record, skipped)."""
+    def apply(self, key: ConsumerGroupKey, value: ConsumerGroupValue | None) -> str | None:
+        """Fold one record; None when folded, else why it is skipped (a damaged record: a value that does not
+        belong to its key, or a member no handler could serve)."""
         state = self._groups.setdefault(key.group_id, _Replayed())
         if isinstance(key, ConsumerGroupMetadataKey):
             if value is None:
                 self._groups[key.group_id] = _Replayed()
-                return True
+                return None
             if not isinstance(value, ConsumerGroupMetadataValue):
-                return False
+                return _OTHER_TYPE
             state.epoch = value.epoch
         elif isinstance(key, ConsumerGroupPartitionMetadataKey):
             if value is not None and not isinstance(value, ConsumerGroupPartitionMetadataValue):
-                return False
+                return _OTHER_TYPE
             state.metadata = {} if value is None else _metadata(value)
         elif isinstance(key, ConsumerGroupMemberMetadataKey):
             if value is not None and not isinstance(value, ConsumerGroupMemberMetadataValue):
-                return False
+                return _OTHER_TYPE
+            classic = None if value is None else value.classic_member_metadata
+            if classic is not None and not classic.supported_protocols:
+                return "consumer group member with classic metadata but no protocol"
             _put(state.members, key.member_id, value)
         elif isinstance(key, ConsumerGroupTargetAssignmentMetadataKey):
             if value is not None and not isinstance(value, ConsumerGroupTargetAssignmentMetadataValue):
-                return False
+                return _OTHER_TYPE
             state.assignment_epoch = 0 if value is None else value.assignment_epoch
         elif isinstance(key, ConsumerGroupTargetAssignmentMemberKey):
             if value is not None and not isinstance(value, ConsumerGroupTargetAssignmentMemberValue):
-                return False
+                return _OTHER_TYPE
             target = None
             if value is not None:
                 target = assignment_from(partitions_from((t.topic_id, t.partitions) for t in value.topic_partitions))
             _put(state.targets, key.member_id, target)
         elif isinstance(key, ConsumerGroupCurrentMemberAssignmentKey):
             if value is not None and not isinstance(value, ConsumerGroupCurrentMemberAssignmentValue):
-                return False
+                return _OTHER_TYPE
             _put(state.current, key.member_id, None if value is None else assignment_state_from(value))
-        return True
+        return None
 
     def group_ids(self) -> set[str]:
         """Groups that exist at the end of the log (their epoch record is live)."""
@@ -111,7 +116,14 @@ class ConsumerGroupReplay:
             group.assignment_epoch = state.assignment_epoch
             group.subscription_metadata = dict(state.metadata)
             for member_id, value in state.members.items():
-                group.put_member(_member(member_id, value, state.current.get(member_id, MemberAssignmentState())))
+                member = _member(member_id, value, state.current.get(member_id, MemberAssignmentState()))
+                overlap = group.held_elsewhere(member)
+                if overlap is not None:  # Kafka's replay throws IllegalStateException: the load fails
+                    raise ValueError(
+                        f"consumer group {group_id}: partition {overlap[0]} is held by both {overlap[1]} and"
+                        f" {member_id}"
+                    )
+                group.put_member(member)
                 group.target[member_id] = state.targets.get(member_id, {})
             group.state = group.computed_state()
             built[group_id] = group

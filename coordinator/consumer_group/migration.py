@@ -184,17 +184,22 @@ class ConsumerGroupMigrationMixin(ConsumerGroupClassicMembersMixin):
         A refusal is silent to clients; it is logged."""
         if not remaining or any(m.classic is None for m in remaining):
             return False
-        return self._downgrade_allowed(group, len(remaining))
+        return self._downgrade_allowed(group, remaining)
 
-    def _downgrade_allowed(self, group: ConsumerGroup, size: int) -> bool:
-        """M31(3)/(4): the policy allows a downgrade and `size` members fit group.max.size (refusals logged)."""
+    def _downgrade_allowed(self, group: ConsumerGroup, members: list[ConsumerGroupMember]) -> bool:
+        """M31(3)/(4): the policy allows a downgrade and the classic group's `members` fit group.max.size
+        (refusals logged). They must also share a protocol for the classic group to select: joins make sure
+        they do, so only a damaged log can break that, and the group then stays a consumer group."""
         if self._config.consumer_group_migration_policy not in DOWNGRADE_POLICIES:
             self._events.group_conversion_skipped(group.group_id, "classic", "the online downgrade is disabled")
             return False
-        if size > self._config.group_max_size:
+        if len(members) > self._config.group_max_size:
             self._events.group_conversion_skipped(
                 group.group_id, "classic", "its group size is greater than classic group max size"
             )
+            return False
+        if not _protocols_agree(members):
+            self._events.group_conversion_skipped(group.group_id, "classic", "its classic members share no protocol")
             return False
         return True
 
@@ -206,7 +211,7 @@ class ConsumerGroupMigrationMixin(ConsumerGroupClassicMembersMixin):
         return (
             replaced.classic is None
             and all(m.classic is not None for m in others)
-            and self._downgrade_allowed(group, len(group.members))
+            and self._downgrade_allowed(group, list(group.members.values()))
         )
 
     def _downgrade_replacing(self, group: ConsumerGroup, joiner: ConsumerGroupMember) -> list[CoordinatorRecord]:
@@ -312,6 +317,17 @@ class ConsumerGroupMigrationMixin(ConsumerGroupClassicMembersMixin):
             self._events.group_created(group_id, consumer.partition, "conversion to a classic group undone")
 
         return group_tombstones(group_id), undo
+
+
+def _protocols_agree(members: list[ConsumerGroupMember]) -> bool:
+    """Whether the classic members among `members` support at least one protocol in common (true when there are
+    none: M27's consumer-protocol member is replaced by a joiner the classic join path already checked)."""
+    shared: set[str] | None = None
+    for member in members:
+        if member.classic is not None:
+            names = {name for name, _metadata in member.classic.protocols}
+            shared = names if shared is None else shared & names
+    return shared is None or bool(shared)
 
 
 def _heartbeat_failed(response: Any) -> bool:
