@@ -206,7 +206,8 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
         computed, and the member is reconciled only if the current target is still at the group epoch; otherwise
         the classic group the join turns the group into rebalances instead (Kafka 4.4)."""
         member_id = updated.member_id
-        if is_new or not updated.same_metadata(member):
+        unchanged = updated is member and not is_new
+        if not unchanged and (is_new or not updated.same_metadata(member)):
             change.records.append(member_metadata_record(group.group_id, updated))
         # Kafka 4.4: the epoch moves when the topic names change (hasMemberSubscriptionChanged) or the regex does,
         # to none included (maybeUpdateRegularExpressions: REGEX_UPDATED); the reconciliation is told so.
@@ -219,7 +220,8 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
             self._resolve_new_regex(group, updated.subscribed_topic_regex, change)
         elif regex_changed and member.subscribed_topic_regex:
             change.bump_reasons.append(f"member {member_id} dropped its regex {member.subscribed_topic_regex!r}")
-        group.put_member(updated)
+        if not unchanged:
+            group.put_member(updated)
         # A new preferred assignor refreshes the metadata (hasPreferredServerAssignorChanged): no bump by itself.
         force = bool(change.bump_reasons) or updated.server_assignor != member.server_assignor
         self._refresh_topic_metadata(group, change, force=force)
@@ -410,9 +412,22 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
     def _updated_member(
         self, ctx: RequestContext, request: ConsumerGroupHeartbeatRequest, member: ConsumerGroupMember
     ) -> ConsumerGroupMember:
-        """K17: the member with every non-null field of the request applied, and the client's identity."""
+        """K17: the member with every non-null field of the request applied, and the client's identity; `member`
+        itself when nothing changes (a steady heartbeat carries no field), so callers can skip their writes."""
         names = request.subscribed_topic_names
         regex = request.subscribed_topic_regex
+        if (
+            names is None
+            and regex is None
+            and request.instance_id is None
+            and request.rack_id is None
+            and request.rebalance_timeout_ms == -1
+            and request.server_assignor is None
+            and member.classic is None
+            and ctx.client_id == member.client_id
+            and ctx.client_host == member.client_host
+        ):
+            return member
         return replace(
             member,
             instance_id=request.instance_id if request.instance_id is not None else member.instance_id,
@@ -505,6 +520,13 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
         change: _Change,
     ) -> ConsumerGroupMember:
         """K24-K27 and K32: one reconciliation step; a moved member is written and its revocation timer set."""
+        current = member.assignment
+        if (
+            current.state is MemberState.STABLE
+            and current.member_epoch == group.assignment_epoch
+            and not subscription_changed
+        ):
+            return member  # Kafka's STABLE case at the target epoch: nothing to move (the steady heartbeat)
         owned = (
             None
             if request.topic_partitions is None
