@@ -9,7 +9,7 @@ exactly what Kafka answers a client that catches a group in Dead.
 from __future__ import annotations
 
 from coordinator.consumer_group.group import ConsumerGroup, ConsumerGroupState
-from coordinator.consumer_group.records import group_tombstones, member_tombstones
+from coordinator.consumer_group.records import group_tombstones
 from coordinator.group import ClassicGroup
 from coordinator.group_base import GroupManagerBase
 from coordinator.keys import heartbeat_key, join_key, sync_key
@@ -148,8 +148,6 @@ class AdminMixin(GroupManagerBase):
         group.state = ConsumerGroupState.DEAD
         self._events.group_state_changed(group.group_id, old.value, group.state.value, group.group_epoch)
         records = self._offset_tombstones(group.group_id, group.offsets)
-        for member_id in list(group.members):
-            records.extend(member_tombstones(group.group_id, member_id))
         records.extend(group_tombstones(group.group_id))
         return records
 

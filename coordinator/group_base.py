@@ -115,6 +115,17 @@ class GroupManagerBase(ManagerBase):
     def consumer_group(self, group_id: str) -> ConsumerGroup | None:
         return self._consumer_groups.get(group_id)
 
+    def _live_consumer_group(self, group_id: str) -> ConsumerGroup | None:
+        """The consumer group served under `group_id`, or None (no such group, or it is being deleted)."""
+        group = self._consumer_groups.get(group_id)
+        return None if group is None or group.is_dead else group
+
+    def _consumer_group_not_found(self, group_id: str) -> str:
+        """Kafka's GROUP_ID_NOT_FOUND message when a consumer-group API names no live consumer group."""
+        if group_id in self._groups:
+            return f"Group {group_id} is not a consumer group."
+        return f"Group {group_id} not found."
+
     def consumer_groups(self) -> list[ConsumerGroup]:
         return list(self._consumer_groups.values())
 

@@ -19,6 +19,7 @@ from coordinator.consumer_group.member_state import MemberAssignmentState, Membe
 from coordinator.consumer_group.records import (
     assignment_from,
     assignment_partitions,
+    by_topic,
     current_assignment_record,
     group_epoch_record,
     member_metadata_record,
@@ -73,14 +74,12 @@ def names_to_partitions(topics: TopicCatalog, entries: Iterable[tuple[str, Itera
 def encode_partitions(topics: TopicCatalog, partitions: Partitions, version: int) -> bytes:
     """(topic id, partition) pairs as a ConsumerProtocol assignment with topic names, topics and partitions in
     ascending order; topics the catalog no longer knows are left out."""
-    by_name: dict[str, list[int]] = {}
-    for topic_id, index in partitions:
+    by_name: list[AssignedTopic] = []
+    for topic_id, indexes in by_topic(partitions).items():
         image = topics.by_id(topic_id)
         if image is not None:
-            by_name.setdefault(image.name, []).append(index)
-    value = ConsumerProtocolAssignment(
-        assigned_partitions=[AssignedTopic(topic=name, partitions=sorted(p)) for name, p in sorted(by_name.items())]
-    )
+            by_name.append(AssignedTopic(topic=image.name, partitions=indexes))
+    value = ConsumerProtocolAssignment(assigned_partitions=sorted(by_name, key=lambda topic: topic.topic))
     return encode_assignment(value, version)
 
 

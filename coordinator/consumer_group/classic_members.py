@@ -29,7 +29,7 @@ from coordinator.consumer_group.classic_conversion import (
     parse_subscription,
     subscription_version,
 )
-from coordinator.consumer_group.group import CONSUMER_PROTOCOL_TYPE, ConsumerGroup
+from coordinator.consumer_group.group import ConsumerGroup
 from coordinator.consumer_group.heartbeat import ConsumerGroupHeartbeatMixin, _Change, static_owner
 from coordinator.consumer_group.keys import classic_join_key, classic_sync_key
 from coordinator.consumer_group.member import ClassicProtocols, ConsumerGroupMember
@@ -37,6 +37,7 @@ from coordinator.consumer_group.member_state import MemberState
 from coordinator.consumer_group.records import assignment_partitions, topic_partitions
 from coordinator.context import RequestContext
 from coordinator.errors import GroupError
+from coordinator.group import CONSUMER_PROTOCOL_TYPE
 from coordinator.join import REQUIRE_KNOWN_MEMBER_ID_VERSION, JoinMixin
 from coordinator.member import Protocols
 from coordinator.membership import MULTI_MEMBER_LEAVE_VERSION, MembershipMixin
@@ -58,8 +59,8 @@ class ConsumerGroupClassicMembersMixin(JoinMixin, SyncMixin, MembershipMixin, Co
     """The classic group APIs for a group id held by a (non-empty) consumer group."""
 
     def _serving_consumer_group(self, group_id: str) -> ConsumerGroup | None:
-        group = self._consumer_groups.get(group_id)
-        return None if group is None or group.is_dead or group.is_empty else group
+        group = self._live_consumer_group(group_id)
+        return None if group is None or group.is_empty else group
 
     # -- JoinGroup -------------------------------------------------------------------------------------------
 

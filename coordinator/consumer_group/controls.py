@@ -9,7 +9,6 @@ same when a subscribed topic changes).
 
 from __future__ import annotations
 
-from coordinator.consumer_group.group import ConsumerGroup
 from coordinator.consumer_group.heartbeat import ConsumerGroupHeartbeatMixin, _Change
 from coordinator.consumer_group.views import ConsumerMemberView, member_views
 from protocol.errors import ErrorCode
@@ -17,10 +16,6 @@ from protocol.errors import ErrorCode
 
 class ConsumerGroupControlsMixin(ConsumerGroupHeartbeatMixin):
     """Public controls; each returns False when the group or member does not exist (nothing happens)."""
-
-    def _live_consumer_group(self, group_id: str) -> ConsumerGroup | None:
-        group = self._consumer_groups.get(group_id)
-        return None if group is None or group.is_dead else group
 
     def expire_consumer_member_now(self, group_id: str, member_id: str) -> bool:
         """Fence the member as if its session timed out this instant."""

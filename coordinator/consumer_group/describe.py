@@ -6,7 +6,7 @@ from __future__ import annotations
 from coordinator.consumer_group.group import ConsumerGroup
 from coordinator.consumer_group.member import ConsumerGroupMember
 from coordinator.consumer_group.member_state import Partitions
-from coordinator.consumer_group.records import assignment_partitions
+from coordinator.consumer_group.records import assignment_partitions, by_topic
 from coordinator.consumer_group.target import preferred_assignor
 from coordinator.group_base import GroupManagerBase
 from protocol.errors import ErrorCode
@@ -37,13 +37,12 @@ class ConsumerGroupDescribeMixin(GroupManagerBase):
         error = self._gate(group_id, allow_empty_id=False)
         if error is not None:
             return DescribedGroup(group_id=group_id, error_code=error)
-        group = self._consumer_groups.get(group_id)
-        if group is None or group.is_dead:
-            message = f"Group {group_id} is not a consumer group." if group_id in self._groups else None
+        group = self._live_consumer_group(group_id)
+        if group is None:
             return DescribedGroup(
                 group_id=group_id,
                 error_code=ErrorCode.GROUP_ID_NOT_FOUND,
-                error_message=message or f"Group {group_id} not found.",
+                error_message=self._consumer_group_not_found(group_id),
             )
         return DescribedGroup(
             group_id=group_id,
@@ -71,17 +70,12 @@ class ConsumerGroupDescribeMixin(GroupManagerBase):
 
     def _named_assignment(self, partitions: Partitions) -> Assignment:
         """Partitions per topic with the topic's current name; a topic that no longer exists is left out."""
-        by_topic: dict[str, list[int]] = {}
-        for topic_id, index in partitions:
-            by_topic.setdefault(topic_id, []).append(index)
         entries: list[TopicPartitions] = []
-        for topic_id, indexes in sorted(by_topic.items()):
+        for topic_id, indexes in by_topic(partitions).items():
             image = self._topics.by_id(topic_id)
             if image is None:
                 continue
             entries.append(
-                TopicPartitions(
-                    topic_id=kafka_uuid_from_str(topic_id), topic_name=image.name, partitions=sorted(indexes)
-                )
+                TopicPartitions(topic_id=kafka_uuid_from_str(topic_id), topic_name=image.name, partitions=indexes)
             )
         return Assignment(topic_partitions=entries)

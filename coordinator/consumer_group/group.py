@@ -16,19 +16,18 @@ held by someone else. Timers, records and responses belong to the manager (`hear
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from coordinator.consumer_group.assignor_spec import MemberAssignment
 from coordinator.consumer_group.member import ConsumerGroupMember
 from coordinator.consumer_group.member_state import MemberState, TopicPartition
 from coordinator.consumer_group.topics import TopicImage
+from coordinator.group import CONSUMER_PROTOCOL_TYPE
 from coordinator.offsets import GroupOffsets
 
 INITIAL_EPOCH = 1
 """The epochs of a group that has written nothing yet; its first join writes epoch 2."""
 CONSUMER_GROUP_TYPE = "consumer"
-CONSUMER_PROTOCOL_TYPE = "consumer"
 
 
 class ConsumerGroupState(enum.Enum):
@@ -246,11 +245,6 @@ class ConsumerGroup:
         if self._reconciled < len(self.members):
             return ConsumerGroupState.RECONCILING
         return ConsumerGroupState.STABLE
-
-    def members_reconciling(self) -> Iterator[ConsumerGroupMember]:
-        for member in self.members.values():
-            if not self._is_reconciled(member):
-                yield member
 
     # -- failed writes ---------------------------------------------------------------------------------------
 

@@ -99,11 +99,17 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
             error = self._gate(request.group_id, allow_empty_id=False)
             if error is not None:
                 return CoordinatorResult.of(Response(error_code=error))
-            if request.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
-                return self._consumer_leave(request)
-            return self._consumer_heartbeat(ctx, request)
+            return self._serve_heartbeat(ctx, request)
         except GroupError as e:
-            return CoordinatorResult.of(Response(error_code=e.code, error_message=e.message))
+            return refused(e)
+
+    def _serve_heartbeat(
+        self, ctx: RequestContext, request: ConsumerGroupHeartbeatRequest
+    ) -> CoordinatorResult[Response]:
+        """A heartbeat that passed K2-K5 and the partition gate (migration.py converts a classic group first)."""
+        if request.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
+            return self._consumer_leave(request)
+        return self._consumer_heartbeat(ctx, request)
 
     def _validate_heartbeat(self, ctx: RequestContext, request: ConsumerGroupHeartbeatRequest) -> None:
         """K2-K5: Kafka's throwIfConsumerGroupHeartbeatRequestIsInvalid, first failure wins."""
@@ -334,8 +340,8 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
 
     def _consumer_group_for_heartbeat(self, group_id: str, *, create: bool) -> tuple[ConsumerGroup, bool]:
         """K10-K11: the consumer group, created on a join; a classic group's id answers GROUP_ID_NOT_FOUND."""
-        group = self._consumer_groups.get(group_id)
-        if group is not None and not group.is_dead:
+        group = self._live_consumer_group(group_id)
+        if group is not None:
             return group, False
         if group_id in self._groups:
             # Online upgrade of a classic group is handled by the migration path when enabled.
@@ -564,10 +570,9 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
         """K35-K37: -1 removes the member (group epoch bumped); -2 keeps a static member's partitions for its
         return."""
         group_id = request.group_id
-        group = self._consumer_groups.get(group_id)
-        if group is None or group.is_dead:
-            message = f"Group {group_id} is not a consumer group." if group_id in self._groups else None
-            raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND, message or f"Group {group_id} not found.")
+        group = self._live_consumer_group(group_id)
+        if group is None:
+            raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND, self._consumer_group_not_found(group_id))
         instance_id = request.instance_id
         if instance_id is None:
             member = group.member(request.member_id)
@@ -705,6 +710,11 @@ class ConsumerGroupHeartbeatMixin(GroupManagerBase):
         group.state = new
         group.state_timestamp_ms = self._wall_ms
         self._events.group_state_changed(group.group_id, old.value, new.value, group.group_epoch)
+
+
+def refused(error: GroupError) -> CoordinatorResult[Response]:
+    """The answer to a heartbeat refused with `error` (nothing written)."""
+    return CoordinatorResult.of(Response(error_code=error.code, error_message=error.message))
 
 
 def static_owner(group: ConsumerGroup, instance_id: str, member_id: str) -> ConsumerGroupMember:

@@ -29,6 +29,7 @@ from coordinator.consumer_group.classic_conversion import (
 )
 from coordinator.consumer_group.classic_members import ConsumerGroupClassicMembersMixin
 from coordinator.consumer_group.group import ConsumerGroup, ConsumerGroupSnapshot
+from coordinator.consumer_group.heartbeat import refused
 from coordinator.consumer_group.member import JOIN_GROUP_MEMBER_EPOCH, ConsumerGroupMember
 from coordinator.consumer_group.records import group_tombstones, member_tombstones
 from coordinator.context import RequestContext
@@ -65,19 +66,15 @@ class ConsumerGroupMigrationMixin(ConsumerGroupClassicMembersMixin):
 
     # -- ConsumerGroupHeartbeat on a classic group's id ------------------------------------------------------
 
-    def consumer_group_heartbeat(
+    def _serve_heartbeat(
         self, ctx: RequestContext, request: ConsumerGroupHeartbeatRequest
     ) -> CoordinatorResult[ConsumerGroupHeartbeatResponse]:
-        """M1/M2: a joining heartbeat for a classic group's id converts that group first (M40), then runs as for
-        any consumer group; a heartbeat that fails undoes the conversion."""
+        """M1/M2: a joining heartbeat for a classic group's id (already past K2-K5 and the partition gate, so a
+        refused request converts nothing) converts that group first (M40), then runs as for any consumer group;
+        a heartbeat that fails undoes the conversion."""
         classic = self._groups.get(request.group_id)
-        if (
-            classic is None
-            or classic.is_in(GroupState.DEAD)
-            or request.member_epoch != JOIN_GROUP_MEMBER_EPOCH
-            or not self._heartbeat_is_admissible(ctx, request)
-        ):
-            return super().consumer_group_heartbeat(ctx, request)
+        if classic is None or classic.is_in(GroupState.DEAD) or request.member_epoch != JOIN_GROUP_MEMBER_EPOCH:
+            return super()._serve_heartbeat(ctx, request)
         try:
             if classic.is_in(GroupState.EMPTY):
                 records, undo = self._replace_empty_classic_group(classic)
@@ -85,18 +82,12 @@ class ConsumerGroupMigrationMixin(ConsumerGroupClassicMembersMixin):
                 self._validate_online_upgrade(classic)
                 records, undo = self._upgrade_classic_group(classic)
         except GroupError as e:
-            return CoordinatorResult.of(ConsumerGroupHeartbeatResponse(error_code=e.code, error_message=e.message))
-        result = super().consumer_group_heartbeat(ctx, request)
-        return _with_conversion(result, classic.partition, records, undo, _heartbeat_failed)
-
-    def _heartbeat_is_admissible(self, ctx: RequestContext, request: ConsumerGroupHeartbeatRequest) -> bool:
-        """Whether the request passes the checks that precede the group lookup (K2-K5 and the partition gate): a
-        request refused by them must not convert anything."""
+            return refused(e)
         try:
-            self._validate_heartbeat(ctx, request)
-        except GroupError:
-            return False
-        return self._gate(request.group_id, allow_empty_id=False) is None
+            result = super()._serve_heartbeat(ctx, request)
+        except GroupError as e:
+            result = refused(e)
+        return _with_conversion(result, classic.partition, records, undo, _heartbeat_failed)
 
     def _replace_empty_classic_group(self, classic: ClassicGroup) -> tuple[list[CoordinatorRecord], Undo]:
         """M40: drop the empty classic group for a new consumer group that takes over its offsets; the classic
@@ -289,8 +280,8 @@ class ConsumerGroupMigrationMixin(ConsumerGroupClassicMembersMixin):
         """M12/M41: a classic JoinGroup on an EMPTY consumer group replaces it by a classic group and joins that
         one; if the join leaves no member behind (refused, or a member id that cannot create a group), the
         consumer group is put back and nothing is written."""
-        consumer = self._consumer_groups.get(request.group_id)
-        if consumer is None or consumer.is_dead or not consumer.is_empty:
+        consumer = self._live_consumer_group(request.group_id)
+        if consumer is None or not consumer.is_empty:
             return super().join_group(ctx, request)
         records, undo = self._replace_empty_consumer_group(consumer)
         result = super().join_group(ctx, request)

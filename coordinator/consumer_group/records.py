@@ -52,12 +52,18 @@ def _record(key: OffsetsKey, value: RecordValue | None) -> CoordinatorRecord:
 # -- topic partitions on the wire and in records ------------------------------------------------------------
 
 
+def by_topic(partitions: Partitions) -> dict[str, list[int]]:
+    """(topic id, partition) pairs as topic id -> partitions, topics and partitions ascending (Kafka's order):
+    the one grouping every answer, record and view of partitions uses."""
+    grouped: dict[str, list[int]] = {}
+    for topic_id, index in partitions:
+        grouped.setdefault(topic_id, []).append(index)
+    return {topic_id: sorted(grouped[topic_id]) for topic_id in sorted(grouped)}
+
+
 def topic_partitions(partitions: Partitions, make: Callable[[uuid.UUID, list[int]], T]) -> list[T]:
     """(topic id, partition) pairs as one entry per topic, topics and partitions ascending (Kafka's order)."""
-    by_topic: dict[str, list[int]] = {}
-    for topic_id, index in partitions:
-        by_topic.setdefault(topic_id, []).append(index)
-    return [make(kafka_uuid_from_str(topic), sorted(parts)) for topic, parts in sorted(by_topic.items())]
+    return [make(kafka_uuid_from_str(topic), parts) for topic, parts in by_topic(partitions).items()]
 
 
 def assignment_partitions(assignment: MemberAssignment) -> Partitions:
@@ -71,10 +77,7 @@ def partitions_from(entries: Iterable[tuple[uuid.UUID, Iterable[int]]]) -> Parti
 
 
 def assignment_from(partitions: Partitions) -> MemberAssignment:
-    by_topic: dict[str, set[int]] = {}
-    for topic, index in partitions:
-        by_topic.setdefault(topic, set()).add(index)
-    return {topic: frozenset(parts) for topic, parts in sorted(by_topic.items())}
+    return {topic: frozenset(parts) for topic, parts in by_topic(partitions).items()}
 
 
 # -- group-level records ------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ metadata image in the same spirit).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -69,6 +69,3 @@ class StaticTopicCatalog:
 
     def names(self) -> Iterable[str]:
         return self._by_name.keys()
-
-    def as_mapping(self) -> Mapping[str, TopicImage]:
-        return dict(self._by_name)

@@ -16,7 +16,7 @@ from coordinator.consumer_group.group import ConsumerGroup
 from coordinator.consumer_group.keys import revocation_key, session_key
 from coordinator.consumer_group.member import ConsumerGroupMember
 from coordinator.consumer_group.member_state import Partitions
-from coordinator.consumer_group.records import assignment_partitions
+from coordinator.consumer_group.records import assignment_partitions, by_topic
 
 NamedPartitions = dict[str, list[int]]
 """topic name -> partitions, ascending (the topic id when the name is unknown)."""
@@ -43,10 +43,7 @@ class ConsumerMemberView:
 
 
 def named(partitions: Partitions, topic_name: Callable[[str], str]) -> NamedPartitions:
-    by_topic: NamedPartitions = {}
-    for topic_id, index in partitions:
-        by_topic.setdefault(topic_name(topic_id), []).append(index)
-    return {topic: sorted(indexes) for topic, indexes in sorted(by_topic.items())}
+    return dict(sorted((topic_name(topic_id), parts) for topic_id, parts in by_topic(partitions).items()))
 
 
 def topic_names_of(group: ConsumerGroup) -> Callable[[str], str]:
