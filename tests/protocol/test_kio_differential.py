@@ -10,7 +10,7 @@ compared too, which checks the header version chosen per (api, version) against 
 Known differences, each asserted by a test below (nothing is skipped):
 
 1. `KIO_MISSING`: kio 0.6.5 has no class for these (api, version) pairs, request and response alike: ListOffsets
-   v0, OffsetCommit v0-v1, OffsetFetch v0, CreateTopics v0-v1, DeleteTopics v0, DescribeConfigs v0. kio is
+   v0, OffsetCommit v0-v1, OffsetFetch v0, CreateTopics v0-v1, DeleteTopics v0, DescribeConfigs v0, WriteTxnMarkers v0. kio is
    generated from Apache Kafka 4.x schema files, from which these versions were removed (KIP-896); our schemas
    still declare them because old clients negotiate them. `test_kio_missing_is_exact` asserts that kio really
    lacks exactly these among our pairs, so the set cannot go stale in either direction.
@@ -65,6 +65,7 @@ KIO_MISSING: frozenset[Triple] = frozenset(
         (ApiKey.CREATE_TOPICS, (0, 1)),
         (ApiKey.DELETE_TOPICS, (0,)),
         (ApiKey.DESCRIBE_CONFIGS, (0,)),
+        (ApiKey.WRITE_TXN_MARKERS, (0,)),
     )
     for version in versions
     for kind in ("request", "response")
