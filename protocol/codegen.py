@@ -160,7 +160,8 @@ def _render_decl(struct: _Struct) -> list[str]:
             repr(snake_case(f["name"])),
             repr(f["name"]),
             repr(kind),
-            _versions_expr(f["versions"]),
+            # Kafka's FieldSpec: a tagged field may omit "versions", which then defaults to its taggedVersions.
+            _versions_expr(f.get("versions", f.get("taggedVersions"))),
         ]
         extra = []
         if f.get("nullableVersions"):

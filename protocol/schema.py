@@ -53,7 +53,10 @@ def build_struct(struct: StructDecl, version: int, flexible: bool, path: str) ->
             tagged[decl.tag] = (decl.name, kind, decl.default)
         else:
             fields.append((decl.name, _field_type(decl, version, flexible, field_path)))
-    return Struct(struct.cls, fields, tagged if flexible else None, absent, version, path)
+    # Tags go on the wire in ascending order (KIP-482; Kafka's generated writers do so), whatever the order the
+    # schema declares them in: TransactionLogValue declares tag 3 before tag 2.
+    in_tag_order = dict(sorted(tagged.items()))
+    return Struct(struct.cls, fields, in_tag_order if flexible else None, absent, version, path)
 
 
 @cache

@@ -1,6 +1,8 @@
 """Generated message modules (`make codegen`); see protocol/codegen.py."""
 
 MODULES = (
+    'add_offsets_to_txn',
+    'add_partitions_to_txn',
     'api_table',
     'api_versions',
     'consumer_group_current_member_assignment_key',
@@ -25,6 +27,9 @@ MODULES = (
     'delete_topics',
     'describe_configs',
     'describe_groups',
+    'describe_producers',
+    'describe_transactions',
+    'end_txn',
     'fetch',
     'find_coordinator',
     'group_metadata_key',
@@ -35,6 +40,7 @@ MODULES = (
     'leave_group',
     'list_groups',
     'list_offsets',
+    'list_transactions',
     'metadata',
     'offset_commit',
     'offset_commit_key',
@@ -47,4 +53,8 @@ MODULES = (
     'sasl_authenticate',
     'sasl_handshake',
     'sync_group',
+    'transaction_log_key',
+    'transaction_log_value',
+    'txn_offset_commit',
+    'write_txn_markers',
 )

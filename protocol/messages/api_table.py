@@ -8,6 +8,8 @@ from enum import IntEnum
 
 from protocol.declarations import MessageDecl
 from protocol.messages import (
+    add_offsets_to_txn,
+    add_partitions_to_txn,
     api_versions,
     consumer_group_describe,
     consumer_group_heartbeat,
@@ -17,6 +19,9 @@ from protocol.messages import (
     delete_topics,
     describe_configs,
     describe_groups,
+    describe_producers,
+    describe_transactions,
+    end_txn,
     fetch,
     find_coordinator,
     heartbeat,
@@ -25,6 +30,7 @@ from protocol.messages import (
     leave_group,
     list_groups,
     list_offsets,
+    list_transactions,
     metadata,
     offset_commit,
     offset_delete,
@@ -33,6 +39,8 @@ from protocol.messages import (
     sasl_authenticate,
     sasl_handshake,
     sync_group,
+    txn_offset_commit,
+    write_txn_markers,
 )
 
 
@@ -57,11 +65,19 @@ class ApiKey(IntEnum):
     CREATE_TOPICS = 19
     DELETE_TOPICS = 20
     INIT_PRODUCER_ID = 22
+    ADD_PARTITIONS_TO_TXN = 24
+    ADD_OFFSETS_TO_TXN = 25
+    END_TXN = 26
+    WRITE_TXN_MARKERS = 27
+    TXN_OFFSET_COMMIT = 28
     DESCRIBE_CONFIGS = 32
     SASL_AUTHENTICATE = 36
     CREATE_PARTITIONS = 37
     DELETE_GROUPS = 42
     OFFSET_DELETE = 47
+    DESCRIBE_PRODUCERS = 61
+    DESCRIBE_TRANSACTIONS = 65
+    LIST_TRANSACTIONS = 66
     CONSUMER_GROUP_HEARTBEAT = 68
     CONSUMER_GROUP_DESCRIBE = 69
 
@@ -86,11 +102,19 @@ API_MESSAGES: tuple[tuple[ApiKey, MessageDecl, MessageDecl], ...] = (
     (ApiKey.CREATE_TOPICS, create_topics.CREATE_TOPICS_REQUEST, create_topics.CREATE_TOPICS_RESPONSE),
     (ApiKey.DELETE_TOPICS, delete_topics.DELETE_TOPICS_REQUEST, delete_topics.DELETE_TOPICS_RESPONSE),
     (ApiKey.INIT_PRODUCER_ID, init_producer_id.INIT_PRODUCER_ID_REQUEST, init_producer_id.INIT_PRODUCER_ID_RESPONSE),
+    (ApiKey.ADD_PARTITIONS_TO_TXN, add_partitions_to_txn.ADD_PARTITIONS_TO_TXN_REQUEST, add_partitions_to_txn.ADD_PARTITIONS_TO_TXN_RESPONSE),
+    (ApiKey.ADD_OFFSETS_TO_TXN, add_offsets_to_txn.ADD_OFFSETS_TO_TXN_REQUEST, add_offsets_to_txn.ADD_OFFSETS_TO_TXN_RESPONSE),
+    (ApiKey.END_TXN, end_txn.END_TXN_REQUEST, end_txn.END_TXN_RESPONSE),
+    (ApiKey.WRITE_TXN_MARKERS, write_txn_markers.WRITE_TXN_MARKERS_REQUEST, write_txn_markers.WRITE_TXN_MARKERS_RESPONSE),
+    (ApiKey.TXN_OFFSET_COMMIT, txn_offset_commit.TXN_OFFSET_COMMIT_REQUEST, txn_offset_commit.TXN_OFFSET_COMMIT_RESPONSE),
     (ApiKey.DESCRIBE_CONFIGS, describe_configs.DESCRIBE_CONFIGS_REQUEST, describe_configs.DESCRIBE_CONFIGS_RESPONSE),
     (ApiKey.SASL_AUTHENTICATE, sasl_authenticate.SASL_AUTHENTICATE_REQUEST, sasl_authenticate.SASL_AUTHENTICATE_RESPONSE),
     (ApiKey.CREATE_PARTITIONS, create_partitions.CREATE_PARTITIONS_REQUEST, create_partitions.CREATE_PARTITIONS_RESPONSE),
     (ApiKey.DELETE_GROUPS, delete_groups.DELETE_GROUPS_REQUEST, delete_groups.DELETE_GROUPS_RESPONSE),
     (ApiKey.OFFSET_DELETE, offset_delete.OFFSET_DELETE_REQUEST, offset_delete.OFFSET_DELETE_RESPONSE),
+    (ApiKey.DESCRIBE_PRODUCERS, describe_producers.DESCRIBE_PRODUCERS_REQUEST, describe_producers.DESCRIBE_PRODUCERS_RESPONSE),
+    (ApiKey.DESCRIBE_TRANSACTIONS, describe_transactions.DESCRIBE_TRANSACTIONS_REQUEST, describe_transactions.DESCRIBE_TRANSACTIONS_RESPONSE),
+    (ApiKey.LIST_TRANSACTIONS, list_transactions.LIST_TRANSACTIONS_REQUEST, list_transactions.LIST_TRANSACTIONS_RESPONSE),
     (ApiKey.CONSUMER_GROUP_HEARTBEAT, consumer_group_heartbeat.CONSUMER_GROUP_HEARTBEAT_REQUEST, consumer_group_heartbeat.CONSUMER_GROUP_HEARTBEAT_RESPONSE),
     (ApiKey.CONSUMER_GROUP_DESCRIBE, consumer_group_describe.CONSUMER_GROUP_DESCRIBE_REQUEST, consumer_group_describe.CONSUMER_GROUP_DESCRIBE_RESPONSE),
 )

@@ -13,7 +13,7 @@ bridge undoes:
 * kio's classes are bodies only: no request/response header (`__header_schema__` names the header class).
 * Fields kio types as durations or instants drop the `_ms` suffix: `throttle_time_ms` is kio's `throttle_time`.
 * `int32`/`int64` milliseconds are `datetime.timedelta` (`kafka_type` `timedelta_i32`/`timedelta_i64`), or a UTC
-  `datetime` (`datetime_i64`, where `-1` is `None`).
+  `datetime` (`datetime_i64`, where `-1` is `None` if kio's field is optional; if not, kio cannot read -1).
 * `error_code` fields are kio's `ErrorCode` enum: only the codes kio knows are representable.
 * A zero UUID is `None` in kio (its reader turns 16 zero bytes into `None`); we keep `uuid.UUID(int=0)`.
 * Arrays are tuples; nested structs are kio's nested classes; nominal types (`GroupId`, `BrokerId`, ...) are
@@ -61,6 +61,11 @@ DATETIME_I64_MAX_MS = 253_402_300_799_999
 """9999-12-31T23:59:59.999Z: kio reads `datetime_i64` into a `datetime`, which cannot hold year 10000."""
 
 
+def datetime_i64_min_ms(optional: bool) -> int:
+    """The lowest `datetime_i64` kio reads: -1 (as None) where its field is optional, else 0 (no negative instant)."""
+    return -1 if optional else 0
+
+
 class BridgeError(AssertionError):
     """Our declaration and kio's class disagree on the shape of a message (a schema drift, not a codec bug)."""
 
@@ -83,7 +88,7 @@ class FieldPlan:
     kafka_type: str | None
     """kio's `metadata["kafka_type"]`; None for struct-typed fields (kio gives them no kafka_type)."""
     optional: bool
-    """kio's annotation admits None (nullable fields, and `uuid`, `records`, `datetime_i64` always)."""
+    """kio's annotation admits None (nullable fields, `uuid` and `records` always, `datetime_i64` mostly)."""
     nested: StructPlan | None
 
 
@@ -227,13 +232,13 @@ def struct_from_kio(struct_plan: StructPlan, entity: Any) -> Any:
 # ---- our value -> the subset kio can represent ------------------------------------------------------------------
 
 
-def _scalar_to_domain(kafka_type: str | None, value: Any) -> Any:
+def _scalar_to_domain(kafka_type: str | None, optional: bool, value: Any) -> Any:
     if kafka_type == "error_code" and value not in KIO_ERROR_CODES:
         return KIO_ERROR_CODES[value % len(KIO_ERROR_CODES)]
     if kafka_type == "timedelta_i64":
         return max(-TIMEDELTA_I64_SAFE_MS, min(TIMEDELTA_I64_SAFE_MS, value))
     if kafka_type == "datetime_i64":
-        return max(-1, min(DATETIME_I64_MAX_MS, value))
+        return max(datetime_i64_min_ms(optional), min(DATETIME_I64_MAX_MS, value))
     return value
 
 
@@ -243,7 +248,7 @@ def _field_to_domain(field: FieldPlan, value: Any, keep_unknown_tags: bool) -> A
     if field.nested is not None:
         convert: Any = lambda item: struct_to_domain(field.nested, item, keep_unknown_tags=keep_unknown_tags)  # noqa: E731
     else:
-        convert = lambda item: _scalar_to_domain(field.kafka_type, item)  # noqa: E731
+        convert = lambda item: _scalar_to_domain(field.kafka_type, field.optional, item)  # noqa: E731
     if field.ours.is_array:
         return [convert(item) for item in value]
     return convert(value)
@@ -253,9 +258,9 @@ def struct_to_domain(struct_plan: StructPlan, value: Any, *, keep_unknown_tags: 
     """A copy of `value` that kio can represent exactly.
 
     Error codes kio's enum lacks are replaced by one it has; `timedelta_i64` milliseconds are clamped to
-    +-TIMEDELTA_I64_SAFE_MS and `datetime_i64` milliseconds to [-1, DATETIME_I64_MAX_MS]; unknown tagged fields are
-    dropped unless `keep_unknown_tags` (kio can neither read nor write them). Fields absent in this
-    version keep their (default) values.
+    +-TIMEDELTA_I64_SAFE_MS and `datetime_i64` milliseconds to [`datetime_i64_min_ms`, DATETIME_I64_MAX_MS];
+    unknown tagged fields are dropped unless `keep_unknown_tags` (kio can neither read nor write them). Fields
+    absent in this version keep their (default) values.
     """
     changes = {
         f.ours.name: _field_to_domain(f, getattr(value, f.ours.name), keep_unknown_tags) for f in struct_plan.fields

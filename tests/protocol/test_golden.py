@@ -17,8 +17,9 @@ Wire rules used throughout:
 
 Every request below uses correlation_id = 7 (00 00 00 07) and client_id = "cli" (00 03 63 6c 69) unless the test
 is about the header itself. This file covers the headers and every API: ApiVersions, Metadata and the group APIs
-first, then produce/fetch/list-offsets, SASL, topic admin and configs; the `__consumer_offsets` and
-consumer-protocol blobs are in test_golden_blobs.py.
+first, then produce/fetch/list-offsets, SASL, topic admin and configs, then the transaction APIs (producer id 4096,
+epoch 3 throughout); the `__consumer_offsets`, `__transaction_state` and consumer-protocol blobs are in
+test_golden_blobs.py.
 """
 
 from __future__ import annotations
@@ -29,7 +30,20 @@ import struct
 import uuid
 from typing import Any
 
+import pytest
+
 from protocol.api import decode_request, decode_response, encode_request, encode_response
+from protocol.errors import EncodeError
+from protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest, AddOffsetsToTxnResponse
+from protocol.messages.add_partitions_to_txn import (
+    AddPartitionsToTxnPartitionResult,
+    AddPartitionsToTxnRequest,
+    AddPartitionsToTxnResponse,
+    AddPartitionsToTxnResult,
+    AddPartitionsToTxnTopic,
+    AddPartitionsToTxnTopicResult,
+    AddPartitionsToTxnTransaction,
+)
 from protocol.messages.api_versions import (
     ApiVersion,
     ApiVersionsRequest,
@@ -60,6 +74,17 @@ from protocol.messages.describe_groups import (
     DescribeGroupsRequest,
     DescribeGroupsResponse,
 )
+from protocol.messages.describe_producers import (
+    DescribeProducersRequest,
+    DescribeProducersResponse,
+    PartitionResponse,
+    ProducerState,
+    TopicRequest,
+    TopicResponse,
+)
+from protocol.messages.describe_transactions import DescribeTransactionsRequest, DescribeTransactionsResponse, TopicData
+from protocol.messages.describe_transactions import TransactionState as DescribedTransactionState
+from protocol.messages.end_txn import EndTxnRequest, EndTxnResponse
 from protocol.messages.fetch import (
     FetchableTopicResponse,
     FetchPartition,
@@ -88,6 +113,8 @@ from protocol.messages.list_offsets import (
     ListOffsetsTopic,
     ListOffsetsTopicResponse,
 )
+from protocol.messages.list_transactions import ListTransactionsRequest, ListTransactionsResponse
+from protocol.messages.list_transactions import TransactionState as ListedTransactionState
 from protocol.messages.metadata import (
     MetadataRequest,
     MetadataRequestTopic,
@@ -136,6 +163,23 @@ from protocol.messages.response_header import ResponseHeader
 from protocol.messages.sasl_authenticate import SaslAuthenticateRequest, SaslAuthenticateResponse
 from protocol.messages.sasl_handshake import SaslHandshakeRequest, SaslHandshakeResponse
 from protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment, SyncGroupResponse
+from protocol.messages.txn_offset_commit import (
+    TxnOffsetCommitRequest,
+    TxnOffsetCommitRequestPartition,
+    TxnOffsetCommitRequestTopic,
+    TxnOffsetCommitResponse,
+    TxnOffsetCommitResponsePartition,
+    TxnOffsetCommitResponseTopic,
+)
+from protocol.messages.write_txn_markers import (
+    WritableTxnMarker,
+    WritableTxnMarkerPartitionResult,
+    WritableTxnMarkerResult,
+    WritableTxnMarkerTopic,
+    WritableTxnMarkerTopicResult,
+    WriteTxnMarkersRequest,
+    WriteTxnMarkersResponse,
+)
 from protocol.registry import APIS, ApiKey
 
 TOPIC_ID = uuid.UUID("00112233-4455-6677-8899-aabbccddeeff")
@@ -2096,6 +2140,922 @@ def test_create_partitions_v2_request_golden() -> None:
     check_request(header(37, 2), body, expected)
 
 
+# --- AddPartitionsToTxn (24) ---------------------------------------------------------------------------------
+
+
+def test_add_partitions_to_txn_v2_request_golden() -> None:
+    """v0-3 carry one transaction in top-level fields, which Kafka's schema names V3AndBelow*."""
+    body = AddPartitionsToTxnRequest(
+        v3_and_below_transactional_id="tx",
+        v3_and_below_producer_id=4096,
+        v3_and_below_producer_epoch=3,
+        v3_and_below_topics=[AddPartitionsToTxnTopic(name="t1", partitions=[0, 1])],
+    )
+    expected = (
+        b"\x00\x18"  # request_api_key = 24 (AddPartitionsToTxn)
+        b"\x00\x02"  # request_api_version = 2 (not flexible -> request header v1)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00\x02tx"  # v3_and_below_transactional_id = "tx"
+        b"\x00\x00\x00\x00\x00\x00\x10\x00"  # v3_and_below_producer_id = 4096
+        b"\x00\x03"  # v3_and_below_producer_epoch = 3
+        b"\x00\x00\x00\x01"  # v3_and_below_topics: int32 count 1
+        b"\x00\x02t1"  # [0].name = "t1"
+        b"\x00\x00\x00\x02"  # [0].partitions: int32 count 2
+        b"\x00\x00\x00\x00"  # [0].partitions[0] = 0
+        b"\x00\x00\x00\x01"  # [0].partitions[1] = 1
+    )
+    check_request(header(24, 2), body, expected)
+
+
+def test_add_partitions_to_txn_v3_request_golden() -> None:
+    """v3: the first flexible version and the last one with the single-transaction form."""
+    body = AddPartitionsToTxnRequest(
+        v3_and_below_transactional_id="tx",
+        v3_and_below_producer_id=4096,
+        v3_and_below_producer_epoch=3,
+        v3_and_below_topics=[AddPartitionsToTxnTopic(name="t1", partitions=[0, 1])],
+    )
+    expected = (
+        b"\x00\x18"  # request_api_key = 24 (AddPartitionsToTxn)
+        b"\x00\x03"  # request_api_version = 3 (flexible -> request header v2)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x03tx"  # v3_and_below_transactional_id = "tx" (compact: 2+1)
+        b"\x00\x00\x00\x00\x00\x00\x10\x00"  # v3_and_below_producer_id = 4096
+        b"\x00\x03"  # v3_and_below_producer_epoch = 3
+        b"\x02"  # v3_and_below_topics: compact array of 1
+        b"\x03t1"  # [0].name = "t1"
+        b"\x03"  # [0].partitions: compact array of 2
+        b"\x00\x00\x00\x00"  # [0].partitions[0] = 0
+        b"\x00\x00\x00\x01"  # [0].partitions[1] = 1
+        b"\x00"  # [0] tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(24, 3), body, expected)
+
+
+def test_add_partitions_to_txn_v4_request_batched_verify_only_golden() -> None:
+    """v4+ is the inter-broker batch (KIP-890): a Transactions array, each entry with its own VerifyOnly flag."""
+    body = AddPartitionsToTxnRequest(
+        transactions=[
+            AddPartitionsToTxnTransaction(
+                transactional_id="tx",
+                producer_id=4096,
+                producer_epoch=3,
+                verify_only=True,
+                topics=[AddPartitionsToTxnTopic(name="t1", partitions=[0])],
+            ),
+            AddPartitionsToTxnTransaction(
+                transactional_id="ty",
+                producer_id=4097,
+                producer_epoch=0,
+                verify_only=False,
+                topics=[AddPartitionsToTxnTopic(name="t2", partitions=[5])],
+            ),
+        ]
+    )
+    expected = (
+        b"\x00\x18"  # request_api_key = 24 (AddPartitionsToTxn)
+        b"\x00\x04"  # request_api_version = 4 (flexible)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x03"  # transactions: compact array of 2
+        b"\x03tx"  # [0].transactional_id = "tx"
+        b"\x00\x00\x00\x00\x00\x00\x10\x00"  # [0].producer_id = 4096
+        b"\x00\x03"  # [0].producer_epoch = 3
+        b"\x01"  # [0].verify_only = true (check the partitions are in the transaction, add nothing)
+        b"\x02"  # [0].topics: compact array of 1
+        b"\x03t1"  # [0].topics[0].name = "t1"
+        b"\x02\x00\x00\x00\x00"  # [0].topics[0].partitions = [0] (compact int32 array)
+        b"\x00"  # [0].topics[0] tagged fields: none
+        b"\x00"  # [0] tagged fields: none
+        b"\x03ty"  # [1].transactional_id = "ty"
+        b"\x00\x00\x00\x00\x00\x00\x10\x01"  # [1].producer_id = 4097
+        b"\x00\x00"  # [1].producer_epoch = 0
+        b"\x00"  # [1].verify_only = false
+        b"\x02"  # [1].topics: compact array of 1
+        b"\x03t2"  # [1].topics[0].name = "t2"
+        b"\x02\x00\x00\x00\x05"  # [1].topics[0].partitions = [5]
+        b"\x00"  # [1].topics[0] tagged fields: none
+        b"\x00"  # [1] tagged fields: none
+        # the V3AndBelow* fields do not exist from v4
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(24, 4), body, expected)
+
+
+def test_add_partitions_to_txn_forms_do_not_mix() -> None:
+    """Neither form is silently dropped at the other's versions (neither is `ignorable` in Kafka's schema)."""
+    batched = AddPartitionsToTxnRequest(transactions=[AddPartitionsToTxnTransaction(transactional_id="tx")])
+    with pytest.raises(EncodeError, match=r"transactions .*does not exist in version 3"):
+        encode_request(header(24, 3), batched)
+    single = AddPartitionsToTxnRequest(v3_and_below_transactional_id="tx")
+    with pytest.raises(EncodeError, match=r"v3_and_below_transactional_id .*does not exist in version 4"):
+        encode_request(header(24, 4), single)
+    per_topic = AddPartitionsToTxnResponse(results_by_topic_v3_and_below=[AddPartitionsToTxnTopicResult(name="t1")])
+    with pytest.raises(EncodeError, match=r"results_by_topic_v3_and_below .*does not exist in version 4"):
+        encode_response(24, 4, 7, per_topic)
+
+
+def test_add_partitions_to_txn_v2_response_golden() -> None:
+    body = AddPartitionsToTxnResponse(
+        throttle_time_ms=0,
+        results_by_topic_v3_and_below=[
+            AddPartitionsToTxnTopicResult(
+                name="t1",
+                results_by_partition=[
+                    AddPartitionsToTxnPartitionResult(partition_index=0, partition_error_code=55),
+                    AddPartitionsToTxnPartitionResult(partition_index=1, partition_error_code=3),
+                ],
+            )
+        ],
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7 (response header v0)
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0 (no top-level error_code before v4)
+        b"\x00\x00\x00\x01"  # results_by_topic_v3_and_below: int32 count 1
+        b"\x00\x02t1"  # [0].name = "t1"
+        b"\x00\x00\x00\x02"  # [0].results_by_partition: int32 count 2
+        b"\x00\x00\x00\x00"  # [0].results_by_partition[0].partition_index = 0
+        b"\x00\x37"  # [0].results_by_partition[0].partition_error_code = 55 (OPERATION_NOT_ATTEMPTED)
+        b"\x00\x00\x00\x01"  # [0].results_by_partition[1].partition_index = 1
+        b"\x00\x03"  # [0].results_by_partition[1].partition_error_code = 3 (UNKNOWN_TOPIC_OR_PARTITION)
+    )
+    check_response(24, 2, body, expected)
+
+
+def test_add_partitions_to_txn_v3_response_golden() -> None:
+    body = AddPartitionsToTxnResponse(
+        throttle_time_ms=0,
+        results_by_topic_v3_and_below=[
+            AddPartitionsToTxnTopicResult(
+                name="t1",
+                results_by_partition=[AddPartitionsToTxnPartitionResult(partition_index=0, partition_error_code=0)],
+            )
+        ],
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x02"  # results_by_topic_v3_and_below: compact array of 1
+        b"\x03t1"  # [0].name = "t1"
+        b"\x02"  # [0].results_by_partition: compact array of 1
+        b"\x00\x00\x00\x00"  # .partition_index = 0
+        b"\x00\x00"  # .partition_error_code = 0
+        b"\x00"  # partition result tagged fields: none
+        b"\x00"  # [0] tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(24, 3, body, expected)
+
+
+def test_add_partitions_to_txn_v4_response_golden() -> None:
+    body = AddPartitionsToTxnResponse(
+        throttle_time_ms=0,
+        error_code=0,
+        results_by_transaction=[
+            AddPartitionsToTxnResult(
+                transactional_id="tx",
+                topic_results=[
+                    AddPartitionsToTxnTopicResult(
+                        name="t1",
+                        results_by_partition=[
+                            AddPartitionsToTxnPartitionResult(partition_index=0, partition_error_code=48)
+                        ],
+                    )
+                ],
+            )
+        ],
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x00\x00"  # error_code = 0 (top level, v4+)
+        b"\x02"  # results_by_transaction: compact array of 1
+        b"\x03tx"  # [0].transactional_id = "tx"
+        b"\x02"  # [0].topic_results: compact array of 1
+        b"\x03t1"  # [0].topic_results[0].name = "t1"
+        b"\x02"  # [0].topic_results[0].results_by_partition: compact array of 1
+        b"\x00\x00\x00\x00"  # .partition_index = 0
+        b"\x00\x30"  # .partition_error_code = 48 (INVALID_TXN_STATE)
+        b"\x00"  # partition result tagged fields: none
+        b"\x00"  # topic result tagged fields: none
+        b"\x00"  # [0] tagged fields: none
+        # results_by_topic_v3_and_below does not exist from v4
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(24, 4, body, expected)
+
+
+# --- AddOffsetsToTxn (25) ------------------------------------------------------------------------------------
+
+
+def test_add_offsets_to_txn_v2_request_golden() -> None:
+    body = AddOffsetsToTxnRequest(transactional_id="tx", producer_id=4096, producer_epoch=3, group_id="g1")
+    expected = (
+        b"\x00\x19"  # request_api_key = 25 (AddOffsetsToTxn)
+        b"\x00\x02"  # request_api_version = 2 (not flexible)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00\x02tx"  # transactional_id = "tx"
+        b"\x00\x00\x00\x00\x00\x00\x10\x00"  # producer_id = 4096
+        b"\x00\x03"  # producer_epoch = 3
+        b"\x00\x02g1"  # group_id = "g1"
+    )
+    check_request(header(25, 2), body, expected)
+
+
+def test_add_offsets_to_txn_v3_request_golden() -> None:
+    body = AddOffsetsToTxnRequest(transactional_id="tx", producer_id=4096, producer_epoch=3, group_id="g1")
+    expected = (
+        b"\x00\x19"  # request_api_key = 25 (AddOffsetsToTxn)
+        b"\x00\x03"  # request_api_version = 3 (flexible)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x03tx"  # transactional_id = "tx"
+        b"\x00\x00\x00\x00\x00\x00\x10\x00"  # producer_id = 4096
+        b"\x00\x03"  # producer_epoch = 3
+        b"\x03g1"  # group_id = "g1"
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(25, 3), body, expected)
+
+
+def test_add_offsets_to_txn_v0_response_golden() -> None:
+    body = AddOffsetsToTxnResponse(throttle_time_ms=0, error_code=51)
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7 (response header v0)
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x00\x33"  # error_code = 51 (CONCURRENT_TRANSACTIONS)
+    )
+    check_response(25, 0, body, expected)
+
+
+def test_add_offsets_to_txn_v3_response_golden() -> None:
+    body = AddOffsetsToTxnResponse(throttle_time_ms=100, error_code=0)
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x64"  # throttle_time_ms = 100
+        b"\x00\x00"  # error_code = 0
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(25, 3, body, expected)
+
+
+# --- EndTxn (26) ---------------------------------------------------------------------------------------------
+
+
+def test_end_txn_v2_request_commit_golden() -> None:
+    body = EndTxnRequest(transactional_id="tx", producer_id=4096, producer_epoch=3, committed=True)
+    expected = (
+        b"\x00\x1a"  # request_api_key = 26 (EndTxn)
+        b"\x00\x02"  # request_api_version = 2 (not flexible)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00\x02tx"  # transactional_id = "tx"
+        b"\x00\x00\x00\x00\x00\x00\x10\x00"  # producer_id = 4096
+        b"\x00\x03"  # producer_epoch = 3
+        b"\x01"  # committed = true (commit)
+    )
+    check_request(header(26, 2), body, expected)
+
+
+def test_end_txn_v4_request_abort_golden() -> None:
+    body = EndTxnRequest(transactional_id="tx", producer_id=4096, producer_epoch=3, committed=False)
+    expected = (
+        b"\x00\x1a"  # request_api_key = 26 (EndTxn)
+        b"\x00\x04"  # request_api_version = 4 (flexible)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x03tx"  # transactional_id = "tx"
+        b"\x00\x00\x00\x00\x00\x00\x10\x00"  # producer_id = 4096
+        b"\x00\x03"  # producer_epoch = 3
+        b"\x00"  # committed = false (abort)
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(26, 4), body, expected)
+
+
+def test_end_txn_v0_response_golden() -> None:
+    body = EndTxnResponse(throttle_time_ms=0, error_code=48)
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7 (response header v0)
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x00\x30"  # error_code = 48 (INVALID_TXN_STATE)
+    )
+    check_response(26, 0, body, expected)
+
+
+def test_end_txn_v3_response_golden() -> None:
+    body = EndTxnResponse(throttle_time_ms=0, error_code=90)
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x00\x5a"  # error_code = 90 (PRODUCER_FENCED)
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(26, 3, body, expected)
+
+
+def test_end_txn_v5_response_carries_producer_id_and_epoch_golden() -> None:
+    """v5 (KIP-890 transaction version 2) returns the producer id and the epoch the coordinator bumped to."""
+    body = EndTxnResponse(throttle_time_ms=0, error_code=0, producer_id=4096, producer_epoch=4)
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x00\x00"  # error_code = 0
+        b"\x00\x00\x00\x00\x00\x00\x10\x00"  # producer_id = 4096 (v5+)
+        b"\x00\x04"  # producer_epoch = 4 (v5+)
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(26, 5, body, expected)
+
+
+def test_end_txn_v4_response_drops_the_ignorable_v5_fields_golden() -> None:
+    """ProducerId/ProducerEpoch are `ignorable` in Kafka's schema: below v5 they are left out, not an error."""
+    body = EndTxnResponse(throttle_time_ms=0, error_code=0, producer_id=4096, producer_epoch=4)
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x00\x00"  # error_code = 0
+        # no producer_id / producer_epoch before v5
+        b"\x00"  # body tagged fields: none
+    )
+    assert encode_response(26, 4, 7, body) == sized(expected)
+    assert decode_response(26, 4, expected) == (ResponseHeader(correlation_id=7), EndTxnResponse(error_code=0))
+
+
+# --- WriteTxnMarkers (27) ------------------------------------------------------------------------------------
+
+
+def test_write_txn_markers_v0_request_golden() -> None:
+    body = WriteTxnMarkersRequest(
+        markers=[
+            WritableTxnMarker(
+                producer_id=4096,
+                producer_epoch=3,
+                transaction_result=True,
+                topics=[WritableTxnMarkerTopic(name="t1", partition_indexes=[0, 2])],
+                coordinator_epoch=2,
+            )
+        ]
+    )
+    expected = (
+        b"\x00\x1b"  # request_api_key = 27 (WriteTxnMarkers)
+        b"\x00\x00"  # request_api_version = 0 (not flexible)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00\x00\x00\x01"  # markers: int32 count 1
+        b"\x00\x00\x00\x00\x00\x00\x10\x00"  # [0].producer_id = 4096
+        b"\x00\x03"  # [0].producer_epoch = 3
+        b"\x01"  # [0].transaction_result = true (COMMIT)
+        b"\x00\x00\x00\x01"  # [0].topics: int32 count 1
+        b"\x00\x02t1"  # [0].topics[0].name = "t1"
+        b"\x00\x00\x00\x02"  # [0].topics[0].partition_indexes: int32 count 2
+        b"\x00\x00\x00\x00"  # [0].topics[0].partition_indexes[0] = 0
+        b"\x00\x00\x00\x02"  # [0].topics[0].partition_indexes[1] = 2
+        b"\x00\x00\x00\x02"  # [0].coordinator_epoch = 2 (after the topics)
+    )
+    check_request(header(27, 0), body, expected)
+
+
+def test_write_txn_markers_v1_request_golden() -> None:
+    body = WriteTxnMarkersRequest(
+        markers=[
+            WritableTxnMarker(
+                producer_id=4096,
+                producer_epoch=3,
+                transaction_result=False,
+                topics=[WritableTxnMarkerTopic(name="t1", partition_indexes=[0])],
+                coordinator_epoch=2,
+            )
+        ]
+    )
+    expected = (
+        b"\x00\x1b"  # request_api_key = 27 (WriteTxnMarkers)
+        b"\x00\x01"  # request_api_version = 1 (flexible)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x02"  # markers: compact array of 1
+        b"\x00\x00\x00\x00\x00\x00\x10\x00"  # [0].producer_id = 4096
+        b"\x00\x03"  # [0].producer_epoch = 3
+        b"\x00"  # [0].transaction_result = false (ABORT)
+        b"\x02"  # [0].topics: compact array of 1
+        b"\x03t1"  # [0].topics[0].name = "t1"
+        b"\x02\x00\x00\x00\x00"  # [0].topics[0].partition_indexes = [0]
+        b"\x00"  # [0].topics[0] tagged fields: none
+        b"\x00\x00\x00\x02"  # [0].coordinator_epoch = 2
+        b"\x00"  # [0] tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(27, 1), body, expected)
+
+
+def test_write_txn_markers_v0_response_golden() -> None:
+    body = WriteTxnMarkersResponse(
+        markers=[
+            WritableTxnMarkerResult(
+                producer_id=4096,
+                topics=[
+                    WritableTxnMarkerTopicResult(
+                        name="t1",
+                        partitions=[
+                            WritableTxnMarkerPartitionResult(partition_index=0, error_code=0),
+                            WritableTxnMarkerPartitionResult(partition_index=2, error_code=6),
+                        ],
+                    )
+                ],
+            )
+        ]
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7 (response header v0)
+        # WriteTxnMarkersResponse has no throttle_time_ms
+        b"\x00\x00\x00\x01"  # markers: int32 count 1
+        b"\x00\x00\x00\x00\x00\x00\x10\x00"  # [0].producer_id = 4096
+        b"\x00\x00\x00\x01"  # [0].topics: int32 count 1
+        b"\x00\x02t1"  # [0].topics[0].name = "t1"
+        b"\x00\x00\x00\x02"  # [0].topics[0].partitions: int32 count 2
+        b"\x00\x00\x00\x00"  # .partitions[0].partition_index = 0
+        b"\x00\x00"  # .partitions[0].error_code = 0
+        b"\x00\x00\x00\x02"  # .partitions[1].partition_index = 2
+        b"\x00\x06"  # .partitions[1].error_code = 6 (NOT_LEADER_OR_FOLLOWER)
+    )
+    check_response(27, 0, body, expected)
+
+
+def test_write_txn_markers_v1_response_golden() -> None:
+    body = WriteTxnMarkersResponse(
+        markers=[
+            WritableTxnMarkerResult(
+                producer_id=4096,
+                topics=[
+                    WritableTxnMarkerTopicResult(
+                        name="t1", partitions=[WritableTxnMarkerPartitionResult(partition_index=0, error_code=0)]
+                    )
+                ],
+            )
+        ]
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x02"  # markers: compact array of 1
+        b"\x00\x00\x00\x00\x00\x00\x10\x00"  # [0].producer_id = 4096
+        b"\x02"  # [0].topics: compact array of 1
+        b"\x03t1"  # [0].topics[0].name = "t1"
+        b"\x02"  # [0].topics[0].partitions: compact array of 1
+        b"\x00\x00\x00\x00"  # .partition_index = 0
+        b"\x00\x00"  # .error_code = 0
+        b"\x00"  # partition tagged fields: none
+        b"\x00"  # topic tagged fields: none
+        b"\x00"  # [0] tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(27, 1, body, expected)
+
+
+# --- TxnOffsetCommit (28) ------------------------------------------------------------------------------------
+
+
+def test_txn_offset_commit_v2_request_golden() -> None:
+    body = TxnOffsetCommitRequest(
+        transactional_id="tx",
+        group_id="g1",
+        producer_id=4096,
+        producer_epoch=3,
+        topics=[
+            TxnOffsetCommitRequestTopic(
+                name="t1",
+                partitions=[
+                    TxnOffsetCommitRequestPartition(
+                        partition_index=0, committed_offset=100, committed_leader_epoch=2, committed_metadata="m"
+                    )
+                ],
+            )
+        ],
+    )
+    expected = (
+        b"\x00\x1c"  # request_api_key = 28 (TxnOffsetCommit)
+        b"\x00\x02"  # request_api_version = 2 (not flexible)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00\x02tx"  # transactional_id = "tx"
+        b"\x00\x02g1"  # group_id = "g1"
+        b"\x00\x00\x00\x00\x00\x00\x10\x00"  # producer_id = 4096
+        b"\x00\x03"  # producer_epoch = 3
+        # generation_id, member_id and group_instance_id exist from v3 (KIP-447)
+        b"\x00\x00\x00\x01"  # topics: int32 count 1
+        b"\x00\x02t1"  # [0].name = "t1"
+        b"\x00\x00\x00\x01"  # [0].partitions: int32 count 1
+        b"\x00\x00\x00\x00"  # .partition_index = 0
+        b"\x00\x00\x00\x00\x00\x00\x00\x64"  # .committed_offset = 100
+        b"\x00\x00\x00\x02"  # .committed_leader_epoch = 2 (v2+)
+        b"\x00\x01m"  # .committed_metadata = "m" (nullable string)
+    )
+    check_request(header(28, 2), body, expected)
+
+
+def test_txn_offset_commit_v3_request_kip_447_member_fields_golden() -> None:
+    """v3 is flexible and adds the group member's identity (KIP-447), checked like an OffsetCommit's."""
+    body = TxnOffsetCommitRequest(
+        transactional_id="tx",
+        group_id="g1",
+        producer_id=4096,
+        producer_epoch=3,
+        generation_id=5,
+        member_id="m1",
+        group_instance_id="i",
+        topics=[
+            TxnOffsetCommitRequestTopic(
+                name="t1",
+                partitions=[
+                    TxnOffsetCommitRequestPartition(
+                        partition_index=0, committed_offset=100, committed_leader_epoch=-1, committed_metadata=None
+                    )
+                ],
+            )
+        ],
+    )
+    expected = (
+        b"\x00\x1c"  # request_api_key = 28 (TxnOffsetCommit)
+        b"\x00\x03"  # request_api_version = 3 (flexible)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x03tx"  # transactional_id = "tx"
+        b"\x03g1"  # group_id = "g1"
+        b"\x00\x00\x00\x00\x00\x00\x10\x00"  # producer_id = 4096
+        b"\x00\x03"  # producer_epoch = 3
+        b"\x00\x00\x00\x05"  # generation_id = 5 (v3+)
+        b"\x03m1"  # member_id = "m1" (v3+)
+        b"\x02i"  # group_instance_id = "i" (v3+, compact nullable)
+        b"\x02"  # topics: compact array of 1
+        b"\x03t1"  # [0].name = "t1"
+        b"\x02"  # [0].partitions: compact array of 1
+        b"\x00\x00\x00\x00"  # .partition_index = 0
+        b"\x00\x00\x00\x00\x00\x00\x00\x64"  # .committed_offset = 100
+        b"\xff\xff\xff\xff"  # .committed_leader_epoch = -1 (unknown)
+        b"\x00"  # .committed_metadata = null (compact null)
+        b"\x00"  # partition tagged fields: none
+        b"\x00"  # [0] tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(28, 3), body, expected)
+
+
+def test_txn_offset_commit_v4_request_without_member_golden() -> None:
+    """A producer outside the group sends the member fields' defaults: generation -1, member "", no instance."""
+    body = TxnOffsetCommitRequest(
+        transactional_id="tx",
+        group_id="g1",
+        producer_id=4096,
+        producer_epoch=3,
+        topics=[
+            TxnOffsetCommitRequestTopic(
+                name="t1",
+                partitions=[
+                    TxnOffsetCommitRequestPartition(
+                        partition_index=1, committed_offset=7, committed_leader_epoch=0, committed_metadata=""
+                    )
+                ],
+            )
+        ],
+    )
+    expected = (
+        b"\x00\x1c"  # request_api_key = 28 (TxnOffsetCommit)
+        b"\x00\x04"  # request_api_version = 4 (flexible)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x03tx"  # transactional_id = "tx"
+        b"\x03g1"  # group_id = "g1"
+        b"\x00\x00\x00\x00\x00\x00\x10\x00"  # producer_id = 4096
+        b"\x00\x03"  # producer_epoch = 3
+        b"\xff\xff\xff\xff"  # generation_id = -1 (the default)
+        b"\x01"  # member_id = "" (compact: 0+1)
+        b"\x00"  # group_instance_id = null
+        b"\x02"  # topics: compact array of 1
+        b"\x03t1"  # [0].name = "t1"
+        b"\x02"  # [0].partitions: compact array of 1
+        b"\x00\x00\x00\x01"  # .partition_index = 1
+        b"\x00\x00\x00\x00\x00\x00\x00\x07"  # .committed_offset = 7
+        b"\x00\x00\x00\x00"  # .committed_leader_epoch = 0
+        b"\x01"  # .committed_metadata = "" (empty, not null)
+        b"\x00"  # partition tagged fields: none
+        b"\x00"  # [0] tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(28, 4), body, expected)
+
+
+def test_txn_offset_commit_v0_response_golden() -> None:
+    body = TxnOffsetCommitResponse(
+        throttle_time_ms=0,
+        topics=[
+            TxnOffsetCommitResponseTopic(
+                name="t1",
+                partitions=[
+                    TxnOffsetCommitResponsePartition(partition_index=0, error_code=0),
+                    TxnOffsetCommitResponsePartition(partition_index=1, error_code=3),
+                ],
+            )
+        ],
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7 (response header v0)
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x00\x00\x00\x01"  # topics: int32 count 1
+        b"\x00\x02t1"  # [0].name = "t1"
+        b"\x00\x00\x00\x02"  # [0].partitions: int32 count 2
+        b"\x00\x00\x00\x00"  # .partitions[0].partition_index = 0
+        b"\x00\x00"  # .partitions[0].error_code = 0
+        b"\x00\x00\x00\x01"  # .partitions[1].partition_index = 1
+        b"\x00\x03"  # .partitions[1].error_code = 3 (UNKNOWN_TOPIC_OR_PARTITION)
+    )
+    check_response(28, 0, body, expected)
+
+
+def test_txn_offset_commit_v3_response_golden() -> None:
+    body = TxnOffsetCommitResponse(
+        throttle_time_ms=0,
+        topics=[
+            TxnOffsetCommitResponseTopic(
+                name="t1", partitions=[TxnOffsetCommitResponsePartition(partition_index=0, error_code=25)]
+            )
+        ],
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x02"  # topics: compact array of 1
+        b"\x03t1"  # [0].name = "t1"
+        b"\x02"  # [0].partitions: compact array of 1
+        b"\x00\x00\x00\x00"  # .partition_index = 0
+        b"\x00\x19"  # .error_code = 25 (UNKNOWN_MEMBER_ID)
+        b"\x00"  # partition tagged fields: none
+        b"\x00"  # [0] tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(28, 3, body, expected)
+
+
+# --- DescribeProducers (61) ----------------------------------------------------------------------------------
+
+
+def test_describe_producers_v0_request_golden() -> None:
+    body = DescribeProducersRequest(topics=[TopicRequest(name="t1", partition_indexes=[0, 1])])
+    expected = (
+        b"\x00\x3d"  # request_api_key = 61 (DescribeProducers)
+        b"\x00\x00"  # request_api_version = 0 (flexible from v0 -> request header v2)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x02"  # topics: compact array of 1
+        b"\x03t1"  # [0].name = "t1"
+        b"\x03"  # [0].partition_indexes: compact array of 2
+        b"\x00\x00\x00\x00"  # [0].partition_indexes[0] = 0
+        b"\x00\x00\x00\x01"  # [0].partition_indexes[1] = 1
+        b"\x00"  # [0] tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(61, 0), body, expected)
+
+
+def test_describe_producers_v0_response_golden() -> None:
+    body = DescribeProducersResponse(
+        throttle_time_ms=0,
+        topics=[
+            TopicResponse(
+                name="t1",
+                partitions=[
+                    PartitionResponse(
+                        partition_index=0,
+                        error_code=0,
+                        error_message=None,
+                        active_producers=[
+                            ProducerState(
+                                producer_id=4096,
+                                producer_epoch=3,
+                                last_sequence=9,
+                                last_timestamp=1700000000000,
+                                coordinator_epoch=2,
+                                current_txn_start_offset=40,
+                            )
+                        ],
+                    ),
+                    PartitionResponse(partition_index=1, error_code=6, error_message="not leader", active_producers=[]),
+                ],
+            )
+        ],
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x02"  # topics: compact array of 1
+        b"\x03t1"  # [0].name = "t1"
+        b"\x03"  # [0].partitions: compact array of 2
+        b"\x00\x00\x00\x00"  # .partitions[0].partition_index = 0
+        b"\x00\x00"  # .partitions[0].error_code = 0
+        b"\x00"  # .partitions[0].error_message = null
+        b"\x02"  # .partitions[0].active_producers: compact array of 1
+        b"\x00\x00\x00\x00\x00\x00\x10\x00"  # ..producer_id = 4096
+        b"\x00\x00\x00\x03"  # ..producer_epoch = 3 (int32 here, int16 everywhere else)
+        b"\x00\x00\x00\x09"  # ..last_sequence = 9
+        b"\x00\x00\x01\x8b\xcf\xe5\x68\x00"  # ..last_timestamp = 1700000000000
+        b"\x00\x00\x00\x02"  # ..coordinator_epoch = 2
+        b"\x00\x00\x00\x00\x00\x00\x00\x28"  # ..current_txn_start_offset = 40
+        b"\x00"  # ..producer tagged fields: none
+        b"\x00"  # .partitions[0] tagged fields: none
+        b"\x00\x00\x00\x01"  # .partitions[1].partition_index = 1
+        b"\x00\x06"  # .partitions[1].error_code = 6 (NOT_LEADER_OR_FOLLOWER)
+        b"\x0bnot leader"  # .partitions[1].error_message = "not leader" (compact: 10+1)
+        b"\x01"  # .partitions[1].active_producers = []
+        b"\x00"  # .partitions[1] tagged fields: none
+        b"\x00"  # [0] tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(61, 0, body, expected)
+
+
+# --- DescribeTransactions (65) -------------------------------------------------------------------------------
+
+
+def test_describe_transactions_v0_request_golden() -> None:
+    body = DescribeTransactionsRequest(transactional_ids=["tx", "ty"])
+    expected = (
+        b"\x00\x41"  # request_api_key = 65 (DescribeTransactions)
+        b"\x00\x00"  # request_api_version = 0 (flexible from v0)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x03"  # transactional_ids: compact array of 2
+        b"\x03tx"  # [0] = "tx"
+        b"\x03ty"  # [1] = "ty"
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(65, 0), body, expected)
+
+
+def test_describe_transactions_v0_response_golden() -> None:
+    """An ongoing transaction, an id with none running (start time -1, T67) and an unknown id (defaults)."""
+    body = DescribeTransactionsResponse(
+        throttle_time_ms=0,
+        transaction_states=[
+            DescribedTransactionState(
+                error_code=0,
+                transactional_id="tx",
+                transaction_state="Ongoing",
+                transaction_timeout_ms=60000,
+                transaction_start_time_ms=1700000000000,
+                producer_id=4096,
+                producer_epoch=3,
+                topics=[TopicData(topic="t1", partitions=[0, 1])],
+            ),
+            DescribedTransactionState(
+                error_code=0,
+                transactional_id="ty",
+                transaction_state="Empty",
+                transaction_timeout_ms=60000,
+                transaction_start_time_ms=-1,
+                producer_id=4097,
+                producer_epoch=0,
+                topics=[],
+            ),
+            DescribedTransactionState(error_code=105, transactional_id="tz"),
+        ],
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x04"  # transaction_states: compact array of 3
+        b"\x00\x00"  # [0].error_code = 0
+        b"\x03tx"  # [0].transactional_id = "tx"
+        b"\x08Ongoing"  # [0].transaction_state = "Ongoing" (compact: 7+1)
+        b"\x00\x00\xea\x60"  # [0].transaction_timeout_ms = 60000
+        b"\x00\x00\x01\x8b\xcf\xe5\x68\x00"  # [0].transaction_start_time_ms = 1700000000000
+        b"\x00\x00\x00\x00\x00\x00\x10\x00"  # [0].producer_id = 4096
+        b"\x00\x03"  # [0].producer_epoch = 3
+        b"\x02"  # [0].topics: compact array of 1
+        b"\x03t1"  # [0].topics[0].topic = "t1"
+        b"\x03\x00\x00\x00\x00\x00\x00\x00\x01"  # [0].topics[0].partitions = [0, 1]
+        b"\x00"  # [0].topics[0] tagged fields: none
+        b"\x00"  # [0] tagged fields: none
+        b"\x00\x00"  # [1].error_code = 0
+        b"\x03ty"  # [1].transactional_id = "ty"
+        b"\x06Empty"  # [1].transaction_state = "Empty" (compact: 5+1)
+        b"\x00\x00\xea\x60"  # [1].transaction_timeout_ms = 60000
+        b"\xff\xff\xff\xff\xff\xff\xff\xff"  # [1].transaction_start_time_ms = -1 (no transaction running)
+        b"\x00\x00\x00\x00\x00\x00\x10\x01"  # [1].producer_id = 4097
+        b"\x00\x00"  # [1].producer_epoch = 0
+        b"\x01"  # [1].topics = []
+        b"\x00"  # [1] tagged fields: none
+        b"\x00\x69"  # [2].error_code = 105 (TRANSACTIONAL_ID_NOT_FOUND)
+        b"\x03tz"  # [2].transactional_id = "tz"
+        b"\x01"  # [2].transaction_state = "" (the schema's default)
+        b"\x00\x00\x00\x00"  # [2].transaction_timeout_ms = 0
+        b"\x00\x00\x00\x00\x00\x00\x00\x00"  # [2].transaction_start_time_ms = 0 (default, not -1)
+        b"\x00\x00\x00\x00\x00\x00\x00\x00"  # [2].producer_id = 0
+        b"\x00\x00"  # [2].producer_epoch = 0
+        b"\x01"  # [2].topics = []
+        b"\x00"  # [2] tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(65, 0, body, expected)
+
+
+# --- ListTransactions (66) -----------------------------------------------------------------------------------
+
+
+def test_list_transactions_v0_request_filters_golden() -> None:
+    body = ListTransactionsRequest(state_filters=["Ongoing"], producer_id_filters=[4096])
+    expected = (
+        b"\x00\x42"  # request_api_key = 66 (ListTransactions)
+        b"\x00\x00"  # request_api_version = 0 (flexible from v0)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x02"  # state_filters: compact array of 1
+        b"\x08Ongoing"  # state_filters[0] = "Ongoing"
+        b"\x02"  # producer_id_filters: compact array of 1
+        b"\x00\x00\x00\x00\x00\x00\x10\x00"  # producer_id_filters[0] = 4096 (int64)
+        # duration_filter exists from v1
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(66, 0), body, expected)
+
+
+def test_list_transactions_v1_request_duration_filter_golden() -> None:
+    body = ListTransactionsRequest(state_filters=[], producer_id_filters=[], duration_filter=60000)
+    expected = (
+        b"\x00\x42"  # request_api_key = 66 (ListTransactions)
+        b"\x00\x01"  # request_api_version = 1
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x01"  # state_filters = [] (every state)
+        b"\x01"  # producer_id_filters = [] (every producer)
+        b"\x00\x00\x00\x00\x00\x00\xea\x60"  # duration_filter = 60000 ms (v1+; -1 = off)
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(66, 1), body, expected)
+
+
+def test_list_transactions_v0_response_golden() -> None:
+    body = ListTransactionsResponse(
+        throttle_time_ms=0,
+        error_code=0,
+        unknown_state_filters=["Bogus"],
+        transaction_states=[
+            ListedTransactionState(transactional_id="tx", producer_id=4096, transaction_state="Ongoing")
+        ],
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x00\x00"  # error_code = 0
+        b"\x02"  # unknown_state_filters: compact array of 1
+        b"\x06Bogus"  # unknown_state_filters[0] = "Bogus" (compact: 5+1)
+        b"\x02"  # transaction_states: compact array of 1
+        b"\x03tx"  # [0].transactional_id = "tx"
+        b"\x00\x00\x00\x00\x00\x00\x10\x00"  # [0].producer_id = 4096
+        b"\x08Ongoing"  # [0].transaction_state = "Ongoing"
+        b"\x00"  # [0] tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(66, 0, body, expected)
+
+
+def test_list_transactions_v1_response_load_in_progress_golden() -> None:
+    body = ListTransactionsResponse(throttle_time_ms=0, error_code=14, unknown_state_filters=[], transaction_states=[])
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x00\x0e"  # error_code = 14 (COORDINATOR_LOAD_IN_PROGRESS)
+        b"\x01"  # unknown_state_filters = []
+        b"\x01"  # transaction_states = []
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(66, 1, body, expected)
+
+
 # --- Coverage guard ------------------------------------------------------------------------------------------
 
 
@@ -2124,6 +3084,11 @@ def test_common_apis_have_flexible_and_non_flexible_goldens() -> None:
         ApiKey.OFFSET_FETCH,
         ApiKey.METADATA,
         ApiKey.API_VERSIONS,
+        ApiKey.ADD_PARTITIONS_TO_TXN,
+        ApiKey.ADD_OFFSETS_TO_TXN,
+        ApiKey.END_TXN,
+        ApiKey.WRITE_TXN_MARKERS,
+        ApiKey.TXN_OFFSET_COMMIT,
     )
     for key in common:
         kinds = {APIS[key].flexible(version) for api_key, version in covered if api_key == key}

@@ -10,10 +10,11 @@ compared too, which checks the header version chosen per (api, version) against 
 Known differences, each asserted by a test below (nothing is skipped):
 
 1. `KIO_MISSING`: kio 0.6.5 has no class for these (api, version) pairs, request and response alike: ListOffsets
-   v0, OffsetCommit v0-v1, OffsetFetch v0, CreateTopics v0-v1, DeleteTopics v0, DescribeConfigs v0. kio is
-   generated from Apache Kafka 4.x schema files, from which these versions were removed (KIP-896); our schemas
-   still declare them because old clients negotiate them. `test_kio_missing_is_exact` asserts that kio really
-   lacks exactly these among our pairs, so the set cannot go stale in either direction.
+   v0, OffsetCommit v0-v1, OffsetFetch v0, CreateTopics v0-v1, DeleteTopics v0, DescribeConfigs v0,
+   WriteTxnMarkers v0. kio is generated from Apache Kafka 4.x schema files, from which these versions were removed
+   (KIP-896); our schemas still declare them because old clients (and, for WriteTxnMarkers, old brokers) negotiate
+   them. `test_kio_missing_is_exact` asserts that kio really lacks exactly these among our pairs, so the set cannot
+   go stale in either direction.
 2. Unknown tagged fields: kio does not model them. Its writer cannot emit them, and its (native) reader raises
    `KeyError('Unknown tagged field tag: N')` on any tag its class lacks, where KIP-482 says a receiver must skip
    tags it does not know (our decoder keeps them in `unknown_tagged_fields`). The body test compares on values
@@ -26,9 +27,13 @@ Known differences, each asserted by a test below (nothing is skipped):
    exact only below 2**51 ms (2**53 + 1 becomes 2**53), and a `timedelta` cannot hold more than ~8.64e16 ms, so
    int64 values beyond it cannot be represented or read. Differential values are clamped to +-(2**51 - 1);
    `test_timedelta_i64_fields` asserts both failure modes.
-5. `datetime_i64` fields (`KIO_DATETIME_I64_FIELDS`): kio reads them as a UTC `datetime` with -1 as None, so it
-   rejects negative values other than -1 and values past 9999-12-31T23:59:59.999Z. Differential values are clamped
-   to [-1, that maximum]; `test_datetime_i64_fields` asserts the boundaries.
+5. `datetime_i64` fields (`KIO_DATETIME_I64_FIELDS`): kio reads them as a UTC `datetime`, so it rejects values past
+   9999-12-31T23:59:59.999Z and negative ones, except -1 where kio's field is optional (Produce's
+   `log_append_time_ms`: -1 is None). DescribeTransactions' `transaction_start_time_ms` is not optional in kio, so
+   kio cannot read the -1 Kafka sends for a transactional id with no transaction running (T67); kio's writer still
+   writes it. That is a kio limitation, not ours. Differential values are clamped to [-1, that maximum] on optional
+   fields and [0, that maximum] on the others; `test_datetime_i64_fields` asserts the boundaries and
+   `test_kio_cannot_read_a_transaction_start_time_of_minus_one` the -1 case.
 
 Everything else -- every field name (modulo kio's dropped `_ms` suffix), type, order, nullability, tag and
 flexible-version choice -- must agree exactly; the bridge raises BridgeError if either side has a field the other
@@ -65,6 +70,7 @@ KIO_MISSING: frozenset[Triple] = frozenset(
         (ApiKey.CREATE_TOPICS, (0, 1)),
         (ApiKey.DELETE_TOPICS, (0,)),
         (ApiKey.DESCRIBE_CONFIGS, (0,)),
+        (ApiKey.WRITE_TXN_MARKERS, (0,)),
     )
     for version in versions
     for kind in ("request", "response")
@@ -75,7 +81,8 @@ KIO_TIMEDELTA_I64_FIELDS: frozenset[tuple[int, int, kb.Kind, tuple[str, ...]]] =
     | {(ApiKey.SASL_AUTHENTICATE, v, "response", ("session_lifetime_ms",)) for v in (1, 2)}
 )
 KIO_DATETIME_I64_FIELDS: frozenset[tuple[int, int, kb.Kind, tuple[str, ...]]] = frozenset(
-    (ApiKey.PRODUCE, v, "response", ("responses", "partition_responses", "log_append_time_ms")) for v in range(3, 11)
+    {(ApiKey.PRODUCE, v, "response", ("responses", "partition_responses", "log_append_time_ms")) for v in range(3, 11)}
+    | {(ApiKey.DESCRIBE_TRANSACTIONS, 0, "response", ("transaction_states", "transaction_start_time_ms"))}
 )
 
 ALL: list[Triple] = [(key, version, kind) for key, version in all_pairs() for kind in ("request", "response")]
@@ -231,6 +238,14 @@ def _message_with(struct: StructDecl, path: tuple[str, ...], leaf: Any) -> Any:
     return value
 
 
+def _field_plan_at(plan: kb.StructPlan, path: tuple[str, ...]) -> kb.FieldPlan:
+    field = next(f for f in plan.fields if f.ours.name == path[0])
+    if len(path) == 1:
+        return field
+    assert field.nested is not None
+    return _field_plan_at(field.nested, path[1:])
+
+
 def _kio_int64_at(kio_bytes: bytes, ours: bytes, value: int) -> int:
     """The int64 kio wrote where we wrote `value` (the only difference between the two encodings)."""
     index = ours.index(value.to_bytes(8, "big", signed=True))
@@ -270,14 +285,15 @@ def test_timedelta_i64_fields(entry: tuple[int, int, kb.Kind, tuple[str, ...]]) 
 def test_datetime_i64_fields(entry: tuple[int, int, kb.Kind, tuple[str, ...]]) -> None:
     key, version, kind, path = entry
     decl, plan = _setup(key, version, kind)
-    for exact in (-1, 0, kb.DATETIME_I64_MAX_MS):
+    lowest = kb.datetime_i64_min_ms(_field_plan_at(plan, path).optional)
+    for exact in (lowest, 0, kb.DATETIME_I64_MAX_MS):
         value = _message_with(decl.struct, path, exact)
         ours = api.encode_body(decl, version, value)
         assert kb.kio_encode(kb.struct_to_kio(plan, value)) == ours
         assert kb.struct_from_kio(plan, kb.kio_decode(plan.kio_cls, ours)) == value
 
     for unrepresentable, error, message in (
-        (-2, OutOfBoundValue, "Cannot parse negative timestamp"),
+        (lowest - 1, OutOfBoundValue, "Cannot parse negative timestamp"),
         (kb.DATETIME_I64_MAX_MS + 1, ValueError, "year 10000 is out of range"),
     ):
         value = _message_with(decl.struct, path, unrepresentable)
@@ -285,3 +301,28 @@ def test_datetime_i64_fields(entry: tuple[int, int, kb.Kind, tuple[str, ...]]) -
         assert api.decode_body(decl, version, ours) == value
         with pytest.raises(error, match=message):
             kb.kio_decode(plan.kio_cls, ours)
+
+
+def test_kio_cannot_read_a_transaction_start_time_of_minus_one() -> None:
+    """Kafka answers TransactionStartTimeMs = -1 for an id with no transaction running (T67). kio types the field as
+    a non-optional `datetime`: its writer writes -1 as we do, its reader refuses it. Ours reads and writes it."""
+    path = ("transaction_states", "transaction_start_time_ms")
+    decl, plan = _setup(ApiKey.DESCRIBE_TRANSACTIONS, 0, "response")
+    assert not _field_plan_at(plan, path).optional
+    not_started = _message_with(decl.struct, path, -1)
+    ours = api.encode_body(decl, 0, not_started)
+    assert api.decode_body(decl, 0, ours) == not_started
+    assert kb.kio_encode(kb.struct_to_kio(plan, not_started)) == ours
+    with pytest.raises(OutOfBoundValue, match="Cannot parse negative timestamp"):
+        kb.kio_decode(plan.kio_cls, ours)
+    # The differential values therefore start at 0 on this field (and at -1 on kio's optional ones).
+    assert kb.struct_to_domain(plan, not_started, keep_unknown_tags=False) == _message_with(decl.struct, path, 0)
+
+
+def test_only_describe_transactions_has_a_non_optional_datetime_in_kio() -> None:
+    non_optional = {
+        entry for entry in KIO_DATETIME_I64_FIELDS if not _field_plan_at(_setup(*entry[:3])[1], entry[3]).optional
+    }
+    assert non_optional == {
+        (ApiKey.DESCRIBE_TRANSACTIONS, 0, "response", ("transaction_states", "transaction_start_time_ms"))
+    }

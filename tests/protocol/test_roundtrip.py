@@ -14,6 +14,8 @@ from protocol.messages.group_metadata_value import GROUP_METADATA_VALUE
 from protocol.messages.offset_commit_key import OFFSET_COMMIT_KEY
 from protocol.messages.offset_commit_value import OFFSET_COMMIT_VALUE
 from protocol.messages.request_header import RequestHeader
+from protocol.messages.transaction_log_key import TRANSACTION_LOG_KEY
+from protocol.messages.transaction_log_value import TRANSACTION_LOG_VALUE
 from protocol.registry import APIS
 from protocol.versioned import decode_versioned, encode_versioned
 from tests.protocol.strategies import all_pairs, message_strategy
@@ -67,6 +69,8 @@ RECORD_DECLS = [
     (GROUP_METADATA_VALUE, 4),
     (CONSUMER_PROTOCOL_SUBSCRIPTION, 3),
     (CONSUMER_PROTOCOL_ASSIGNMENT, 3),
+    (TRANSACTION_LOG_KEY, 0),
+    (TRANSACTION_LOG_VALUE, 1),
 ]
 
 
