@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from coordinator.config import ALL_KAFKA_PROPERTIES, CoordinatorConfig
+from coordinator.config import ALL_KAFKA_PROPERTIES, CoordinatorConfig, TransactionConfig
 from coordinator.config import ConfigError as CoordinatorConfigError
 
 INT32_MAX = 2147483647
@@ -159,8 +159,46 @@ KEYS: dict[str, ConfigKey] = {
             "Online migration between classic and consumer groups.",
             choices=("disabled", "upgrade", "downgrade", "bidirectional"),
         ),
+        # transaction coordinator
+        _k("transaction.state.log.num.partitions", "int", 50, "Partitions of __transaction_state.", low=1),
+        _k("transaction.state.log.segment.bytes", "int", 104857600, "Segment size of __transaction_state.", low=1),
+        _k("transaction.state.log.load.buffer.size", "int", 5242880, "Read size loading __transaction_state.", low=1),
+        _k("transaction.max.timeout.ms", "int", 900000, "Longest transaction timeout a producer may ask for.", low=1),
+        _k(
+            "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+            "int",
+            10000,
+            "How often transactions past their timeout are aborted (with an epoch bump).",
+            low=1,
+        ),
+        _k(
+            "transactional.id.expiration.ms",
+            "int",
+            604800000,
+            "Forget a transactional id after this long without a transaction.",
+            low=1,
+        ),
+        _k(
+            "transaction.remove.expired.transaction.cleanup.interval.ms",
+            "int",
+            3600000,
+            "How often expired transactional ids are removed.",
+            low=1,
+        ),
+        _k(
+            "transaction.partition.verification.enable",
+            "bool",
+            True,
+            "A transactional produce to a partition not added to the transaction is refused.",
+        ),
+        _k(
+            "transaction.two.phase.commit.enable",
+            "bool",
+            False,
+            "InitProducerId v6 (KIP-939 two-phase commit) is not served.",
+            applied=False,
+        ),
         # producer state
-        _k("transactional.id.expiration.ms", "int", 604800000, "Producer id state kept this long.", low=1),
         _k("producer.id.expiration.ms", "int", 86400000, "Idempotent producer state kept this long.", low=1),
         # test and operator tooling (not Kafka settings)
         _k(
@@ -277,6 +315,7 @@ class BrokerConfig:
     def _check_relations(self) -> None:
         try:
             CoordinatorConfig.from_kafka_props(self.coordinator_properties())
+            TransactionConfig.from_kafka_props(self.coordinator_properties())
         except CoordinatorConfigError as exc:
             raise ConfigError(str(exc)) from None
         protocols = self.security_protocol_map
@@ -295,7 +334,7 @@ class BrokerConfig:
     # Derived values, resolved as Kafka resolves them.
 
     def coordinator_properties(self) -> dict[str, str]:
-        """The group coordinator's properties as Kafka-style text (lists comma-joined)."""
+        """The group and transaction coordinators' properties as Kafka-style text (lists comma-joined)."""
         return {
             key: ",".join(value) if isinstance(value, list) else str(value)
             for key in ALL_KAFKA_PROPERTIES

@@ -1,8 +1,10 @@
-"""The coordinator's configuration, under Kafka's names and with Kafka's defaults (group-protocol.md Part 3).
+"""The coordinators' configuration, under Kafka's names and with Kafka's defaults (group-protocol.md Part 3).
 
-The broker maps its properties with `CoordinatorConfig.from_kafka_props`, so an operator sets
-`group.initial.rebalance.delay.ms=0` exactly as for Kafka. Keys the coordinator does not own are ignored (the
-broker passes its whole property set); a value that is not an integer, or out of range, is a configuration error.
+The broker maps its properties with `CoordinatorConfig.from_kafka_props` (the group coordinator) and
+`TransactionConfig.from_kafka_props` (the transaction coordinator, rules T2/T45 of the transaction notes), so an
+operator sets `group.initial.rebalance.delay.ms=0` or `transaction.max.timeout.ms=60000` exactly as for Kafka.
+Keys a coordinator does not own are ignored (the broker passes its whole property set); a value that is not an
+integer, or out of range, is a configuration error.
 """
 
 from __future__ import annotations
@@ -44,8 +46,22 @@ KAFKA_LIST_PROPERTIES: dict[str, str] = {
 #: Kafka string properties -> field name (lower-cased: Kafka validates these case-insensitively).
 KAFKA_STRING_PROPERTIES: dict[str, str] = {"group.consumer.migration.policy": "consumer_group_migration_policy"}
 
-#: Every property the coordinator reads, for the broker to hand over.
-ALL_KAFKA_PROPERTIES: tuple[str, ...] = (*KAFKA_PROPERTIES, *KAFKA_LIST_PROPERTIES, *KAFKA_STRING_PROPERTIES)
+#: The transaction coordinator's integer properties -> field name (Kafka's TransactionStateManagerConfig and
+#: TransactionLogConfig; every one must be at least 1). It also needs the `__consumer_offsets` partition count to
+#: map AddOffsetsToTxn's group onto its partition (T27).
+TRANSACTION_KAFKA_PROPERTIES: dict[str, str] = {
+    "transaction.state.log.num.partitions": "transaction_state_log_num_partitions",
+    "transaction.max.timeout.ms": "transaction_max_timeout_ms",
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": "abort_timed_out_transactions_interval_ms",
+    "transactional.id.expiration.ms": "transactional_id_expiration_ms",
+    "transaction.remove.expired.transaction.cleanup.interval.ms": "remove_expired_transactional_ids_interval_ms",
+    "offsets.topic.num.partitions": "offsets_topic_num_partitions",
+}
+
+#: Every property the coordinators read, for the broker to hand over.
+ALL_KAFKA_PROPERTIES: tuple[str, ...] = tuple(
+    dict.fromkeys((*KAFKA_PROPERTIES, *KAFKA_LIST_PROPERTIES, *KAFKA_STRING_PROPERTIES, *TRANSACTION_KAFKA_PROPERTIES))
+)
 
 KNOWN_ASSIGNORS = ("uniform", "range")
 """Kafka's built-in server-side assignors (custom ones are Java classes Kafka would load; not available here)."""
@@ -175,16 +191,7 @@ class CoordinatorConfig:
     @classmethod
     def from_kafka_props(cls, props: Mapping[str, str], **overrides: Any) -> CoordinatorConfig:
         """Build from Kafka-style properties (strings); `overrides` are field values that win over them."""
-        values: dict[str, Any] = {}
-        for key, (field_name, multiplier) in KAFKA_PROPERTIES.items():
-            raw = props.get(key)
-            if raw is None:
-                continue
-            try:
-                number = int(raw.strip())
-            except ValueError:
-                raise ConfigError(f"{key} must be an integer, got {raw!r}") from None
-            values[field_name] = number * multiplier
+        values = _integer_properties(props, KAFKA_PROPERTIES)
         for key, field_name in KAFKA_LIST_PROPERTIES.items():
             raw = props.get(key)
             if raw is not None:
@@ -193,13 +200,70 @@ class CoordinatorConfig:
             raw = props.get(key)
             if raw is not None:
                 values[field_name] = raw.strip().lower()
-        known = {f.name for f in fields(cls)}
-        unknown = set(overrides) - known
-        if unknown:
-            raise ConfigError(f"unknown coordinator settings: {sorted(unknown)}")
+        _check_overrides(cls, overrides)
         values.update(overrides)
         return cls(**values)
 
     def with_(self, **changes: Any) -> CoordinatorConfig:
         """A copy with some fields changed (validated again)."""
         return replace(self, **changes)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TransactionConfig:
+    """Every knob of the transaction coordinator. Defaults are Kafka 4.4's (rules T2, T45)."""
+
+    transaction_state_log_num_partitions: int = 50
+    """Partitions of `__transaction_state`; fixes the transactional-id-to-coordinator mapping (T1)."""
+    transaction_max_timeout_ms: int = 900_000
+    """Longest transaction timeout InitProducerId accepts (else INVALID_TRANSACTION_TIMEOUT, T7)."""
+    abort_timed_out_transactions_interval_ms: int = 10_000
+    """`transaction.abort.timed.out.transaction.cleanup.interval.ms`: how often Ongoing transactions past their
+    timeout are looked for and aborted with an epoch bump (T46, T47)."""
+    transactional_id_expiration_ms: int = 604_800_000
+    """How long a transactional id may go without a transaction before it is forgotten (a tombstone, T48)."""
+    remove_expired_transactional_ids_interval_ms: int = 3_600_000
+    """`transaction.remove.expired.transaction.cleanup.interval.ms`: how often expired ids are looked for."""
+    offsets_topic_num_partitions: int = 50
+    """Partitions of `__consumer_offsets`: AddOffsetsToTxn adds the group's partition to the transaction (T27)."""
+    write_timeout_ms: int = 30_000
+    """How long a `__transaction_state` append may take before the request is answered COORDINATOR_NOT_AVAILABLE
+    (Kafka's transaction state manager uses `request.timeout.ms`, 30000)."""
+    retry_backoff_ms: int = 100
+    """Wait before re-sending markers that could not be written, or re-writing a failed CompleteCommit/Abort
+    (Kafka's marker channel retries on its next send; inter-broker `retry.backoff.ms` is 100)."""
+
+    def __post_init__(self) -> None:
+        for name in (*TRANSACTION_KAFKA_PROPERTIES.values(), "write_timeout_ms", "retry_backoff_ms"):
+            if getattr(self, name) < 1:
+                key = next((k for k, f in TRANSACTION_KAFKA_PROPERTIES.items() if f == name), name)
+                raise ConfigError(f"{key} must be at least 1, got {getattr(self, name)}")
+
+    @classmethod
+    def from_kafka_props(cls, props: Mapping[str, str], **overrides: Any) -> TransactionConfig:
+        """Build from Kafka-style properties (strings); `overrides` are field values that win over them."""
+        values = _integer_properties(props, {key: (name, 1) for key, name in TRANSACTION_KAFKA_PROPERTIES.items()})
+        _check_overrides(cls, overrides)
+        values.update(overrides)
+        return cls(**values)
+
+
+def _integer_properties(props: Mapping[str, str], table: Mapping[str, tuple[str, int]]) -> dict[str, Any]:
+    """The integer properties of `table` (key -> (field, multiplier)) present in `props`, as field values."""
+    values: dict[str, Any] = {}
+    for key, (field_name, multiplier) in table.items():
+        raw = props.get(key)
+        if raw is None:
+            continue
+        try:
+            number = int(raw.strip())
+        except ValueError:
+            raise ConfigError(f"{key} must be an integer, got {raw!r}") from None
+        values[field_name] = number * multiplier
+    return values
+
+
+def _check_overrides(cls: type, overrides: Mapping[str, Any]) -> None:
+    unknown = set(overrides) - {f.name for f in fields(cls)}
+    if unknown:
+        raise ConfigError(f"unknown coordinator settings: {sorted(unknown)}")

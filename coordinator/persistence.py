@@ -16,6 +16,9 @@ topic is acknowledged. The coordinator therefore talks to storage through one sm
   The coordinator also enforces `offsets.commit.timeout.ms` itself, so a log that never answers cannot
   strand a parked reply.
 
+The transaction coordinator appends its `__transaction_state` records through the same interface: `RecordLog` and
+`InMemoryRecordStore` take the record type as a parameter (`CoordinatorRecord` unless said otherwise).
+
 Reading a partition back (loading, #46/#47) is the broker's job: it reads the records and passes them to
 `GroupCoordinator.load_partition`. `InMemoryRecordStore` keeps the log so tests can do exactly that.
 """
@@ -24,30 +27,34 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Generic, Protocol
+
+from typing_extensions import TypeVar
 
 from coordinator.records import CoordinatorRecord
 from protocol.errors import ErrorCode
 
 AppendCallback = Callable[[ErrorCode], None]
+R = TypeVar("R", default=CoordinatorRecord)
+R_contra = TypeVar("R_contra", contravariant=True, default=CoordinatorRecord)
 
 
-class RecordLog(Protocol):
+class RecordLog(Protocol[R_contra]):
     """Where the coordinator's records go."""
 
-    def append(self, partition: int, records: Sequence[CoordinatorRecord], on_durable: AppendCallback) -> None:
+    def append(self, partition: int, records: Sequence[R_contra], on_durable: AppendCallback) -> None:
         """Append `records` to `partition`; report durability (NONE) or failure through `on_durable`, once."""
         ...
 
 
 @dataclass(slots=True)
-class _PendingAppend:
+class _PendingAppend(Generic[R]):
     partition: int
-    records: tuple[CoordinatorRecord, ...]
+    records: tuple[R, ...]
     on_durable: AppendCallback
 
 
-class InMemoryRecordStore:
+class InMemoryRecordStore(Generic[R]):
     """A `RecordLog` in a dict, for tests, the simulator and a single-process broker without a durable log yet.
 
     With `auto_durable=True` (default) an append is durable at once and its callback runs inside `append`. With
@@ -58,14 +65,14 @@ class InMemoryRecordStore:
 
     def __init__(self, *, auto_durable: bool = True) -> None:
         self.auto_durable = auto_durable
-        self._logs: dict[int, list[CoordinatorRecord]] = {}
-        self._pending: list[_PendingAppend] = []
+        self._logs: dict[int, list[R]] = {}
+        self._pending: list[_PendingAppend[R]] = []
         self._fail_next: list[ErrorCode] = []
         self.appends = 0
 
     # -- RecordLog -------------------------------------------------------------------------------------------
 
-    def append(self, partition: int, records: Sequence[CoordinatorRecord], on_durable: AppendCallback) -> None:
+    def append(self, partition: int, records: Sequence[R], on_durable: AppendCallback) -> None:
         self.appends += 1
         if self._fail_next:
             on_durable(self._fail_next.pop(0))
@@ -105,7 +112,7 @@ class InMemoryRecordStore:
 
     # -- reading back ----------------------------------------------------------------------------------------
 
-    def records(self, partition: int) -> list[CoordinatorRecord]:
+    def records(self, partition: int) -> list[R]:
         """The durable log of one partition, in append order (what a loader replays)."""
         return list(self._logs.get(partition, ()))
 
@@ -118,6 +125,6 @@ class InMemoryRecordStore:
                 return index
         return None
 
-    def _make_durable(self, pending: _PendingAppend) -> None:
+    def _make_durable(self, pending: _PendingAppend[R]) -> None:
         self._logs.setdefault(pending.partition, []).extend(pending.records)
         pending.on_durable(ErrorCode.NONE)

@@ -11,13 +11,19 @@ notice, timeout, the partition being unloaded) wins; the error is mapped once (`
 logged when it is one; the result's `on_append` runs with the mapped code; then its response is released. A
 durability notice that arrives after the timeout is ignored, as Kafka ignores a produce completing after its
 timeout.
+
+The runtime does not look inside the records, so it is generic in their type: the group coordinator's runtime
+writes `CoordinatorRecord`s to `__consumer_offsets`, the transaction coordinator's (its sibling, Decision 7) writes
+transaction-log records to `__transaction_state`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Generic
+
+from typing_extensions import TypeVar
 
 from coordinator.errors import append_error_to_response
 from coordinator.events import Events
@@ -31,6 +37,7 @@ from coordinator.timer import Timer
 from protocol.errors import ErrorCode
 
 T = TypeVar("T")
+R = TypeVar("R", default=CoordinatorRecord)
 
 
 @dataclass(slots=True)
@@ -44,12 +51,12 @@ def _ignore(_error: ErrorCode) -> None:
     return None
 
 
-class CoordinatorRuntime:
+class CoordinatorRuntime(Generic[R]):
     """Writes `CoordinatorResult`s to the record log and releases their responses."""
 
     __slots__ = ("_events", "_inflight", "_next_token", "_store", "_time", "_timeout_ms", "_timer")
 
-    def __init__(self, store: RecordLog, timer: Timer, time: TimeRegister, timeout_ms: int, events: Events) -> None:
+    def __init__(self, store: RecordLog[R], timer: Timer, time: TimeRegister, timeout_ms: int, events: Events) -> None:
         self._store = store
         self._timer = timer
         self._time = time
@@ -58,7 +65,7 @@ class CoordinatorRuntime:
         self._inflight: dict[int, _InflightAppend] = {}
         self._next_token = 0
 
-    def write(self, result: CoordinatorResult[T]) -> Reply[T]:
+    def write(self, result: CoordinatorResult[T, R]) -> Reply[T]:
         """Append the result's records (if any) and return the reply its response is released through."""
         response = result.response
         on_append = result.on_append or _ignore
@@ -82,7 +89,7 @@ class CoordinatorRuntime:
             done(ErrorCode.NONE)
         return reply
 
-    def write_all(self, results: Sequence[CoordinatorResult[None]], response: T) -> Reply[T]:
+    def write_all(self, results: Sequence[CoordinatorResult[None, R]], response: T) -> Reply[T]:
         """Write several results (one per partition, e.g. DeleteGroups) and answer `response` when all are done."""
         reply: Reply[T] = Reply()
         outstanding = [len(results)]
@@ -103,9 +110,7 @@ class CoordinatorRuntime:
         for token in [t for t, a in self._inflight.items() if a.partition == partition]:
             self._finish(token, error)
 
-    def _append(
-        self, partition: int, records: Sequence[CoordinatorRecord], purpose: str, on_done: AppendOutcome
-    ) -> None:
+    def _append(self, partition: int, records: Sequence[R], purpose: str, on_done: AppendOutcome) -> None:
         token = self._next_token
         self._next_token += 1
         self._inflight[token] = _InflightAppend(partition, purpose, on_done)
