@@ -1,4 +1,5 @@
-"""The coordinator alone, no I/O: heartbeat throughput, a 1,000-member rebalance, memory per member.
+"""The coordinator alone, no I/O: heartbeat throughput, a 1,000-member rebalance, memory per member, and the
+steady ConsumerGroupHeartbeat rate of a 1,000-member KIP-848 consumer group.
 
 Targets (issue, reported against, never asserted): >= 200,000 heartbeats/s on one core; a 1,000-member group
 completes JoinGroup + SyncGroup in <= 50 ms of CPU; memory per member with a 100-byte subscription (printed).
@@ -21,12 +22,15 @@ from typing import Any
 import structlog
 
 from coordinator.config import CoordinatorConfig
+from coordinator.consumer_group.topics import StaticTopicCatalog, TopicImage
 from coordinator.context import RequestContext
 from coordinator.coordinator import GroupCoordinator
 from coordinator.events import Events
 from coordinator.persistence import AppendCallback, InMemoryRecordStore
 from coordinator.records import CoordinatorRecord
 from protocol.errors import ErrorCode
+from protocol.kafka_uuid import kafka_uuid_from_str
+from protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest, TopicPartitions
 from protocol.messages.heartbeat import HeartbeatRequest
 from protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
 from protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
@@ -125,6 +129,49 @@ def bench_heartbeats() -> tuple[float, float]:
     return done / wall, done / cpu
 
 
+def bench_consumer_heartbeats(members: int = GROUP_SIZE, rounds: int = 20) -> float:
+    """Steady ConsumerGroupHeartbeats/s of one consumer group of `members` members, all Stable (what each member
+    sends every heartbeat interval once the group has formed)."""
+    topic_id = "AAAAAAAAAAAAAAAAAAAAAQ"
+    config = CoordinatorConfig(consumer_group_max_size=members, consumer_group_assignment_interval_ms=0)
+    topics = StaticTopicCatalog([TopicImage(topic_id, "bench", members * 2)])
+    coordinator = GroupCoordinator(config, InMemoryRecordStore(), events=_quiet_events(), topics=topics)
+    for partition in range(config.offsets_topic_num_partitions):
+        coordinator.load_partition(partition, [], 0, 1_700_000_000_000)
+    ctx = RequestContext(api_version=1)
+    heartbeat = coordinator.consumer_group_heartbeat
+    ids = [f"member-{i:04d}" for i in range(members)]
+    for member_id in ids:
+        join = ConsumerGroupHeartbeatRequest(
+            group_id="steady", member_id=member_id, member_epoch=0, rebalance_timeout_ms=30_000,
+            subscribed_topic_names=["bench"], topic_partitions=[],
+        )  # fmt: skip
+        heartbeat(ctx, join, 0)
+    group = coordinator.consumer_group("steady")
+    assert group is not None
+    for _ in range(4):  # each member confirms what it holds until every one is Stable at the group epoch
+        for member_id in ids:
+            member = group.members[member_id]
+            owned = sorted(p for _, p in member.assignment.assigned_partitions)
+            wire = [TopicPartitions(topic_id=kafka_uuid_from_str(topic_id), partitions=owned)]
+            confirm = ConsumerGroupHeartbeatRequest(
+                group_id="steady", member_id=member_id, member_epoch=member.member_epoch, topic_partitions=wire
+            )
+            heartbeat(ctx, confirm, 0)
+    steady = [
+        ConsumerGroupHeartbeatRequest(group_id="steady", member_id=m, member_epoch=group.members[m].member_epoch)
+        for m in ids
+    ]
+    gc.collect()
+    wall = time.perf_counter()
+    for _ in range(rounds):
+        for request in steady:
+            heartbeat(ctx, request, 1)
+    wall = time.perf_counter() - wall
+    assert group.state.value == "Stable"
+    return rounds * members / wall
+
+
 def bench_rebalance(events: Events, version: int = 3) -> float:
     """CPU ms for a 1,000-member group to complete JoinGroup and SyncGroup (best of 5 fresh groups)."""
     coordinator = _coordinator(events)
@@ -169,6 +216,7 @@ def run() -> list[tuple[str, Any]]:
     json_ms = bench_rebalance(_json_events())
     v9_ms = bench_rebalance(_quiet_events(), version=9)
     per_member = bench_memory()
+    consumer_hb = bench_consumer_heartbeats()
     rows: list[tuple[str, Any]] = [
         ("heartbeats/s (wall)  [target >= 200,000]", hb_wall),
         ("heartbeats/s (CPU)", hb_cpu),
@@ -176,6 +224,7 @@ def run() -> list[tuple[str, Any]]:
         (f"{GROUP_SIZE}-member join+sync, CPU ms, events as JSON", json_ms),
         (f"{GROUP_SIZE}-member join+sync, CPU ms, v9 (MEMBER_ID_REQUIRED round)", v9_ms),
         ("memory per member, bytes (100-byte subscription)", per_member),
+        (f"consumer-group heartbeats/s (wall), {GROUP_SIZE} Stable members", consumer_hb),
     ]
     width = max(len(label) for label, _ in rows)
     print("group coordinator, sans-IO, one core")
