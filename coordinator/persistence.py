@@ -16,17 +16,23 @@ topic is acknowledged. The coordinator therefore talks to storage through one sm
   The coordinator also enforces `offsets.commit.timeout.ms` itself, so a log that never answers cannot
   strand a parked reply.
 
-Reading a partition back (loading, #46/#47) is the broker's job: it reads the records and passes them to
+Transactions (T57, T64) add two kinds of write: `append(..., producer=...)` writes the records in one
+transactional batch of that producer (never merged with another producer's records or with plain ones), and
+`append_marker` writes a transaction's COMMIT or ABORT control batch. Both report through `on_durable` exactly as
+`append` does.
+
+Reading a partition back (loading, #46/#47) is the broker's job: it reads the entries (records, tagged with the
+producer id of a transactional batch, and markers, in log order) and passes them to
 `GroupCoordinator.load_partition`. `InMemoryRecordStore` keeps the log so tests can do exactly that.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
-from coordinator.records import CoordinatorRecord
+from coordinator.records import CoordinatorRecord, LogEntry, TransactionalProducer, TransactionMarker
 from protocol.errors import ErrorCode
 
 AppendCallback = Callable[[ErrorCode], None]
@@ -35,16 +41,34 @@ AppendCallback = Callable[[ErrorCode], None]
 class RecordLog(Protocol):
     """Where the coordinator's records go."""
 
-    def append(self, partition: int, records: Sequence[CoordinatorRecord], on_durable: AppendCallback) -> None:
-        """Append `records` to `partition`; report durability (NONE) or failure through `on_durable`, once."""
+    def append(
+        self,
+        partition: int,
+        records: Sequence[CoordinatorRecord],
+        on_durable: AppendCallback,
+        producer: TransactionalProducer | None = None,
+    ) -> None:
+        """Append `records` to `partition` (in a transactional batch of `producer` if given); report durability
+        (NONE) or failure through `on_durable`, once."""
+        ...
+
+    def append_marker(self, partition: int, marker: TransactionMarker, on_durable: AppendCallback) -> None:
+        """Append a transaction's end (a control batch) to `partition`; report through `on_durable`, once."""
         ...
 
 
 @dataclass(slots=True)
 class _PendingAppend:
     partition: int
-    records: tuple[CoordinatorRecord, ...]
+    entries: tuple[LogEntry, ...]
     on_durable: AppendCallback
+
+
+def _tagged(records: Sequence[CoordinatorRecord], producer: TransactionalProducer | None) -> tuple[LogEntry, ...]:
+    """The records as a reader gets them back: tagged with the producer of their transactional batch."""
+    if producer is None:
+        return tuple(records)
+    return tuple(replace(r, producer_id=producer.producer_id) for r in records)
 
 
 class InMemoryRecordStore:
@@ -58,19 +82,30 @@ class InMemoryRecordStore:
 
     def __init__(self, *, auto_durable: bool = True) -> None:
         self.auto_durable = auto_durable
-        self._logs: dict[int, list[CoordinatorRecord]] = {}
+        self._logs: dict[int, list[LogEntry]] = {}
         self._pending: list[_PendingAppend] = []
         self._fail_next: list[ErrorCode] = []
         self.appends = 0
 
     # -- RecordLog -------------------------------------------------------------------------------------------
 
-    def append(self, partition: int, records: Sequence[CoordinatorRecord], on_durable: AppendCallback) -> None:
+    def append(
+        self,
+        partition: int,
+        records: Sequence[CoordinatorRecord],
+        on_durable: AppendCallback,
+        producer: TransactionalProducer | None = None,
+    ) -> None:
+        self._add(_PendingAppend(partition, _tagged(records, producer), on_durable))
+
+    def append_marker(self, partition: int, marker: TransactionMarker, on_durable: AppendCallback) -> None:
+        self._add(_PendingAppend(partition, (marker,), on_durable))
+
+    def _add(self, pending: _PendingAppend) -> None:
         self.appends += 1
         if self._fail_next:
-            on_durable(self._fail_next.pop(0))
+            pending.on_durable(self._fail_next.pop(0))
             return
-        pending = _PendingAppend(partition, tuple(records), on_durable)
         if self.auto_durable:
             self._make_durable(pending)
         else:
@@ -104,8 +139,9 @@ class InMemoryRecordStore:
 
     # -- reading back ----------------------------------------------------------------------------------------
 
-    def records(self, partition: int) -> list[CoordinatorRecord]:
-        """The durable log of one partition, in append order (what a loader replays)."""
+    def records(self, partition: int) -> list[LogEntry]:
+        """The durable log of one partition, in append order (what a loader replays): records, tagged with their
+        transactional producer, and transaction markers."""
         return list(self._logs.get(partition, ()))
 
     def partitions(self) -> list[int]:
@@ -118,5 +154,5 @@ class InMemoryRecordStore:
         return None
 
     def _make_durable(self, pending: _PendingAppend) -> None:
-        self._logs.setdefault(pending.partition, []).extend(pending.records)
+        self._logs.setdefault(pending.partition, []).extend(pending.entries)
         pending.on_durable(ErrorCode.NONE)

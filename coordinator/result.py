@@ -6,6 +6,10 @@ response is either a value (answered when the records are durable, at once when 
 that the managers complete themselves: a parked JoinGroup or SyncGroup. `on_append` runs when the write has an
 outcome, with the error already mapped to what the request answers (NONE when durable), before the response is
 released, so the manager can apply or revert what the records meant.
+
+Two results write something else than plain records (T57, T64): one with a `producer` writes its records as a
+transactional batch of that producer (TxnOffsetCommit), one with a `marker` writes that transaction marker (a
+control batch) and no records.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from coordinator.records import CoordinatorRecord
+from coordinator.records import CoordinatorRecord, TransactionalProducer, TransactionMarker
 from coordinator.reply import Reply
 from protocol.errors import ErrorCode
 
@@ -35,6 +39,15 @@ class CoordinatorResult(Generic[T]):
     purpose: str = ""
     """What the write is for, in the `offsets_log.append_failed` event."""
     on_append: AppendOutcome | None = field(default=None, repr=False)
+    producer: TransactionalProducer | None = None
+    """The transaction the records belong to (a transactional batch), or None."""
+    marker: TransactionMarker | None = None
+    """A transaction marker to write instead of records."""
+
+    @property
+    def writes(self) -> bool:
+        """Whether the result appends anything."""
+        return bool(self.records) or self.marker is not None
 
     @classmethod
     def of(cls, response: T | Reply[T]) -> CoordinatorResult[T]:

@@ -17,13 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from coordinator.errors import append_error_to_response
 from coordinator.events import Events
 from coordinator.keys import append_key
 from coordinator.persistence import RecordLog
-from coordinator.records import CoordinatorRecord
 from coordinator.reply import Reply
 from coordinator.result import AppendOutcome, CoordinatorResult
 from coordinator.time_register import TimeRegister
@@ -66,7 +65,7 @@ class CoordinatorRuntime:
             reply: Reply[T] = response
             done = on_append
         else:
-            if not result.records:
+            if not result.writes:
                 on_append(ErrorCode.NONE)
                 return Reply.completed(response)
             reply = Reply()
@@ -76,8 +75,8 @@ class CoordinatorRuntime:
                 on_append(error)
                 reply.complete(value)
 
-        if result.records:
-            self._append(result.partition, result.records, result.purpose, done)
+        if result.writes:
+            self._append(result, done)
         else:
             done(ErrorCode.NONE)
         return reply
@@ -103,17 +102,21 @@ class CoordinatorRuntime:
         for token in [t for t, a in self._inflight.items() if a.partition == partition]:
             self._finish(token, error)
 
-    def _append(
-        self, partition: int, records: Sequence[CoordinatorRecord], purpose: str, on_done: AppendOutcome
-    ) -> None:
+    def _append(self, result: CoordinatorResult[Any], on_done: AppendOutcome) -> None:
         token = self._next_token
         self._next_token += 1
-        self._inflight[token] = _InflightAppend(partition, purpose, on_done)
+        partition = result.partition
+        self._inflight[token] = _InflightAppend(partition, result.purpose, on_done)
 
         def durable(error: ErrorCode) -> None:
             self._finish(token, error)
 
-        self._store.append(partition, records, durable)
+        if result.marker is not None:
+            self._store.append_marker(partition, result.marker, durable)
+        elif result.producer is not None:
+            self._store.append(partition, result.records, durable, result.producer)
+        else:
+            self._store.append(partition, result.records, durable)
         if token in self._inflight:  # an in-memory log may have answered inside `append`
             self._timer.schedule(
                 append_key(token),

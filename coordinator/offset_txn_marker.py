@@ -1,0 +1,71 @@
+"""The end of a transaction on a `__consumer_offsets` partition (T64): Kafka's `completeTransaction` followed by
+`OffsetMetadataManager.replayEndTransactionMarker`.
+
+When the transaction coordinator ends a transaction that committed offsets, the broker must write the COMMIT or
+ABORT marker to the group's partition (WriteTxnMarkers); in Kafka the group coordinator's runtime writes it. Here
+too: the marker is appended as a control batch of the producer, and once it is durable every group of the
+partition settles that producer's pending offsets: COMMIT makes each the committed offset unless one written later
+in log order is committed already, ABORT drops them. A producer with nothing pending still gets its marker (the
+partition's log must show where the transaction ended). A failed write changes nothing, so the transaction
+coordinator's retry finds the offsets still pending.
+
+The answer is NONE, or what the partition's state or the write answers: NOT_COORDINATOR (not owned, or lost),
+COORDINATOR_LOAD_IN_PROGRESS (loading), COORDINATOR_NOT_AVAILABLE (shut down, or the write timed out); Kafka's
+WriteTxnMarkers handler answers the first three as NOT_LEADER_OR_FOLLOWER so that the marker is retried (T35).
+"""
+
+from __future__ import annotations
+
+from coordinator.consumer_group.group import ConsumerGroup
+from coordinator.group import ClassicGroup
+from coordinator.offset_base import OffsetManagerBase
+from coordinator.records import TransactionMarker
+from coordinator.reply import Reply
+from coordinator.result import CoordinatorResult
+from protocol.errors import ErrorCode
+
+
+class TxnMarkerMixin(OffsetManagerBase):
+    """Transaction markers on the coordinator's partitions."""
+
+    def complete_transaction(
+        self, partition: int, marker: TransactionMarker, partition_error: ErrorCode | None
+    ) -> CoordinatorResult[ErrorCode]:
+        """Write `marker` to `partition` (unless the partition's state refuses it with `partition_error`) and settle
+        the producer's pending offsets once it is durable."""
+        if partition_error is not None:
+            return CoordinatorResult.of(partition_error)
+        reply: Reply[ErrorCode] = Reply()
+
+        def durable(error: ErrorCode) -> None:
+            if error == ErrorCode.NONE:
+                self.replay_marker(partition, marker)
+            reply.complete(error)
+
+        return CoordinatorResult((), reply, partition, "transaction marker", durable, marker=marker)
+
+    def replay_marker(self, partition: int, marker: TransactionMarker) -> None:
+        """Settle `marker.producer_id`'s pending offsets in every live group of `partition` (a scan of the groups:
+        markers come once per transaction and partition, and groups per partition are few)."""
+        settled = 0
+        for group in self._groups_on(partition):
+            offsets = group.offsets
+            if not offsets.transactional.has_producer(marker.producer_id):
+                continue
+            outcome = offsets.complete_transaction(marker.producer_id, marker.commit)
+            settled += 1
+            self._events.txn_offsets_completed(
+                group.group_id,
+                marker.producer_id,
+                marker.result,
+                len(outcome.committed),
+                len(outcome.superseded),
+                len(outcome.dropped),
+            )
+        if not settled:
+            self._events.txn_marker_without_offsets(partition, marker.producer_id, marker.result)
+
+    def _groups_on(self, partition: int) -> list[ClassicGroup | ConsumerGroup]:
+        manager = self._group_manager
+        groups: list[ClassicGroup | ConsumerGroup] = [*manager.groups(), *manager.consumer_groups()]
+        return [g for g in groups if g.partition == partition and manager.is_live(g)]
