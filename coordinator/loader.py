@@ -54,14 +54,15 @@ def replay(partition: int, records: Iterable[LogEntry], events: Events) -> Loade
     """Fold the records and transaction markers of one partition, in log order, into groups (with offsets)."""
     metadata: dict[str, GroupMetadataValue | None] = {}
     offsets: dict[str, GroupOffsets] = {}
+    open_transactions: dict[int, set[str]] = {}
+    """Producer id -> the groups it wrote transactional offsets to since its last marker."""
     result = LoadedPartition()
     consumer_groups = ConsumerGroupReplay()
     for position, entry in enumerate(records, start=1):
         result.records += 1
         if isinstance(entry, TransactionMarker):
-            for group_offsets in offsets.values():
-                if group_offsets.transactional.has_producer(entry.producer_id):
-                    group_offsets.complete_transaction(entry.producer_id, entry.commit)
+            for group_id in open_transactions.pop(entry.producer_id, ()):
+                offsets[group_id].complete_transaction(entry.producer_id, entry.commit)
             continue
         key, value = entry.key, entry.value
         if isinstance(key, OffsetCommitKey):
@@ -74,6 +75,7 @@ def replay(partition: int, records: Iterable[LogEntry], events: Events) -> Loade
             elif entry.is_transactional:
                 value_read = OffsetAndMetadata.from_value(value)
                 group_offsets.restore_transactional(entry.producer_id, key.topic, key.partition, value_read, position)
+                open_transactions.setdefault(entry.producer_id, set()).add(key.group)
             else:
                 group_offsets.put(key.topic, key.partition, OffsetAndMetadata.from_value(value), position)
         elif isinstance(key, GroupMetadataKey):

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from coordinator.consumer_group.group import ConsumerGroup
+from coordinator.group import ClassicGroup
 from coordinator.group_base import ManagerBase, ManagerParts
 from coordinator.group_manager import GroupMetadataManager
+from coordinator.txn_offsets import OpenTransactionIndex
 from protocol.errors import ErrorCode
 
 KnownPartition = Callable[[str, int], bool]
@@ -46,3 +49,10 @@ class OffsetManagerBase(ManagerBase):
         self._group_manager = group_manager
         self._known_partition = known_partition
         self._verify_transaction = verify_transaction or accept_all_transactions
+        self._open_transactions = OpenTransactionIndex()
+
+    def _live_group(self, group_id: str) -> ClassicGroup | ConsumerGroup | None:
+        """The group served under `group_id` (either type), if it is live."""
+        manager = self._group_manager
+        group: ClassicGroup | ConsumerGroup | None = manager.consumer_group(group_id) or manager.group(group_id)
+        return group if group is not None and manager.is_live(group) else None

@@ -94,7 +94,8 @@ class TxnOffsetCommitMixin(CommitBase):
                 pending = write.value if error == ErrorCode.NONE and alive else None
                 offsets.finish_transactional(write.topic, write.partition, write.position, producer_id, pending)
                 write.answer.error_code = _version_error(error, ctx.api_version)
-            if error == ErrorCode.NONE:
+            if error == ErrorCode.NONE and alive:
+                self._open_transactions.add(group.partition, producer_id, group_id)
                 self._events.txn_offsets_pending(
                     group_id, request.transactional_id, producer_id, request.producer_epoch, len(writes)
                 )
@@ -126,5 +127,5 @@ class TxnOffsetCommitMixin(CommitBase):
     def _holds_offsets(self, group_id: str, offsets: GroupOffsets) -> bool:
         """Whether `offsets` still belong to the live group of that id (it may have been deleted or unloaded since
         the write began; an online migration hands the same offsets to the group of the other type)."""
-        holder = self._group_manager.consumer_group(group_id) or self._group_manager.group(group_id)
-        return holder is not None and holder.offsets is offsets and self._group_manager.is_live(holder)
+        holder = self._live_group(group_id)
+        return holder is not None and holder.offsets is offsets

@@ -16,6 +16,8 @@ WriteTxnMarkers handler answers the first three as NOT_LEADER_OR_FOLLOWER so tha
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from coordinator.consumer_group.group import ConsumerGroup
 from coordinator.group import ClassicGroup
 from coordinator.offset_base import OffsetManagerBase
@@ -45,17 +47,16 @@ class TxnMarkerMixin(OffsetManagerBase):
         return CoordinatorResult((), reply, partition, "transaction marker", durable, marker=marker)
 
     def replay_marker(self, partition: int, marker: TransactionMarker) -> None:
-        """Settle `marker.producer_id`'s pending offsets in every live group of `partition` (a scan of the groups:
-        markers come once per transaction and partition, and groups per partition are few)."""
+        """Settle `marker.producer_id`'s pending offsets in the groups of `partition` it wrote to."""
         settled = 0
-        for group in self._groups_on(partition):
-            offsets = group.offsets
-            if not offsets.transactional.has_producer(marker.producer_id):
+        for group_id in self._open_transactions.take(partition, marker.producer_id):
+            group = self._live_group(group_id)
+            if group is None or not group.offsets.transactional.has_producer(marker.producer_id):
                 continue
-            outcome = offsets.complete_transaction(marker.producer_id, marker.commit)
+            outcome = group.offsets.complete_transaction(marker.producer_id, marker.commit)
             settled += 1
             self._events.txn_offsets_completed(
-                group.group_id,
+                group_id,
                 marker.producer_id,
                 marker.result,
                 len(outcome.committed),
@@ -65,7 +66,12 @@ class TxnMarkerMixin(OffsetManagerBase):
         if not settled:
             self._events.txn_marker_without_offsets(partition, marker.producer_id, marker.result)
 
-    def _groups_on(self, partition: int) -> list[ClassicGroup | ConsumerGroup]:
-        manager = self._group_manager
-        groups: list[ClassicGroup | ConsumerGroup] = [*manager.groups(), *manager.consumer_groups()]
-        return [g for g in groups if g.partition == partition and manager.is_live(g)]
+    def index_transactions(self, partition: int, groups: Iterable[ClassicGroup | ConsumerGroup]) -> None:
+        """A loaded partition's groups may hold offsets of transactions whose markers come later (T66)."""
+        for group in groups:
+            for producer_id in group.offsets.transactional.producers():
+                self._open_transactions.add(partition, producer_id, group.group_id)
+
+    def forget_transactions(self, partition: int) -> None:
+        """The partition was unloaded: its groups, and so their pending offsets, are gone."""
+        self._open_transactions.forget_partition(partition)

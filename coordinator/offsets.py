@@ -255,7 +255,3 @@ class TransactionOutcome:
     superseded: list[TopicPartition] = field(default_factory=list)
     """Committed by the transaction but not applied: an offset written later in log order is committed."""
     dropped: list[TopicPartition] = field(default_factory=list)
-
-    @property
-    def partitions(self) -> int:
-        return len(self.committed) + len(self.superseded) + len(self.dropped)

@@ -149,6 +149,7 @@ class PartitionManager:
             self._table.mark(partition, PartitionStatus.ACTIVE)
             self._groups.install(loaded.groups)
             self._groups.install_consumer_groups(loaded.consumer_groups)
+            self._offsets.index_transactions(partition, [*loaded.groups.values(), *loaded.consumer_groups.values()])
             self._offsets.start_retention()
             groups = len(loaded.groups) + len(loaded.consumer_groups)
             self._events.partition_loaded(partition, groups, loaded.records, loaded.skipped)
@@ -181,6 +182,7 @@ class PartitionManager:
 
     def _drop(self, partition: int) -> int:
         doomed = self._groups.drop_partition(partition)
+        self._offsets.forget_transactions(partition)
         self._runtime.fail_partition(partition, ErrorCode.NOT_LEADER_OR_FOLLOWER)
         return doomed
 

@@ -10,7 +10,8 @@ Order of events for one write: the records go to `RecordLog.append`; the first o
 notice, timeout, the partition being unloaded) wins; the error is mapped once (`append_error_to_response`) and
 logged when it is one; the result's `on_append` runs with the mapped code; then its response is released. A
 durability notice that arrives after the timeout is ignored, as Kafka ignores a produce completing after its
-timeout.
+timeout. A result with a producer is appended as that producer's transactional batch, one with a marker as the
+transaction's control batch (`RecordLog.append_marker`); both follow the same order of events.
 """
 
 from __future__ import annotations

@@ -70,10 +70,6 @@ class PendingTransactions:
     def partitions(self) -> list[TopicPartition]:
         return sorted(self._producers_of)
 
-    def pending(self, producer_id: int) -> dict[TopicPartition, PendingOffset]:
-        """What `producer_id` has pending, for inspection."""
-        return dict(self._by_producer.get(producer_id, {}))
-
     def __bool__(self) -> bool:
         return bool(self._by_producer)
 
@@ -83,3 +79,25 @@ class PendingTransactions:
             producers.discard(producer_id)
             if not producers:
                 del self._producers_of[tp]
+
+
+class OpenTransactionIndex:
+    """Per `__consumer_offsets` partition, the groups each producer has offsets pending in, so that a marker visits
+    only those groups. An entry may outlive its offsets (a tombstone dropped them, the group went): the marker
+    then finds nothing there, which is harmless."""
+
+    __slots__ = ("_groups",)
+
+    def __init__(self) -> None:
+        self._groups: dict[int, dict[int, set[str]]] = {}
+
+    def add(self, partition: int, producer_id: int, group_id: str) -> None:
+        self._groups.setdefault(partition, {}).setdefault(producer_id, set()).add(group_id)
+
+    def take(self, partition: int, producer_id: int) -> list[str]:
+        """The groups to settle for the producer's marker on `partition` (forgotten from now on), sorted."""
+        return sorted(self._groups.get(partition, {}).pop(producer_id, ()))
+
+    def forget_partition(self, partition: int) -> None:
+        """The partition was unloaded (its groups are gone)."""
+        self._groups.pop(partition, None)

@@ -11,21 +11,15 @@ answers: an aborted offset must not hide the committed one before it, an open on
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from broker.app import Broker
 from broker.offsets_log import OFFSETS_TOPIC
 from protocol.errors import ErrorCode
-from protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchRequestTopic
-from protocol.messages.txn_offset_commit import (
-    TxnOffsetCommitRequest,
-    TxnOffsetCommitRequestPartition,
-    TxnOffsetCommitRequestTopic,
-)
 from protocol.registry import ApiKey
 from storage.cleaner import clean
 from tests.broker.conftest import broker_config
+from tests.broker.txn_offsets_wire import complete_transaction, fetch_v7, txn_commit_request
 from tests.broker.wire import WireClient
 from tests.durability.offsets_client import commit, connect, create_topic
 
@@ -47,50 +41,20 @@ async def _start(data: Path, **settings: str) -> Broker:
 
 
 async def _txn_commit(client: WireClient, producer_id: int, offsets: dict[int, int]) -> None:
-    request = TxnOffsetCommitRequest(
-        transactional_id=f"tid-{producer_id}",
-        group_id=GROUP,
-        producer_id=producer_id,
-        producer_epoch=0,
-        topics=[
-            TxnOffsetCommitRequestTopic(
-                name=TOPIC,
-                partitions=[
-                    TxnOffsetCommitRequestPartition(partition_index=p, committed_offset=o) for p, o in offsets.items()
-                ],
-            )
-        ],
-    )
+    request = txn_commit_request(GROUP, TOPIC, offsets, producer_id=producer_id)
     response = await client.call(ApiKey.TXN_OFFSET_COMMIT, 3, request)
     assert {p.error_code for t in response.topics for p in t.partitions} == {ErrorCode.NONE}
 
 
 async def _complete(broker: Broker, producer_id: int, commit_it: bool) -> None:
-    future: asyncio.Future[ErrorCode] = asyncio.get_running_loop().create_future()
-    coordinator = broker.coordinator
-    reply = coordinator.complete_transaction(
-        coordinator.partition_for(GROUP), producer_id, 0, 0, commit_it, broker.clock.monotonic_ms()
-    )
-    broker.rearm_timers()
-    reply.on_complete(future.set_result)
-    assert await asyncio.wait_for(future, 5) == ErrorCode.NONE
-
-
-async def _fetch(client: WireClient, require_stable: bool) -> dict[int, tuple[int, int]]:
-    request = OffsetFetchRequest(
-        group_id=GROUP,
-        topics=[OffsetFetchRequestTopic(name=TOPIC, partition_indexes=PARTITIONS)],
-        require_stable=require_stable,
-    )
-    response = await client.call(ApiKey.OFFSET_FETCH, 7, request)
-    assert response.error_code == ErrorCode.NONE
-    return {p.partition_index: (p.committed_offset, p.error_code) for p in response.topics[0].partitions}
+    assert await complete_transaction(broker, GROUP, producer_id, commit_it) == ErrorCode.NONE
 
 
 async def _assert_answers(broker: Broker, stable: dict[int, tuple[int, int]], committed: dict[int, int]) -> None:
     client = await connect(broker.ports[0])
-    assert await _fetch(client, require_stable=True) == stable
-    assert {p: o for p, (o, _) in (await _fetch(client, require_stable=False)).items()} == committed
+    assert await fetch_v7(client, GROUP, TOPIC, PARTITIONS, require_stable=True) == stable
+    answered = await fetch_v7(client, GROUP, TOPIC, PARTITIONS, require_stable=False)
+    assert {p: o for p, (o, _) in answered.items()} == committed
     await client.close()
 
 
