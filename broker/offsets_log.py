@@ -22,7 +22,12 @@ import structlog
 from coordinator.persistence import AppendCallback
 from coordinator.records import CoordinatorRecord, LogEntry, TransactionalProducer, TransactionMarker, UnknownRecordKey
 from protocol import consumer_offsets
-from protocol.control_records import EndTxnMarker, decode_end_txn_marker, encode_end_txn_marker
+from protocol.control_records import (
+    ControlRecordType,
+    EndTxnMarker,
+    decode_end_txn_marker,
+    encode_end_txn_marker_batch,
+)
 from protocol.errors import DecodeError, ErrorCode
 from protocol.records import (
     BATCH_HEADER_SIZE,
@@ -71,11 +76,11 @@ def decode_record(key: bytes | None, value: bytes | None) -> CoordinatorRecord |
 
 @dataclass(frozen=True, slots=True)
 class _BatchKind:
-    """What a batch is besides its records: the producer of a transactional batch, and whether it is a control
-    batch (a transaction marker)."""
+    """What a batch is besides its records: the producer of a transactional batch, and the marker of a control
+    batch (a transaction's end, which has no records of the coordinator's)."""
 
     producer: TransactionalProducer | None = None
-    control: bool = False
+    marker: EndTxnMarker | None = None
 
     @property
     def alone(self) -> bool:
@@ -103,14 +108,17 @@ def _size_bound(records: list[tuple[bytes, bytes | None]]) -> int:
 
 def _encode_batch(records: Sequence[tuple[bytes, bytes | None]], now_ms: int, kind: _BatchKind = _PLAIN) -> bytes:
     producer = kind.producer
+    if producer is not None and kind.marker is not None:
+        return encode_end_txn_marker_batch(
+            kind.marker, producer_id=producer.producer_id, producer_epoch=producer.producer_epoch, timestamp=now_ms
+        )
     batch = RecordBatch.from_records(
         [Record(key=k, value=v, timestamp_delta=0, offset_delta=i) for i, (k, v) in enumerate(records)],
         base_timestamp=now_ms,
         producer_id=NO_PRODUCER_ID if producer is None else producer.producer_id,
         producer_epoch=NO_PRODUCER_EPOCH if producer is None else producer.producer_epoch,
-        base_sequence=0 if producer is not None and not kind.control else NO_SEQUENCE,
+        base_sequence=NO_SEQUENCE if producer is None else 0,
         is_transactional=producer is not None,
-        is_control=kind.control,
     )
     return encode_batch(batch)
 
@@ -168,9 +176,9 @@ class OffsetsLog:
 
     def append_marker(self, partition: int, marker: TransactionMarker, on_durable: AppendCallback) -> None:
         """A transaction's end: a control batch of the producer with its COMMIT or ABORT record (T36)."""
-        record = encode_end_txn_marker(EndTxnMarker(marker.commit, marker.coordinator_epoch))
+        kind = ControlRecordType.COMMIT if marker.commit else ControlRecordType.ABORT
         producer = TransactionalProducer(marker.producer_id, marker.producer_epoch)
-        self._queue(partition, [record], on_durable, _BatchKind(producer, control=True))
+        self._queue(partition, [], on_durable, _BatchKind(producer, EndTxnMarker(kind, marker.coordinator_epoch)))
 
     def _queue(
         self, partition: int, encoded: list[tuple[bytes, bytes | None]], on_durable: AppendCallback, kind: _BatchKind
@@ -259,8 +267,8 @@ class OffsetsLog:
     def read_partition(self, partition: int) -> Iterator[LogEntry]:
         """The partition's records and transaction markers in log order (records of a transactional batch tagged
         with its producer id). Damaged batches never reach here: the log's reader checks every CRC and skips (and
-        reports, once) what does not validate; a record that still does not decode is skipped with a warning, and
-        so are control records of other types than COMMIT/ABORT (Kafka's loader ignores them). Any other error
+        reports, once) what does not validate; a record that still does not decode is skipped with a warning (a
+        control record of another type than COMMIT/ABORT, which never comes here, too). Any other error
         propagates, failing this partition's load only."""
         partition_log = self._logs.get(OFFSETS_TOPIC, partition)
         if partition_log is None:
@@ -279,10 +287,9 @@ class OffsetsLog:
 def _decode_entry(batch: RecordBatch, record: Record) -> LogEntry | None:
     """A stored record as the loader wants it: a marker for a control record, else the typed record."""
     if batch.is_control:
-        marker = decode_end_txn_marker(record.key, record.value)
-        if marker is None:
-            return None
-        return TransactionMarker(batch.producer_id, batch.producer_epoch, marker.coordinator_epoch, marker.commit)
+        marker = decode_end_txn_marker(record)
+        commit = marker.control_type is ControlRecordType.COMMIT
+        return TransactionMarker(batch.producer_id, batch.producer_epoch, marker.coordinator_epoch, commit)
     decoded = decode_record(record.key, record.value)
     if decoded is not None and batch.is_transactional:
         return replace(decoded, producer_id=batch.producer_id)

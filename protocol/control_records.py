@@ -1,57 +1,96 @@
-"""The record of a control batch: Kafka's `ControlRecordType` key and `EndTransactionMarker` value (T36).
+"""End-transaction markers: the control batches that close a transaction on a partition (KIP-98).
 
-A transaction's end is written to each partition it touched as a control batch holding one record whose key is
-`int16 version (0)` + `int16 type` (ABORT 0, COMMIT 1; the schema ControlRecordTypeSchema) and whose value is
-`int16 version (0)` + `int32 coordinatorEpoch` (EndTxnMarker). Kafka reads a newer key or value version as
-version 0 (the fields only grow at the end), and so does this module. Other control types (LEADER_CHANGE and the
-KRaft snapshot records) never appear in the partitions this broker writes markers to; `decode_end_txn_marker`
-answers None for them, as Kafka's loaders ignore them.
+When a transaction commits or aborts, its coordinator writes one marker to every partition the transaction wrote
+to. A marker is a v2 batch with the control and transactional attribute bits set, the transaction's producer id
+and epoch, no sequence (-1), and exactly one record (Kafka's ``MemoryRecords.withEndTransactionMarker``)::
+
+    key   = int16 version (0) | int16 type (ABORT = 0, COMMIT = 1)      ControlRecordTypeSchema v0, 4 bytes
+    value = int16 version (0) | int32 coordinatorEpoch                  EndTxnMarker v0, 6 bytes
+
+Consumers skip control batches (they are never handed to the application); storage reads them to complete the
+producer's transaction and to index aborted ones. Decoding follows Kafka's ``ControlRecordType.parse`` and
+``EndTransactionMarker.deserializeValue``: a negative version or a short key/value is invalid, a newer version is
+read by the fields version 0 knows, a type other than ABORT/COMMIT is not an end-transaction marker.
 """
 
 from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from enum import IntEnum
 
 from protocol.errors import DecodeError
+from protocol.records import NO_PARTITION_LEADER_EPOCH, NO_SEQUENCE, Record, RecordBatch, encode_batch
 
-CONTROL_KEY_VERSION = 0
-END_TXN_MARKER_VERSION = 0
-ABORT = 0
-COMMIT = 1
+__all__ = ["ControlRecordType", "EndTxnMarker", "decode_end_txn_marker", "encode_end_txn_marker_batch"]
 
 _KEY = struct.Struct(">hh")
 _VALUE = struct.Struct(">hi")
+_CURRENT_VERSION = 0
+
+
+class ControlRecordType(IntEnum):
+    """The control record types of end-transaction markers (Kafka's ``ControlRecordType``)."""
+
+    ABORT = 0
+    COMMIT = 1
 
 
 @dataclass(frozen=True, slots=True)
 class EndTxnMarker:
-    """A decoded COMMIT or ABORT marker record."""
+    """What a marker says: how the transaction ended, and the epoch of the coordinator that decided it."""
 
-    commit: bool
+    control_type: ControlRecordType
     coordinator_epoch: int
 
-
-def encode_end_txn_marker(marker: EndTxnMarker) -> tuple[bytes, bytes]:
-    """(key, value) of the marker's record, byte for byte as Kafka's `EndTransactionMarker` writes them."""
-    key = _KEY.pack(CONTROL_KEY_VERSION, COMMIT if marker.commit else ABORT)
-    return key, _VALUE.pack(END_TXN_MARKER_VERSION, marker.coordinator_epoch)
+    @property
+    def is_abort(self) -> bool:
+        return self.control_type is ControlRecordType.ABORT
 
 
-def control_type(key: bytes | None) -> int:
-    """The control record type of a control batch's record (`ControlRecordType.parse`)."""
+def encode_end_txn_marker_batch(
+    marker: EndTxnMarker,
+    *,
+    producer_id: int,
+    producer_epoch: int,
+    timestamp: int,
+    base_offset: int = 0,
+    partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+) -> bytes:
+    """The marker's control batch, byte for byte as Kafka writes it (uncompressed, one record at delta 0)."""
+    record = Record(
+        offset_delta=0,
+        timestamp_delta=0,
+        key=_KEY.pack(_CURRENT_VERSION, marker.control_type),
+        value=_VALUE.pack(_CURRENT_VERSION, marker.coordinator_epoch),
+    )
+    batch = RecordBatch.from_records(
+        [record],
+        base_offset=base_offset,
+        base_timestamp=timestamp,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=NO_SEQUENCE,
+        partition_leader_epoch=partition_leader_epoch,
+        is_transactional=True,
+        is_control=True,
+    )
+    return encode_batch(batch)
+
+
+def decode_end_txn_marker(record: Record) -> EndTxnMarker:
+    """The marker a control batch's record holds; DecodeError when it is not a well-formed end-txn marker."""
+    key, value = record.key, record.value
     if key is None or len(key) < _KEY.size:
-        size = 0 if key is None else len(key)
-        raise DecodeError(f"a control record key needs {_KEY.size} bytes, have {size}", path="ControlRecordType")
-    return int(_KEY.unpack_from(key)[1])
-
-
-def decode_end_txn_marker(key: bytes | None, value: bytes | None) -> EndTxnMarker | None:
-    """The marker a control record holds, or None for a control record of another type."""
-    kind = control_type(key)
-    if kind not in (ABORT, COMMIT):
-        return None
+        raise DecodeError(f"control record key of {0 if key is None else len(key)} bytes, need 4", path="key")
+    key_version, kind = _KEY.unpack_from(key)
+    if key_version < 0:
+        raise DecodeError(f"invalid control record key version {key_version}", path="key.version")
+    if kind not in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
+        raise DecodeError(f"control record type {kind} is not an end-transaction marker", path="key.type")
     if value is None or len(value) < _VALUE.size:
-        size = 0 if value is None else len(value)
-        raise DecodeError(f"an end transaction marker needs {_VALUE.size} bytes, have {size}", path="EndTxnMarker")
-    return EndTxnMarker(commit=kind == COMMIT, coordinator_epoch=int(_VALUE.unpack_from(value)[1]))
+        raise DecodeError(f"marker value of {0 if value is None else len(value)} bytes, need 6", path="value")
+    value_version, coordinator_epoch = _VALUE.unpack_from(value)
+    if value_version < 0:
+        raise DecodeError(f"invalid end transaction marker version {value_version}", path="value.version")
+    return EndTxnMarker(ControlRecordType(kind), coordinator_epoch)

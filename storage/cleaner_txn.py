@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import enum
 
-from protocol.control_records import decode_end_txn_marker
+from protocol.control_records import ControlRecordType, decode_end_txn_marker
+from protocol.errors import DecodeError
 from protocol.records import BatchHeader, read_batch_records
 
 MappedKey = tuple[bytes, int]
@@ -55,14 +56,18 @@ class TransactionOutcomes:
         return []
 
     def control_batch(self, header: BatchHeader, buf: bytes, pos: int) -> list[MappedKey]:
-        """A control batch (raises DecodeError if its record does not parse): the keys its COMMIT releases."""
+        """A control batch (raises DecodeError if it does not parse as a batch): the keys its COMMIT releases. A
+        control record that is no COMMIT/ABORT marker ends nothing (its transactions stay open: kept whole)."""
         records = read_batch_records(buf, pos, header)
-        marker = decode_end_txn_marker(records[0].key, records[0].value) if records else None
+        try:
+            marker = decode_end_txn_marker(records[0]) if records else None
+        except DecodeError:
+            marker = None
         if marker is None:
             return []
         batches = self._open.pop(header.producer_id, [])
         self._open_batches.difference_update(base for base, _ in batches)
-        if marker.commit:
+        if marker.control_type is ControlRecordType.COMMIT:
             return [key for _, keys in batches for key in keys]
         self._aborted.update(base for base, _ in batches)
         return []

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from protocol.control_records import EndTxnMarker, encode_end_txn_marker
+from protocol.control_records import ControlRecordType, EndTxnMarker, encode_end_txn_marker_batch
 from protocol.records import Record, RecordBatch, encode_batch
 from storage.cleaner import clean
 from storage.config import LogConfig
@@ -37,16 +37,9 @@ def write(log: PartitionLog, key: bytes, value: bytes | None, producer_id: int =
 
 
 def end(log: PartitionLog, producer_id: int, commit: bool) -> None:
-    key, value = encode_end_txn_marker(EndTxnMarker(commit=commit, coordinator_epoch=0))
-    batch = RecordBatch.from_records(
-        [Record(offset_delta=0, timestamp_delta=0, key=key, value=value)],
-        base_timestamp=NOW,
-        producer_id=producer_id,
-        producer_epoch=0,
-        is_transactional=True,
-        is_control=True,
-    )
-    log.append(encode_batch(batch), now_ms=NOW, origin=AppendOrigin.COORDINATOR)
+    marker = EndTxnMarker(ControlRecordType.COMMIT if commit else ControlRecordType.ABORT, coordinator_epoch=0)
+    data = encode_end_txn_marker_batch(marker, producer_id=producer_id, producer_epoch=0, timestamp=NOW)
+    log.append(data, now_ms=NOW, origin=AppendOrigin.COORDINATOR)
 
 
 def contents(log: PartitionLog) -> list[tuple[int, bytes | None, bytes | None, int, bool]]:
