@@ -90,7 +90,8 @@ class GroupCoordinator:
         verify_transaction: TransactionVerifier | None = None,
     ) -> None:
         """`verify_transaction` is the transaction coordinator's check that a TxnOffsetCommit's producer added the
-        group's partition to its transaction (AddOffsetsToTxn); None accepts every transaction."""
+        group's partition to its transaction (AddOffsetsToTxn, `offset_base.TransactionVerifier`); None accepts
+        every transaction."""
         self._config = config
         self._events = events if events is not None else Events()
         self._timer = Timer()

@@ -10,6 +10,7 @@ that a producer's transaction includes the group is the transaction coordinator'
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from coordinator.consumer_group.group import ConsumerGroup
 from coordinator.group import ClassicGroup
@@ -20,16 +21,30 @@ from protocol.errors import ErrorCode
 
 KnownPartition = Callable[[str, int], bool]
 """The broker's metadata view: does this topic-partition exist? (OffsetCommit's per-partition pre-check, #34)."""
-TransactionVerifier = Callable[[str, int, int, str], ErrorCode]
-"""(transactional id, producer id, producer epoch, group id) -> NONE when the producer's ongoing transaction
-includes the group's `__consumer_offsets` partition (it called AddOffsetsToTxn), else the error TxnOffsetCommit
-answers (Kafka answers what its transaction verification answers, e.g. INVALID_TXN_STATE). Called synchronously,
-once per TxnOffsetCommit that reaches the group checks (T57)."""
 
 
-def accept_all_transactions(
-    _transactional_id: str, _producer_id: int, _producer_epoch: int, _group_id: str
-) -> ErrorCode:
+@dataclass(frozen=True, slots=True)
+class TxnOffsetVerification:
+    """One TxnOffsetCommit to verify with the transaction coordinator (T57): did the producer's ongoing
+    transaction add the group's `__consumer_offsets` partition (AddOffsetsToTxn)?"""
+
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    group_id: str
+    partition: int
+    """The group's `__consumer_offsets` partition, the one AddOffsetsToTxn adds to the transaction."""
+    api_version: int
+    """The TxnOffsetCommit version: Kafka's answer depends on it (TRANSACTION_ABORTABLE is known from v4)."""
+
+
+TransactionVerifier = Callable[[TxnOffsetVerification], ErrorCode]
+"""NONE when the producer's ongoing transaction includes the group's partition, else the error TxnOffsetCommit
+answers for every partition (what Kafka's transaction verification answers, e.g. INVALID_TXN_STATE). Called
+synchronously, once per TxnOffsetCommit that passed the partition's state checks, before the group checks."""
+
+
+def accept_all_transactions(_request: TxnOffsetVerification) -> ErrorCode:
     """The default `TransactionVerifier`: without a transaction coordinator wired in, every transaction is taken
     to include the group."""
     return ErrorCode.NONE

@@ -25,6 +25,8 @@ from coordinator.consumer_group.group import ConsumerGroup
 from coordinator.context import RequestContext
 from coordinator.errors import GroupError, append_error_to_response
 from coordinator.group import ClassicGroup
+from coordinator.hashing import partition_for
+from coordinator.offset_base import TxnOffsetVerification
 from coordinator.offset_commit_base import CommitBase, CommitIdentity, answered_topics
 from coordinator.offsets import GroupOffsets
 from coordinator.records import TransactionalProducer
@@ -109,9 +111,15 @@ class TxnOffsetCommitMixin(CommitBase):
         """The service-level checks, the transaction verification, then the group checks; raises GroupError."""
         error = self._gate(request.group_id, allow_empty_id=False)
         if error is None:
-            verified = self._verify_transaction(
-                request.transactional_id, request.producer_id, request.producer_epoch, request.group_id
+            verification = TxnOffsetVerification(
+                request.transactional_id,
+                request.producer_id,
+                request.producer_epoch,
+                request.group_id,
+                partition_for(request.group_id, self._config.offsets_topic_num_partitions),
+                api_version,
             )
+            verified = self._verify_transaction(verification)
             if verified != ErrorCode.NONE:
                 error = append_error_to_response(verified)
         if error is not None:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from coordinator.offset_base import TxnOffsetVerification
 from coordinator.records import CoordinatorRecord, TransactionMarker
 from coordinator.state import GroupState
 from protocol.errors import ErrorCode
@@ -373,19 +374,23 @@ def test_t56_loading_partition_is_coordinator_not_available_before_v2(version: i
 def test_t57_verification_seam_refuses_before_anything_is_written() -> None:
     """T57: the transaction coordinator's check that the producer's transaction includes the group's partition
     (AddOffsetsToTxn) is a seam; an error from it is every partition's answer and nothing is written."""
-    calls: list[tuple[str, int, int, str]] = []
+    calls: list[TxnOffsetVerification] = []
 
-    def verify(transactional_id: str, producer_id: int, producer_epoch: int, group_id: str) -> ErrorCode:
-        calls.append((transactional_id, producer_id, producer_epoch, group_id))
-        return ErrorCode.INVALID_TXN_STATE if producer_id == P2 else ErrorCode.NONE
+    def verify(request: TxnOffsetVerification) -> ErrorCode:
+        calls.append(request)
+        return ErrorCode.INVALID_TXN_STATE if request.producer_id == P2 else ErrorCode.NONE
 
     ctx = CoordinatorTestContext(verify_transaction=verify)
+    partition = ctx.coordinator.partition_for("group")
     ok(ctx.txn_commit(producer_id=P1, producer_epoch=4, transactional_id="a"), ctx)
     before = ctx.store.appends
-    reply = ctx.txn_commit(producer_id=P2, transactional_id="b")
+    reply = ctx.txn_commit(producer_id=P2, transactional_id="b", version=3)
     assert ctx.txn_errors(reply) == {TP: ErrorCode.INVALID_TXN_STATE}
     assert ctx.store.appends == before
-    assert calls == [("a", P1, 4, "group"), ("b", P2, 0, "group")]
+    assert calls == [
+        TxnOffsetVerification("a", P1, 4, "group", partition, 4),
+        TxnOffsetVerification("b", P2, 0, "group", partition, 3),
+    ]
 
 
 # -- deletion, expiry (T65) ----------------------------------------------------------------------------------
