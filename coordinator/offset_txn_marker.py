@@ -4,14 +4,16 @@
 When the transaction coordinator ends a transaction that committed offsets, the broker must write the COMMIT or
 ABORT marker to the group's partition (WriteTxnMarkers); in Kafka the group coordinator's runtime writes it. Here
 too: the marker is appended as a control batch of the producer, and once it is durable every group of the
-partition settles that producer's pending offsets: COMMIT makes each the committed offset unless one written later
-in log order is committed already, ABORT drops them. A producer with nothing pending still gets its marker (the
+partition the producer wrote offsets to (an index kept per partition, rebuilt when it is loaded) settles them:
+COMMIT makes each the committed offset unless one written later in log order is committed already, ABORT drops
+them. A producer with nothing pending still gets its marker (the
 partition's log must show where the transaction ended). A failed write changes nothing, so the transaction
 coordinator's retry finds the offsets still pending.
 
 The answer is NONE, or what the partition's state or the write answers: NOT_COORDINATOR (not owned, or lost),
 COORDINATOR_LOAD_IN_PROGRESS (loading), COORDINATOR_NOT_AVAILABLE (shut down, or the write timed out); Kafka's
 WriteTxnMarkers handler answers the first three as NOT_LEADER_OR_FOLLOWER so that the marker is retried (T35).
+Errors of the log's producer-state checks (INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED) pass through.
 """
 
 from __future__ import annotations
