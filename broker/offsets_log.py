@@ -3,21 +3,41 @@
 The coordinator hands over typed records; here they become Kafka's bytes (version-prefixed keys and values, null
 values for tombstones) in one record batch per append, written to the partition's log before the coordinator is
 told they are durable. Loading reads the partition back into the same typed records.
+
+Transactions (T36, T57): a TxnOffsetCommit's records are a transactional batch of the producer (its id and epoch,
+base sequence 0, the transactional attribute, as Kafka's coordinator runtime builds it), and a transaction's end is
+a control batch of the producer with one COMMIT/ABORT record (`protocol.control_records`). Neither is ever merged
+with another append. Reading back tags the records of a transactional batch with its producer id and yields each
+marker as a `TransactionMarker`, in log order, which is what the loader needs to rebuild pending offsets (T66).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import structlog
 
 from coordinator.persistence import AppendCallback
-from coordinator.records import CoordinatorRecord, UnknownRecordKey
+from coordinator.records import CoordinatorRecord, LogEntry, TransactionalProducer, TransactionMarker, UnknownRecordKey
 from protocol import consumer_offsets
+from protocol.control_records import (
+    ControlRecordType,
+    EndTxnMarker,
+    decode_end_txn_marker,
+    encode_end_txn_marker_batch,
+)
 from protocol.errors import DecodeError, ErrorCode
-from protocol.records import BATCH_HEADER_SIZE, Record, RecordBatch, encode_batch
+from protocol.records import (
+    BATCH_HEADER_SIZE,
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    NO_SEQUENCE,
+    Record,
+    RecordBatch,
+    encode_batch,
+)
 from protocol.versioned import read_version
 from storage.config import INT32_MAX
 from storage.errors import StorageError
@@ -54,6 +74,23 @@ def decode_record(key: bytes | None, value: bytes | None) -> CoordinatorRecord |
     return CoordinatorRecord(decoded_key, key_version, decoded_value, value_version)
 
 
+@dataclass(frozen=True, slots=True)
+class _BatchKind:
+    """What a batch is besides its records: the producer of a transactional batch, and the marker of a control
+    batch (a transaction's end, which has no records of the coordinator's)."""
+
+    producer: TransactionalProducer | None = None
+    marker: EndTxnMarker | None = None
+
+    @property
+    def alone(self) -> bool:
+        """Transactional and control batches hold exactly one append (Kafka writes each in its own batch)."""
+        return self.producer is not None
+
+
+_PLAIN = _BatchKind()
+
+
 @dataclass(slots=True)
 class _Queued:
     """One append waiting for the flush: its records already encoded, and an upper bound of their batch size."""
@@ -61,6 +98,7 @@ class _Queued:
     records: list[tuple[bytes, bytes | None]]
     size: int
     on_durable: AppendCallback
+    kind: _BatchKind = _PLAIN
 
 
 def _size_bound(records: list[tuple[bytes, bytes | None]]) -> int:
@@ -68,10 +106,19 @@ def _size_bound(records: list[tuple[bytes, bytes | None]]) -> int:
     return sum(len(key) + (len(value) if value is not None else 0) + _RECORD_OVERHEAD_MAX for key, value in records)
 
 
-def _encode_batch(records: Sequence[tuple[bytes, bytes | None]], now_ms: int) -> bytes:
+def _encode_batch(records: Sequence[tuple[bytes, bytes | None]], now_ms: int, kind: _BatchKind = _PLAIN) -> bytes:
+    producer = kind.producer
+    if producer is not None and kind.marker is not None:
+        return encode_end_txn_marker_batch(
+            kind.marker, producer_id=producer.producer_id, producer_epoch=producer.producer_epoch, timestamp=now_ms
+        )
     batch = RecordBatch.from_records(
         [Record(key=k, value=v, timestamp_delta=0, offset_delta=i) for i, (k, v) in enumerate(records)],
         base_timestamp=now_ms,
+        producer_id=NO_PRODUCER_ID if producer is None else producer.producer_id,
+        producer_epoch=NO_PRODUCER_EPOCH if producer is None else producer.producer_epoch,
+        base_sequence=NO_SEQUENCE if producer is None else 0,
+        is_transactional=producer is not None,
     )
     return encode_batch(batch)
 
@@ -111,18 +158,36 @@ class OffsetsLog:
         self.appends = 0
         self.writes = 0
 
-    def append(self, partition: int, records: Sequence[CoordinatorRecord], on_durable: AppendCallback) -> None:
-        self.appends += 1
+    def append(
+        self,
+        partition: int,
+        records: Sequence[CoordinatorRecord],
+        on_durable: AppendCallback,
+        producer: TransactionalProducer | None = None,
+    ) -> None:
         try:
             encoded = [_encode_record(r) for r in records]
         except Exception as exc:  # whatever makes a record unwritable refuses that append alone
+            self.appends += 1
             log.warning("offsets_log.record_refused", partition=partition, reason="unencodable", error=str(exc))
             self._refuse(on_durable, ErrorCode.UNKNOWN_SERVER_ERROR)
             return
-        queued = _Queued(encoded, _size_bound(encoded), on_durable)
+        self._queue(partition, encoded, on_durable, _PLAIN if producer is None else _BatchKind(producer))
+
+    def append_marker(self, partition: int, marker: TransactionMarker, on_durable: AppendCallback) -> None:
+        """A transaction's end: a control batch of the producer with its COMMIT or ABORT record (T36)."""
+        kind = ControlRecordType.COMMIT if marker.commit else ControlRecordType.ABORT
+        producer = TransactionalProducer(marker.producer_id, marker.producer_epoch)
+        self._queue(partition, [], on_durable, _BatchKind(producer, EndTxnMarker(kind, marker.coordinator_epoch)))
+
+    def _queue(
+        self, partition: int, encoded: list[tuple[bytes, bytes | None]], on_durable: AppendCallback, kind: _BatchKind
+    ) -> None:
+        self.appends += 1
+        queued = _Queued(encoded, _size_bound(encoded), on_durable, kind)
         limit = self._batch_limit(partition)
         if BATCH_HEADER_SIZE + queued.size > limit:
-            size = len(_encode_batch(encoded, self._wall_ms()))  # the bound is loose: decide on the exact size
+            size = len(_encode_batch(encoded, self._wall_ms(), kind))  # the bound is loose: decide on the exact size
             if size > limit:
                 log.warning("offsets_log.record_refused", partition=partition, reason="too_large", size=size)
                 self._refuse(on_durable, ErrorCode.MESSAGE_TOO_LARGE)
@@ -155,18 +220,19 @@ class OffsetsLog:
         outcomes, self._refused = self._refused, []
         for partition, items in queued.items():
             for batch in self._batches(partition, items):
-                error = self._write(partition, [record for item in batch for record in item.records])
+                error = self._write(partition, [record for item in batch for record in item.records], batch[0].kind)
                 outcomes.extend((item.on_durable, error) for item in batch)
         if outcomes:
             self._deliver(outcomes)
 
     def _batches(self, partition: int, items: list[_Queued]) -> Iterator[list[_Queued]]:
-        """Consecutive runs of appends whose records fit one batch together (in order, each append whole)."""
+        """Consecutive runs of plain appends whose records fit one batch together (in order, each append whole); a
+        transactional or control append is a batch of its own."""
         limit = self._batch_limit(partition)
         batch: list[_Queued] = []
         size = BATCH_HEADER_SIZE
         for item in items:
-            if batch and size + item.size > limit:
+            if batch and (size + item.size > limit or item.kind.alone or batch[0].kind.alone):
                 yield batch
                 batch, size = [], BATCH_HEADER_SIZE
             batch.append(item)
@@ -174,14 +240,14 @@ class OffsetsLog:
         if batch:
             yield batch
 
-    def _write(self, partition: int, records: list[tuple[bytes, bytes | None]]) -> ErrorCode:
+    def _write(self, partition: int, records: list[tuple[bytes, bytes | None]], kind: _BatchKind) -> ErrorCode:
         """One batch to the partition's log; the error that fails exactly the appends it held, or NONE."""
         partition_log = self._logs.get(OFFSETS_TOPIC, partition)
         if partition_log is None:
             return ErrorCode.NOT_LEADER_OR_FOLLOWER
         now = self._wall_ms()
         try:
-            data = _encode_batch(records, now)
+            data = _encode_batch(records, now, kind)
             partition_log.append(data, now_ms=now, origin=AppendOrigin.COORDINATOR, leader_epoch=0)
             partition_log.flush_if_due(now)
         except StorageError as exc:
@@ -195,24 +261,36 @@ class OffsetsLog:
             self.on_written(OFFSETS_TOPIC, partition)
         return ErrorCode.NONE
 
-    def read_all(self, partition: int) -> list[CoordinatorRecord]:
+    def read_all(self, partition: int) -> list[LogEntry]:
         return list(self.read_partition(partition))
 
-    def read_partition(self, partition: int) -> Iterator[CoordinatorRecord]:
-        """The partition's records in log order. Damaged batches never reach here: the log's reader checks
-        every CRC and skips (and reports, once) what does not validate; a record that still does not decode is
-        skipped with a warning. Any other error propagates, failing this partition's load only."""
+    def read_partition(self, partition: int) -> Iterator[LogEntry]:
+        """The partition's records and transaction markers in log order (records of a transactional batch tagged
+        with its producer id). Damaged batches never reach here: the log's reader checks every CRC and skips (and
+        reports, once) what does not validate; a record that still does not decode is skipped with a warning (a
+        control record of another type than COMMIT/ABORT, which never comes here, too). Any other error
+        propagates, failing this partition's load only."""
         partition_log = self._logs.get(OFFSETS_TOPIC, partition)
         if partition_log is None:
             return
         for batch in partition_log.iter_batches_from():
-            if batch.is_control:
-                continue
             for record in batch.records:
                 try:
-                    decoded = decode_record(record.key, record.value)
+                    decoded = _decode_entry(batch, record)
                 except DecodeError as exc:
                     log.warning("offsets_log.undecodable_record", partition=partition, error=str(exc))
                     continue
                 if decoded is not None:
                     yield decoded
+
+
+def _decode_entry(batch: RecordBatch, record: Record) -> LogEntry | None:
+    """A stored record as the loader wants it: a marker for a control record, else the typed record."""
+    if batch.is_control:
+        marker = decode_end_txn_marker(record)
+        commit = marker.control_type is ControlRecordType.COMMIT
+        return TransactionMarker(batch.producer_id, batch.producer_epoch, marker.coordinator_epoch, commit)
+    decoded = decode_record(record.key, record.value)
+    if decoded is not None and batch.is_transactional:
+        return replace(decoded, producer_id=batch.producer_id)
+    return decoded

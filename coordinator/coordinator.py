@@ -5,8 +5,10 @@ How to drive it (the broker's job, sketched in architecture.md 4.4):
 
 * call an API method with the request context, the decoded request dataclass and `now_ms` (monotonic). Reads
   (Heartbeat, OffsetFetch, DescribeGroups, ListGroups, ConsumerGroupDescribe) return the response; operations that
-  can wait (JoinGroup, SyncGroup, LeaveGroup, ConsumerGroupHeartbeat, OffsetCommit, DeleteGroups, OffsetDelete)
-  return a `Reply`, possibly already completed;
+  can wait (JoinGroup, SyncGroup, LeaveGroup, ConsumerGroupHeartbeat, OffsetCommit, TxnOffsetCommit, DeleteGroups,
+  OffsetDelete) return a `Reply`, possibly already completed;
+* when a transaction that committed offsets ends, the broker (WriteTxnMarkers) calls `complete_transaction` for
+  each `__consumer_offsets` partition it names: the coordinator writes the marker and settles the offsets;
 * after every call (and after delivering a storage durability notice) read `next_deadline_ms()` and arrange for
   `tick(now_ms)` to run at that time; `tick` fires every due timer (delayed joins, session expiry, pending-sync
   expiry, the initial rebalance delay, retention, write timeouts);
@@ -20,7 +22,8 @@ This file is the coordinator's whole public API. It is a façade over the parts 
 `GroupCoordinatorShard.Builder.build()` composes its managers (architecture.md Decision 7):
 
 * `GroupMetadataManager` (group_manager.py): groups and the classic protocol;
-* `OffsetMetadataManager` (offset_manager.py): commits, fetches, deletes, retention;
+* `OffsetMetadataManager` (offset_manager.py): commits, transactional commits and their markers, fetches,
+  deletes, retention;
 * `PartitionTable` / `PartitionManager` (partitions.py): ownership, the request gate, loading;
 * `CoordinatorRuntime` (runtime.py): the only writer; it appends each operation's `CoordinatorResult`, waits,
   applies offsets.commit.timeout.ms and maps a failed write to the request's error.
@@ -43,16 +46,17 @@ from coordinator.group import ClassicGroup
 from coordinator.group_base import ManagerParts
 from coordinator.group_manager import GroupMetadataManager
 from coordinator.hashing import partition_for
-from coordinator.offset_base import KnownPartition
+from coordinator.offset_base import KnownPartition, TransactionVerifier
 from coordinator.offset_manager import OffsetMetadataManager
 from coordinator.partitions import PartitionManager, PartitionTable
 from coordinator.persistence import RecordLog
-from coordinator.records import CoordinatorRecord
+from coordinator.records import LogEntry, TransactionMarker
 from coordinator.reply import Reply
 from coordinator.runtime import CoordinatorRuntime
 from coordinator.subscriptions import SubscriptionDecoder
 from coordinator.time_register import TimeRegister
 from coordinator.timer import Timer
+from protocol.errors import ErrorCode
 from protocol.messages.consumer_group_describe import ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse
 from protocol.messages.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,
@@ -68,6 +72,7 @@ from protocol.messages.offset_commit import OffsetCommitRequest, OffsetCommitRes
 from protocol.messages.offset_delete import OffsetDeleteRequest, OffsetDeleteResponse
 from protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchResponse
 from protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
+from protocol.messages.txn_offset_commit import TxnOffsetCommitRequest, TxnOffsetCommitResponse
 
 
 class GroupCoordinator:
@@ -82,7 +87,11 @@ class GroupCoordinator:
         decode_subscription: SubscriptionDecoder | None = None,
         known_partition: KnownPartition | None = None,
         topics: TopicCatalog | None = None,
+        verify_transaction: TransactionVerifier | None = None,
     ) -> None:
+        """`verify_transaction` is the transaction coordinator's check that a TxnOffsetCommit's producer added the
+        group's partition to its transaction (AddOffsetsToTxn, `offset_base.TransactionVerifier`); None accepts
+        every transaction."""
         self._config = config
         self._events = events if events is not None else Events()
         self._timer = Timer()
@@ -94,7 +103,7 @@ class GroupCoordinator:
         write = self._runtime.write
         parts = ManagerParts(config, self._events, self._timer, self._time, self._table.gate, write, self._reload)
         self._groups = GroupMetadataManager(parts, decode_subscription, topics)
-        self._offsets = OffsetMetadataManager(parts, self._groups, known_partition)
+        self._offsets = OffsetMetadataManager(parts, self._groups, known_partition, verify_transaction)
         self._partitions = PartitionManager(
             config, self._events, self._table, self._groups, self._offsets, self._runtime
         )
@@ -177,6 +186,37 @@ class GroupCoordinator:
         self._time.advance(now_ms, ctx.wall_ms)
         return self._runtime.write(self._offsets.offset_delete(request))
 
+    # -- transactions ----------------------------------------------------------------------------------------
+
+    def txn_offset_commit(
+        self, ctx: RequestContext, request: TxnOffsetCommitRequest, now_ms: int
+    ) -> Reply[TxnOffsetCommitResponse]:
+        """TxnOffsetCommit (T56-T62): answered once the transactional batch is durable; the offsets stay pending
+        (invisible to OffsetFetch) until the producer's marker."""
+        self._time.advance(now_ms, ctx.wall_ms)
+        return self._runtime.write(self._offsets.txn_offset_commit(ctx, request))
+
+    def complete_transaction(
+        self,
+        partition: int,
+        producer_id: int,
+        producer_epoch: int,
+        coordinator_epoch: int,
+        commit: bool,
+        now_ms: int,
+        wall_ms: int | None = None,
+    ) -> Reply[ErrorCode]:
+        """Write the producer's COMMIT (`commit`) or ABORT marker to `__consumer_offsets` partition `partition` and,
+        once it is durable, materialise or drop that producer's pending offsets in every group of the partition
+        (T64, Kafka's `completeTransaction` + `replayEndTransactionMarker`). Answers NONE, or NOT_COORDINATOR /
+        COORDINATOR_LOAD_IN_PROGRESS / COORDINATOR_NOT_AVAILABLE (which WriteTxnMarkers answers as
+        NOT_LEADER_OR_FOLLOWER, T35), or another error of the write; on an error nothing changed."""
+        self._time.advance(now_ms, wall_ms)
+        marker = TransactionMarker(producer_id, producer_epoch, coordinator_epoch, commit)
+        return self._runtime.write(
+            self._offsets.complete_transaction(partition, marker, self._table.partition_gate(partition))
+        )
+
     # -- time ------------------------------------------------------------------------------------------------
 
     def tick(self, now_ms: int, wall_ms: int | None = None) -> int:
@@ -196,9 +236,10 @@ class GroupCoordinator:
         self._partitions.begin_loading(partition)
 
     def load_partition(
-        self, partition: int, records: Iterable[CoordinatorRecord], now_ms: int, wall_ms: int | None = None
+        self, partition: int, records: Iterable[LogEntry], now_ms: int, wall_ms: int | None = None
     ) -> bool:
-        """Replay `partition`'s records and serve its groups; False (and FAILED) when that cannot finish."""
+        """Replay `partition`'s records and transaction markers (in log order) and serve its groups; False (and
+        FAILED) when that cannot finish."""
         self._time.advance(now_ms, wall_ms)
         return self._partitions.load_partition(partition, records)
 

@@ -214,6 +214,38 @@ class Events:
     def offsets_deleted(self, group_id: str, partitions: list[tuple[str, int]]) -> None:
         self._log.info("offsets.deleted", group=group_id, partitions=partitions)
 
+    def txn_offsets_pending(
+        self, group_id: str, transactional_id: str, producer_id: int, producer_epoch: int, partitions: int
+    ) -> None:
+        """A TxnOffsetCommit is durable: its offsets wait for the producer's marker (T62)."""
+        self._log.info(
+            "offsets.txn_pending",
+            group=group_id,
+            transactional_id=transactional_id,
+            producer_id=producer_id,
+            producer_epoch=producer_epoch,
+            partitions=partitions,
+        )
+
+    def txn_offsets_completed(
+        self, group_id: str, producer_id: int, result: str, committed: int, superseded: int, dropped: int
+    ) -> None:
+        """A marker settled a producer's pending offsets of one group (T64); `superseded` were committed by the
+        transaction but an offset written later in the log stays."""
+        self._log.info(
+            "offsets.txn_completed",
+            group=group_id,
+            producer_id=producer_id,
+            result=result,
+            committed=committed,
+            superseded=superseded,
+            dropped=dropped,
+        )
+
+    def txn_marker_without_offsets(self, partition: int, producer_id: int, result: str) -> None:
+        """A marker for a producer with nothing pending on the partition (Kafka logs and ignores it, T64)."""
+        self._log.debug("offsets.txn_marker_ignored", partition=partition, producer_id=producer_id, result=result)
+
     # -- partitions and storage ------------------------------------------------------------------------------
 
     def partition_loading(self, partition: int) -> None:

@@ -10,7 +10,12 @@ log means whether or not it has been compacted. Afterwards:
   group with no protocol type;
 * KIP-848 consumer-group records (key versions 3-8) become consumer groups (`consumer_group/loader.py`), and the
   offsets committed under a consumer group's id are that group's;
-* keys of record types this coordinator does not know (share groups and later) are skipped with a warning.
+* keys of record types this coordinator does not know (share groups and later) are skipped with a warning;
+* an offset record of a transactional batch is pending for its producer until that producer's marker follows
+  (T62, T66): COMMIT materialises it unless an offset written later in the log is committed, ABORT drops it; a
+  transaction still open at the end stays pending (its marker comes after the load). A tombstone also drops every
+  pending offset of its partition (T65), and a group holding only pending offsets is loaded (an empty classic
+  group), as Kafka's `OffsetMetadataManager.replay` has it.
 
 This module only builds objects; the coordinator arms timers and installs the groups (`partitions.py`).
 """
@@ -25,8 +30,8 @@ from coordinator.consumer_group.loader import ConsumerGroupReplay
 from coordinator.events import Events
 from coordinator.group import ClassicGroup
 from coordinator.member import ClassicMember
-from coordinator.offsets import OffsetAndMetadata
-from coordinator.records import CoordinatorRecord, UnknownRecordKey
+from coordinator.offsets import GroupOffsets, OffsetAndMetadata
+from coordinator.records import LogEntry, TransactionMarker, UnknownRecordKey
 from coordinator.state import GroupState
 from protocol.consumer_offsets import is_consumer_group_key
 from protocol.messages.group_metadata_key import GroupMetadataKey
@@ -45,30 +50,40 @@ class LoadedPartition:
     skipped: int = 0
 
 
-def replay(partition: int, records: Iterable[CoordinatorRecord], events: Events) -> LoadedPartition:
-    """Fold the records of one partition into groups (with their offsets)."""
+def replay(partition: int, records: Iterable[LogEntry], events: Events) -> LoadedPartition:
+    """Fold the records and transaction markers of one partition, in log order, into groups (with offsets)."""
     metadata: dict[str, GroupMetadataValue | None] = {}
-    offsets: dict[str, dict[tuple[str, int], OffsetAndMetadata]] = {}
+    offsets: dict[str, GroupOffsets] = {}
+    open_transactions: dict[int, set[str]] = {}
+    """Producer id -> the groups it wrote transactional offsets to since its last marker."""
     result = LoadedPartition()
     consumer_groups = ConsumerGroupReplay()
-    for record in records:
+    for position, entry in enumerate(records, start=1):
         result.records += 1
-        key, value = record.key, record.value
+        if isinstance(entry, TransactionMarker):
+            for group_id in open_transactions.pop(entry.producer_id, ()):
+                offsets[group_id].complete_transaction(entry.producer_id, entry.commit)
+            continue
+        key, value = entry.key, entry.value
         if isinstance(key, OffsetCommitKey):
-            group_offsets = offsets.setdefault(key.group, {})
+            group_offsets = offsets.setdefault(key.group, GroupOffsets())
             if value is None:
-                group_offsets.pop((key.topic, key.partition), None)
-            elif isinstance(value, OffsetCommitValue):
-                group_offsets[(key.topic, key.partition)] = OffsetAndMetadata.from_value(value)
-            else:
+                group_offsets.replay_tombstone(key.topic, key.partition, position)
+            elif not isinstance(value, OffsetCommitValue):
                 result.skipped += 1
-                events.record_skipped(partition, record.key_version, "offset commit key with a non-offset value")
+                events.record_skipped(partition, entry.key_version, "offset commit key with a non-offset value")
+            elif entry.is_transactional:
+                value_read = OffsetAndMetadata.from_value(value)
+                group_offsets.restore_transactional(entry.producer_id, key.topic, key.partition, value_read, position)
+                open_transactions.setdefault(entry.producer_id, set()).add(key.group)
+            else:
+                group_offsets.put(key.topic, key.partition, OffsetAndMetadata.from_value(value), position)
         elif isinstance(key, GroupMetadataKey):
             if value is None or isinstance(value, GroupMetadataValue):
                 metadata[key.group] = value
             else:
                 result.skipped += 1
-                events.record_skipped(partition, record.key_version, "group metadata key with a non-group value")
+                events.record_skipped(partition, entry.key_version, "group metadata key with a non-group value")
         elif isinstance(key, UnknownRecordKey):
             result.skipped += 1
             events.record_skipped(partition, key.version, "unknown record type")
@@ -77,22 +92,21 @@ def replay(partition: int, records: Iterable[CoordinatorRecord], events: Events)
             skipped = consumer_groups.apply(key, value)  # type: ignore[arg-type]
             if skipped is not None:
                 result.skipped += 1
-                events.record_skipped(partition, record.key_version, skipped)
+                events.record_skipped(partition, entry.key_version, skipped)
     result.consumer_groups = consumer_groups.groups(partition)
 
     for group_id, value in metadata.items():
         if value is not None and group_id not in result.consumer_groups:
             result.groups[group_id] = group_from_metadata(group_id, partition, value)
-    for group_id, committed in offsets.items():
-        if not committed:
+    for group_id, group_offsets in offsets.items():
+        if not group_offsets.has_offsets():
             continue
         holder: ClassicGroup | ConsumerGroup | None = result.consumer_groups.get(group_id) or result.groups.get(
             group_id
         )
         if holder is None:
             holder = result.groups[group_id] = ClassicGroup(group_id, partition)
-        for (topic, index), offset in sorted(committed.items()):
-            holder.offsets.put(topic, index, offset)
+        holder.offsets = group_offsets
     return result
 
 

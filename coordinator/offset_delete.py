@@ -4,7 +4,8 @@ Partitions the broker does not have are UNKNOWN_TOPIC_OR_PARTITION and keep thei
 before the coordinator sees the request, and answers them first: coordinator/topic_order.py).
 
 The offsets disappear from what OffsetFetch answers at once; their tombstones are written and the response goes
-out when they are durable (or with the mapped error when the write fails).
+out when they are durable (or with the mapped error when the write fails). A partition whose only offsets are
+pending in a transaction gets a tombstone too, which drops them (T65: Kafka's `hasPendingTransactionalOffsets`).
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ class OffsetDeleteMixin(OffsetManagerBase):
                     rejected.append((topic.name, _partition(p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)))
                     continue
                 answered.append((topic.name, _partition(p.partition_index, code)))
-                if not subscribed and tp not in deleted and (offsets.get(*tp) is not None or offsets.is_pending(*tp)):
+                if not subscribed and tp not in deleted and (offsets.get(*tp) is not None or offsets.is_unstable(*tp)):
                     deleted.append(tp)
         response = OffsetDeleteResponse(topics=merged_by_topic(rejected, answered, _topic))
         for tp in deleted:

@@ -1,10 +1,11 @@
 """OffsetFetch (#37-#39): committed offsets of one group (v0-v7) or several (v8+).
 
 Classic groups are read without membership checks. A missing or Dead group answers offset -1 for what was asked
-(NONE); a null topic list (v2+) means every committed partition. With require_stable (v7+), a partition whose
-commit is still being written answers UNSTABLE_OFFSET_COMMIT so the consumer retries rather than start from a
-position that is about to change (KIP-447, the old coordinator's behaviour). Group-level errors go to the
-partitions (v0-1), the top level (v2-7) or the group (v8+).
+(NONE); a null topic list (v2+) means every committed partition. Offsets pending in a transaction are never
+answered (T63). With require_stable (v7+), a partition whose commit is still being written, or that has an offset
+pending in any producer's transaction, answers UNSTABLE_OFFSET_COMMIT (offset -1) so the consumer retries rather
+than start from a position that is about to change (KIP-447; per partition in every version, as Kafka). Group-level
+errors go to the partitions (v0-1), the top level (v2-7) or the group (v8+).
 """
 
 from __future__ import annotations
@@ -125,7 +126,7 @@ class OffsetFetchMixin(OffsetManagerBase):
         for name, parts in wanted:
             partitions: list[_PartitionResult] = []
             for p in parts:
-                if require_stable and offsets.is_pending(name, p):
+                if require_stable and offsets.is_unstable(name, p):
                     partitions.append((p, INVALID_OFFSET, -1, "", ErrorCode.UNSTABLE_OFFSET_COMMIT))
                     continue
                 value = offsets.get(name, p)

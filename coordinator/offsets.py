@@ -4,14 +4,16 @@ A committed offset is the position of the *next* record to consume; the broker s
 (offset, leader epoch, metadata) and never loses an acknowledged commit. Commits become visible only once their
 record is durable, so between the append and the durability notice the partition is *pending*: OffsetFetch keeps
 returning the previous committed value (or UNSTABLE_OFFSET_COMMIT with require_stable, #38), and the retention
-sweep never expires it (#36).
+sweep never expires it (#36). Offsets of a TxnOffsetCommit are pending until their producer's marker
+(`txn_offsets.py`, T62-T65).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from coordinator.txn_offsets import PendingTransactions
 from protocol.messages.offset_commit_value import OffsetCommitValue
 
 NO_EPOCH = -1
@@ -63,15 +65,24 @@ class OffsetAndMetadata:
 
 
 class GroupOffsets:
-    """Committed offsets by topic and partition, plus how many writes are in flight per partition."""
+    """Committed offsets by topic and partition, the writes in flight per partition, and the offsets pending in
+    producers' transactions (`txn_offsets.py`).
 
-    __slots__ = ("_committed", "_deleted_at", "_pending", "_writes")
+    Every write issued for the group (commit, transactional commit, tombstone), and every record loaded, takes the
+    next *position*: the group's records all go to one partition, in the order they are issued, so positions
+    follow log order. Committed offsets remember theirs, which decides whether a transaction's offset still wins
+    when its COMMIT marker arrives (T64).
+    """
+
+    __slots__ = ("_committed", "_deleted_at", "_pending", "_position", "_transactional", "_written_at")
 
     def __init__(self) -> None:
         self._committed: dict[str, dict[int, OffsetAndMetadata]] = {}
         self._pending: dict[TopicPartition, int] = {}
-        self._writes = 0
+        self._position = 0
         self._deleted_at: dict[TopicPartition, int] = {}
+        self._written_at: dict[TopicPartition, int] = {}
+        self._transactional = PendingTransactions()
 
     # -- committed values ------------------------------------------------------------------------------------
 
@@ -79,14 +90,19 @@ class GroupOffsets:
         partitions = self._committed.get(topic)
         return None if partitions is None else partitions.get(partition)
 
-    def put(self, topic: str, partition: int, value: OffsetAndMetadata) -> None:
+    def put(self, topic: str, partition: int, value: OffsetAndMetadata, position: int | None = None) -> None:
+        """Make `value` the committed offset; `position` is where its record is in log order (None: a new write
+        at the end of the log)."""
+        position = self._next_position() if position is None else self._seen(position)
         self._committed.setdefault(topic, {})[partition] = value
+        self._written_at[(topic, partition)] = position
 
     def remove(self, topic: str, partition: int) -> OffsetAndMetadata | None:
         partitions = self._committed.get(topic)
         if partitions is None:
             return None
         removed = partitions.pop(partition, None)
+        self._written_at.pop((topic, partition), None)
         if not partitions:
             del self._committed[topic]
         return removed
@@ -108,41 +124,108 @@ class GroupOffsets:
         return sum(len(p) for p in self._committed.values())
 
     def delete(self, topic: str, partition: int) -> None:
-        """Remove an offset whose tombstone is being written; in-flight commits to it must not resurrect it."""
-        self._writes += 1
-        if (topic, partition) in self._pending:
-            self._deleted_at[(topic, partition)] = self._writes
+        """Remove an offset whose tombstone is being written, with every transaction's pending offset for it
+        (T65); in-flight commits to it must not resurrect it."""
+        key = (topic, partition)
+        position = self._next_position()
+        if key in self._pending:
+            self._deleted_at[key] = position
         self.remove(topic, partition)
+        self._transactional.discard(key)
+
+    def replay_tombstone(self, topic: str, partition: int, position: int) -> None:
+        """A loaded tombstone: the committed offset and every pending transactional one go (T65)."""
+        self._seen(position)
+        self.remove(topic, partition)
+        self._transactional.discard((topic, partition))
 
     # -- in-flight writes ------------------------------------------------------------------------------------
 
     def add_pending(self, topic: str, partition: int) -> int:
-        """A commit to this partition is being written; returns the marker to pass to `finish_pending`."""
+        """A commit to this partition is being written; returns its position, for `finish_pending`."""
         key = (topic, partition)
         self._pending[key] = self._pending.get(key, 0) + 1
-        return self._writes
+        return self._next_position()
 
-    def finish_pending(self, topic: str, partition: int, marker: int, value: OffsetAndMetadata | None) -> None:
+    def finish_pending(self, topic: str, partition: int, position: int, value: OffsetAndMetadata | None) -> None:
         """The write finished: apply `value` (None when it failed) unless the offset was deleted since."""
+        if self._finish(topic, partition, position) and value is not None:
+            self.put(topic, partition, value, position)
+
+    def finish_transactional(
+        self, topic: str, partition: int, position: int, producer_id: int, value: OffsetAndMetadata | None
+    ) -> None:
+        """A TxnOffsetCommit's write finished: `value` (None when it failed) becomes pending in the producer's
+        transaction unless the offset was deleted since (T62)."""
+        if self._finish(topic, partition, position) and value is not None:
+            self._transactional.add(producer_id, (topic, partition), value, position)
+
+    def _finish(self, topic: str, partition: int, position: int) -> bool:
+        """Close an in-flight write; whether it still counts (no tombstone was issued after it)."""
         key = (topic, partition)
-        if value is not None and self._deleted_at.get(key, -1) <= marker:
-            self.put(topic, partition, value)
+        counts = self._deleted_at.get(key, -1) < position
         left = self._pending.get(key, 0) - 1
         if left > 0:
             self._pending[key] = left
         else:
             self._pending.pop(key, None)
             self._deleted_at.pop(key, None)
+        return counts
 
     def is_pending(self, topic: str, partition: int) -> bool:
         return (topic, partition) in self._pending
 
+    def is_unstable(self, topic: str, partition: int) -> bool:
+        """A commit is being written, or a transaction has an offset pending here: what require_stable refuses
+        to answer (UNSTABLE_OFFSET_COMMIT, #38 and T63)."""
+        key = (topic, partition)
+        return key in self._pending or self._transactional.is_open(key)
+
     def pending_partitions(self) -> list[TopicPartition]:
-        return sorted(self._pending)
+        """Partitions with a write in flight or a transactional offset pending: deleting the group's offsets must
+        tombstone them too (T65)."""
+        return sorted(set(self._pending) | set(self._transactional.partitions()))
 
     def has_offsets(self) -> bool:
-        """Committed or in flight (Kafka's `hasOffsets`): a group with either is not yet removable."""
-        return bool(self._committed) or bool(self._pending)
+        """Committed, in flight or pending in a transaction (Kafka's `hasOffsets` and `groupHasNoOffsets`): a
+        group with any is not yet removable."""
+        return bool(self._committed) or bool(self._pending) or bool(self._transactional)
+
+    # -- transactions ----------------------------------------------------------------------------------------
+
+    @property
+    def transactional(self) -> PendingTransactions:
+        """The offsets pending in producers' transactions (read-only use; change them through this class)."""
+        return self._transactional
+
+    def restore_transactional(
+        self, producer_id: int, topic: str, partition: int, value: OffsetAndMetadata, position: int
+    ) -> None:
+        """A loaded transactional offset whose marker has not been replayed (yet)."""
+        self._seen(position)
+        self._transactional.add(producer_id, (topic, partition), value, position)
+
+    def complete_transaction(self, producer_id: int, commit: bool) -> TransactionOutcome:
+        """The producer's marker is durable (or replayed): on COMMIT its pending offsets become committed, each
+        unless an offset written later in log order is already committed; on ABORT they are dropped (T64)."""
+        outcome = TransactionOutcome()
+        for (topic, partition), pending in sorted(self._transactional.take(producer_id).items()):
+            if not commit:
+                outcome.dropped.append((topic, partition))
+            elif self._written_at.get((topic, partition), -1) > pending.position:
+                outcome.superseded.append((topic, partition))
+            else:
+                self.put(topic, partition, pending.value, pending.position)
+                outcome.committed.append((topic, partition))
+        return outcome
+
+    def _next_position(self) -> int:
+        self._position += 1
+        return self._position
+
+    def _seen(self, position: int) -> int:
+        self._position = max(self._position, position)
+        return position
 
     # -- retention -------------------------------------------------------------------------------------------
 
@@ -153,11 +236,22 @@ class GroupOffsets:
         base_timestamp_ms: Callable[[OffsetAndMetadata], int],
         is_subscribed: Callable[[str], bool],
     ) -> list[TopicPartition]:
-        """Partitions whose offset has expired (#36): never a subscribed topic, never a pending write."""
+        """Partitions whose offset has expired (#36): never a subscribed topic, never a pending write, never one
+        with a transaction's offset pending (T65, Kafka's `cleanupExpiredOffsets`)."""
         result: list[TopicPartition] = []
         for topic, partition, value in self.items():
-            if is_subscribed(topic) or (topic, partition) in self._pending:
+            if is_subscribed(topic) or self.is_unstable(topic, partition):
                 continue
             if value.is_expired(now_wall_ms, retention_ms, base_timestamp_ms(value)):
                 result.append((topic, partition))
         return result
+
+
+@dataclass(slots=True)
+class TransactionOutcome:
+    """What a marker did to one group's pending offsets."""
+
+    committed: list[TopicPartition] = field(default_factory=list)
+    superseded: list[TopicPartition] = field(default_factory=list)
+    """Committed by the transaction but not applied: an offset written later in log order is committed."""
+    dropped: list[TopicPartition] = field(default_factory=list)

@@ -27,7 +27,7 @@ from coordinator.group_manager import GroupMetadataManager
 from coordinator.hashing import partition_for
 from coordinator.loader import replay
 from coordinator.offset_manager import OffsetMetadataManager
-from coordinator.records import CoordinatorRecord
+from coordinator.records import LogEntry
 from coordinator.runtime import CoordinatorRuntime
 from protocol.errors import ErrorCode
 
@@ -54,9 +54,13 @@ class PartitionTable:
         """Kafka's `validateGroupStatus`: invalid id, inactive coordinator, partition loading, not the owner."""
         if group_id is None or (not group_id and not allow_empty_id):
             return ErrorCode.INVALID_GROUP_ID
+        return self.partition_gate(partition_for(group_id, self._config.offsets_topic_num_partitions))
+
+    def partition_gate(self, partition: int) -> ErrorCode | None:
+        """The same check for one partition (a transaction marker names the partition, not a group)."""
         if not self._active:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        status = self._statuses.get(partition_for(group_id, self._config.offsets_topic_num_partitions))
+        status = self._statuses.get(partition)
         if status is None or status is PartitionStatus.FAILED:
             return ErrorCode.NOT_COORDINATOR
         if status is PartitionStatus.LOADING:
@@ -132,7 +136,7 @@ class PartitionManager:
         self._table.mark(partition, PartitionStatus.LOADING)
         self._events.partition_loading(partition)
 
-    def load_partition(self, partition: int, records: Iterable[CoordinatorRecord]) -> bool:
+    def load_partition(self, partition: int, records: Iterable[LogEntry]) -> bool:
         """Replay `partition`'s records and start serving its groups; False (and FAILED) when that cannot finish.
 
         `records` may be a lazy reader: an exception from it, or from the replay, fails the load of this
@@ -146,6 +150,7 @@ class PartitionManager:
             self._table.mark(partition, PartitionStatus.ACTIVE)
             self._groups.install(loaded.groups)
             self._groups.install_consumer_groups(loaded.consumer_groups)
+            self._offsets.index_transactions(partition, [*loaded.groups.values(), *loaded.consumer_groups.values()])
             self._offsets.start_retention()
             groups = len(loaded.groups) + len(loaded.consumer_groups)
             self._events.partition_loaded(partition, groups, loaded.records, loaded.skipped)
@@ -196,6 +201,7 @@ class PartitionManager:
 
     def _drop(self, partition: int) -> int:
         doomed = self._groups.drop_partition(partition)
+        self._offsets.forget_transactions(partition)
         self._runtime.fail_partition(partition, ErrorCode.NOT_LEADER_OR_FOLLOWER)
         return doomed
 

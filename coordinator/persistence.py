@@ -19,19 +19,25 @@ topic is acknowledged. The coordinator therefore talks to storage through one sm
 The transaction coordinator appends its `__transaction_state` records through the same interface: `RecordLog` and
 `InMemoryRecordStore` take the record type as a parameter (`CoordinatorRecord` unless said otherwise).
 
-Reading a partition back (loading, #46/#47) is the broker's job: it reads the records and passes them to
+Transactions (T57, T64) add two kinds of write to `__consumer_offsets`: `append(..., producer=...)` writes the
+records in one transactional batch of that producer (never merged with another producer's records or with plain
+ones), and `append_marker` writes a transaction's COMMIT or ABORT control batch. Both report through `on_durable`
+exactly as `append` does.
+
+Reading a partition back (loading, #46/#47) is the broker's job: it reads the entries (records, tagged with the
+producer id of a transactional batch, and markers, in log order) and passes them to
 `GroupCoordinator.load_partition`. `InMemoryRecordStore` keeps the log so tests can do exactly that.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Generic, Protocol
+from dataclasses import dataclass, replace
+from typing import Any, Generic, Protocol, cast
 
 from typing_extensions import TypeVar
 
-from coordinator.records import CoordinatorRecord
+from coordinator.records import CoordinatorRecord, TransactionalProducer, TransactionMarker
 from protocol.errors import ErrorCode
 
 AppendCallback = Callable[[ErrorCode], None]
@@ -42,16 +48,35 @@ R_contra = TypeVar("R_contra", contravariant=True, default=CoordinatorRecord)
 class RecordLog(Protocol[R_contra]):
     """Where the coordinator's records go."""
 
-    def append(self, partition: int, records: Sequence[R_contra], on_durable: AppendCallback) -> None:
-        """Append `records` to `partition`; report durability (NONE) or failure through `on_durable`, once."""
+    def append(
+        self,
+        partition: int,
+        records: Sequence[R_contra],
+        on_durable: AppendCallback,
+        producer: TransactionalProducer | None = None,
+    ) -> None:
+        """Append `records` to `partition` (in a transactional batch of `producer` if given); report durability
+        (NONE) or failure through `on_durable`, once."""
+        ...
+
+    def append_marker(self, partition: int, marker: TransactionMarker, on_durable: AppendCallback) -> None:
+        """Append a transaction's end (a control batch) to `partition`; report through `on_durable`, once."""
         ...
 
 
 @dataclass(slots=True)
 class _PendingAppend(Generic[R]):
     partition: int
-    records: tuple[R, ...]
+    entries: tuple[R | TransactionMarker, ...]
     on_durable: AppendCallback
+
+
+def _tagged(records: Sequence[R], producer: TransactionalProducer | None) -> tuple[R, ...]:
+    """The records as a reader gets them back: tagged with the producer of their transactional batch (only
+    `CoordinatorRecord`s are ever written by a producer)."""
+    if producer is None:
+        return tuple(records)
+    return tuple(cast(R, replace(cast(Any, r), producer_id=producer.producer_id)) for r in records)
 
 
 class InMemoryRecordStore(Generic[R]):
@@ -65,19 +90,30 @@ class InMemoryRecordStore(Generic[R]):
 
     def __init__(self, *, auto_durable: bool = True) -> None:
         self.auto_durable = auto_durable
-        self._logs: dict[int, list[R]] = {}
+        self._logs: dict[int, list[R | TransactionMarker]] = {}
         self._pending: list[_PendingAppend[R]] = []
         self._fail_next: list[ErrorCode] = []
         self.appends = 0
 
     # -- RecordLog -------------------------------------------------------------------------------------------
 
-    def append(self, partition: int, records: Sequence[R], on_durable: AppendCallback) -> None:
+    def append(
+        self,
+        partition: int,
+        records: Sequence[R],
+        on_durable: AppendCallback,
+        producer: TransactionalProducer | None = None,
+    ) -> None:
+        self._add(_PendingAppend(partition, _tagged(records, producer), on_durable))
+
+    def append_marker(self, partition: int, marker: TransactionMarker, on_durable: AppendCallback) -> None:
+        self._add(_PendingAppend(partition, (marker,), on_durable))
+
+    def _add(self, pending: _PendingAppend[R]) -> None:
         self.appends += 1
         if self._fail_next:
-            on_durable(self._fail_next.pop(0))
+            pending.on_durable(self._fail_next.pop(0))
             return
-        pending = _PendingAppend(partition, tuple(records), on_durable)
         if self.auto_durable:
             self._make_durable(pending)
         else:
@@ -112,8 +148,9 @@ class InMemoryRecordStore(Generic[R]):
 
     # -- reading back ----------------------------------------------------------------------------------------
 
-    def records(self, partition: int) -> list[R]:
-        """The durable log of one partition, in append order (what a loader replays)."""
+    def records(self, partition: int) -> list[R | TransactionMarker]:
+        """The durable log of one partition, in append order (what a loader replays): records, tagged with their
+        transactional producer, and transaction markers."""
         return list(self._logs.get(partition, ()))
 
     def partitions(self) -> list[int]:
@@ -126,5 +163,5 @@ class InMemoryRecordStore(Generic[R]):
         return None
 
     def _make_durable(self, pending: _PendingAppend[R]) -> None:
-        self._logs.setdefault(pending.partition, []).extend(pending.records)
+        self._logs.setdefault(pending.partition, []).extend(pending.entries)
         pending.on_durable(ErrorCode.NONE)

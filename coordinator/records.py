@@ -4,6 +4,11 @@ Kafka persists three things: the group's metadata after each rebalance (and when
 commit, and tombstones (null values) for deleted or expired offsets and groups. The coordinator emits
 `CoordinatorRecord`s; the storage layer encodes them with `protocol.consumer_offsets` (key = int16 version +
 struct, value likewise, None = tombstone) and tells the coordinator when they are durable.
+
+Transactions add two things (T57, T64): a TxnOffsetCommit's records are appended as a *transactional* batch of
+the producer (`TransactionalProducer`), and a transaction's end is a control batch (`TransactionMarker`). Reading
+a partition back yields both: records keep the producer id of the batch they came from (`producer_id`), markers
+come as `TransactionMarker` entries in log order (`LogEntry`).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from protocol.messages.group_metadata_value import GroupMetadataValue, MemberMet
 from protocol.messages.offset_commit_key import OffsetCommitKey
 
 TOMBSTONE_VERSION = -1
+NO_PRODUCER_ID = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,10 +60,45 @@ class CoordinatorRecord:
     key_version: int
     value: RecordValue | None
     value_version: int
+    producer_id: int = NO_PRODUCER_ID
+    """The producer of the transactional batch a record was read back from (T62); NO_PRODUCER_ID otherwise. The
+    coordinator never sets it on what it writes: the producer belongs to the append (`TransactionalProducer`)."""
 
     @property
     def is_tombstone(self) -> bool:
         return self.value is None
+
+    @property
+    def is_transactional(self) -> bool:
+        return self.producer_id != NO_PRODUCER_ID
+
+
+@dataclass(frozen=True, slots=True)
+class TransactionalProducer:
+    """Whose transaction an append belongs to: its records are written in a transactional batch of this producer
+    id and epoch (Kafka's `scheduleTransactionalWriteOperation`, T57)."""
+
+    producer_id: int
+    producer_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class TransactionMarker:
+    """The end of a producer's transaction on one partition: a control batch with one COMMIT or ABORT record
+    (Kafka's `EndTransactionMarker`, T36), written for the transaction coordinator and replayed in log order."""
+
+    producer_id: int
+    producer_epoch: int
+    coordinator_epoch: int
+    commit: bool
+
+    @property
+    def result(self) -> str:
+        return "COMMIT" if self.commit else "ABORT"
+
+
+LogEntry = CoordinatorRecord | TransactionMarker
+"""What a partition holds in log order, as the loader replays it."""
 
 
 def offset_commit_record(group_id: str, topic: str, partition: int, value: OffsetAndMetadata) -> CoordinatorRecord:

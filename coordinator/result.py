@@ -8,6 +8,10 @@ durable, at once when there are none) or a `Reply` that the managers complete th
 SyncGroup. `on_append` runs when the write has an outcome, with the error already mapped to what the request
 answers (NONE when durable), before the response is released, so the manager can apply or revert what the records
 meant.
+
+Two results write something else than plain records (T57, T64): one with a `producer` writes its records as a
+transactional batch of that producer (TxnOffsetCommit), one with a `marker` writes that transaction marker (a
+control batch) and no records.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from typing import Generic
 
 from typing_extensions import TypeVar
 
-from coordinator.records import CoordinatorRecord
+from coordinator.records import CoordinatorRecord, TransactionalProducer, TransactionMarker
 from coordinator.reply import Reply
 from protocol.errors import ErrorCode
 
@@ -41,6 +45,15 @@ class CoordinatorResult(Generic[T, R]):
     purpose: str = ""
     """What the write is for, in the `offsets_log.append_failed` event."""
     on_append: AppendOutcome | None = field(default=None, repr=False)
+    producer: TransactionalProducer | None = None
+    """The transaction the records belong to (a transactional batch), or None."""
+    marker: TransactionMarker | None = None
+    """A transaction marker to write instead of records."""
+
+    @property
+    def writes(self) -> bool:
+        """Whether the result appends anything."""
+        return bool(self.records) or self.marker is not None
 
     @classmethod
     def of(cls, response: T | Reply[T]) -> CoordinatorResult[T, R]:

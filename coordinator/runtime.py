@@ -14,14 +14,16 @@ timeout.
 
 The runtime does not look inside the records, so it is generic in their type: the group coordinator's runtime
 writes `CoordinatorRecord`s to `__consumer_offsets`, the transaction coordinator's (its sibling, Decision 7) writes
-transaction-log records to `__transaction_state`.
+transaction-log records to `__transaction_state`. A result with a producer is appended as that producer's
+transactional batch, one with a marker as the transaction's control batch (`RecordLog.append_marker`); both follow
+the same order of events.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Generic
+from typing import Any, Generic
 
 from typing_extensions import TypeVar
 
@@ -73,7 +75,7 @@ class CoordinatorRuntime(Generic[R]):
             reply: Reply[T] = response
             done = on_append
         else:
-            if not result.records:
+            if not result.writes:
                 on_append(ErrorCode.NONE)
                 return Reply.completed(response)
             reply = Reply()
@@ -83,8 +85,8 @@ class CoordinatorRuntime(Generic[R]):
                 on_append(error)
                 reply.complete(value)
 
-        if result.records:
-            self._append(result.partition, result.records, result.purpose, done)
+        if result.writes:
+            self._append(result, done)
         else:
             done(ErrorCode.NONE)
         return reply
@@ -110,15 +112,21 @@ class CoordinatorRuntime(Generic[R]):
         for token in [t for t, a in self._inflight.items() if a.partition == partition]:
             self._finish(token, error)
 
-    def _append(self, partition: int, records: Sequence[R], purpose: str, on_done: AppendOutcome) -> None:
+    def _append(self, result: CoordinatorResult[Any, R], on_done: AppendOutcome) -> None:
         token = self._next_token
         self._next_token += 1
-        self._inflight[token] = _InflightAppend(partition, purpose, on_done)
+        partition = result.partition
+        self._inflight[token] = _InflightAppend(partition, result.purpose, on_done)
 
         def durable(error: ErrorCode) -> None:
             self._finish(token, error)
 
-        self._store.append(partition, records, durable)
+        if result.marker is not None:
+            self._store.append_marker(partition, result.marker, durable)
+        elif result.producer is not None:
+            self._store.append(partition, result.records, durable, result.producer)
+        else:
+            self._store.append(partition, result.records, durable)
         if token in self._inflight:  # an in-memory log may have answered inside `append`
             self._timer.schedule(
                 append_key(token),

@@ -34,9 +34,13 @@ What is dropped, as Kafka does:
   changes whenever it is rewritten or copied, a horizon in the batch does not. A consumer that starts reading
   the partition is thus guaranteed to see a tombstone for ``delete.retention.ms`` after it was first cleaned.
 
-What is kept: control batches, whole (this broker has no transactions, so no marker is ever obsolete); and for
-idempotent producers, the batch holding a producer's last sequence even when all its records go (as an empty
-batch, Kafka's ``RETAIN_EMPTY``), unless its timestamp is older than ``producer.id.expiration.ms`` (Kafka keeps
+Transactions (``cleaner_txn.py``): a transactional batch is mapped and compacted only once its COMMIT marker is
+seen; an aborted one is never mapped and is dropped; one still open at the end of the pass is kept whole and
+hides nothing.
+
+What is kept: control batches, whole (markers are never removed); and for idempotent producers, the batch
+holding a producer's last sequence even when all its records go (as an empty batch, Kafka's ``RETAIN_EMPTY``),
+unless its timestamp is older than ``producer.id.expiration.ms`` (Kafka keeps
 it while the producer is active; the broker rebuilds producer state from batch headers, which needs it).
 
 Threads: :func:`clean` is synchronous and meant for a worker thread (``asyncio.to_thread``). It reads segment
@@ -84,6 +88,7 @@ from protocol.records import (
     iter_batch_headers,
     read_batch_records,
 )
+from storage.cleaner_txn import MappedKey, Outcome, TransactionOutcomes
 from storage.config import INT32_MAX, INT64_MAX
 from storage.errors import LogClosedError, StorageError
 from storage.files import pread_fully
@@ -361,6 +366,7 @@ class _Pass:
     min_horizon: int | None = None
     #: Names of the segment files known to hold damaged ranges: never rewritten (Decision 9).
     damaged: set[str] = field(default_factory=set)
+    txns: TransactionOutcomes = field(default_factory=TransactionOutcomes)
 
     def check(self) -> None:
         if self.stop():
@@ -397,10 +403,25 @@ class _Pass:
                 self.producers[header.producer_id] = (header.last_offset, header.max_timestamp)
 
     def scan_producers(self, segment: LogSegment) -> None:
-        """Header-only walk of a clean-section segment: its producers' last batches may be there."""
-        for header, _, _, _ in self.batches(segment):
+        """Header-only walk of a clean-section segment (markers are read too): its producers' last batches, and
+        transactions whose outcome a later marker decides, may be there."""
+        for header, buf, pos, at in self.batches(segment):
             self.note_producer(header)
+            if header.is_control:
+                try:
+                    self.txns.control_batch(header, buf, pos)
+                except DecodeError as exc:
+                    self.damage(segment, at, exc.reason, end=at + header.size)
+            else:
+                self.txns.data_batch(header, [])
         self.check()
+
+    def map_keys(self, keys: list[MappedKey]) -> None:
+        """Map keys that were held back (a transaction's, at its COMMIT): a later record of the key still wins."""
+        offset_map = self.offset_map
+        for key, offset in keys:
+            if offset_map.get(key, -1) < offset:
+                offset_map[key] = offset
 
     def map_segment(self, segment: LogSegment, end: int, first_dirty: int, *, active: bool) -> None:
         """Map the keys of ``segment`` up to ``end``. The active segment's walk ends quietly at anything invalid
@@ -409,20 +430,19 @@ class _Pass:
         batches = _file_batches(segment.log_path, end, tolerate_tail=True) if active else self.batches(segment)
         for header, buf, pos, at in batches:
             self.note_producer(header)
-            if header.is_control or header.last_offset < first_dirty:
-                continue
             try:
-                records = _scan_records(buf, pos, header)
+                if header.is_control:
+                    self.map_keys(self.txns.control_batch(header, buf, pos))
+                    continue
+                records = [] if header.last_offset < first_dirty else _scan_records(buf, pos, header)
             except DecodeError as exc:
                 if active:
                     return
                 self.damage(segment, at, exc.reason, end=at + header.size)
             base = header.base_offset
-            for delta, key, _ in records:
-                if key is not None:
-                    offset = base + delta
-                    if offset >= first_dirty:
-                        offset_map[key] = offset
+            keys = [(key, base + delta) for delta, key, _ in records if key is not None and base + delta >= first_dirty]
+            for key, offset in self.txns.data_batch(header, keys):
+                offset_map[key] = offset
             self.stats.map_records += len(records)
             self.check()
 
@@ -440,8 +460,12 @@ class _Pass:
     def filter_batch(self, header: BatchHeader, buf: bytes, pos: int, stats: CleanerStats) -> bytes | None:
         """The batch as it should be written to the cleaned segment, or None to drop it."""
         raw_end = pos + header.size
-        if header.is_control:
+        outcome = self.txns.outcome(header)
+        if header.is_control or outcome is Outcome.OPEN:
             return buf[pos:raw_end]
+        if outcome is Outcome.ABORTED:
+            stats.records_read += header.record_count
+            return encode_batch(_empty_batch(header)) if self.producer_state_batch(header) else None
         scanned = _scan_records(buf, pos, header)
         stats.records_read += len(scanned)
         keep: list[int] = []

@@ -22,7 +22,7 @@ from broker.context import RequestContext
 from broker.dispatch import Handler, Route
 from broker.responses import has_top_level_error_code, top_level_error_response
 from coordinator.persistence import AppendCallback, RecordLog
-from coordinator.records import CoordinatorRecord
+from coordinator.records import CoordinatorRecord, TransactionalProducer, TransactionMarker
 from protocol.errors import ErrorCode
 from protocol.messages.delete_groups import DeletableGroupResult, DeleteGroupsResponse
 from protocol.messages.describe_groups import DescribedGroup, DescribeGroupsResponse
@@ -234,8 +234,18 @@ class FailingRecordLog:
         self._inner = inner
         self._faults = faults
 
-    def append(self, partition: int, records: Sequence[CoordinatorRecord], on_durable: AppendCallback) -> None:
+    def append(
+        self,
+        partition: int,
+        records: Sequence[CoordinatorRecord],
+        on_durable: AppendCallback,
+        producer: TransactionalProducer | None = None,
+    ) -> None:
         if self._faults.offsets_append_errors:
             on_durable(self._faults.offsets_append_errors.pop(0))
             return
-        self._inner.append(partition, records, on_durable)
+        self._inner.append(partition, records, on_durable, producer)
+
+    def append_marker(self, partition: int, marker: TransactionMarker, on_durable: AppendCallback) -> None:
+        """Transaction markers pass through (marker faults are the transaction coordinator's)."""
+        self._inner.append_marker(partition, marker, on_durable)

@@ -65,6 +65,7 @@ class GroupHandlers:
             (ApiKey.LIST_GROUPS, coordinator.list_groups),
             (ApiKey.DELETE_GROUPS, coordinator.delete_groups),
             (ApiKey.OFFSET_DELETE, coordinator.offset_delete),
+            (ApiKey.TXN_OFFSET_COMMIT, coordinator.txn_offset_commit),
         ):
             d.register(api_key, self._bridge(method))
         d.register(ApiKey.DESCRIBE_GROUPS, self._with_authorized_operations(self._bridge(coordinator.describe_groups)))

@@ -68,6 +68,11 @@ from protocol.messages.offset_fetch import (
 )
 from protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
 from protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
+from protocol.messages.txn_offset_commit import (
+    TxnOffsetCommitRequest,
+    TxnOffsetCommitRequestPartition,
+    TxnOffsetCommitRequestTopic,
+)
 from protocol.records import Record, RecordBatch, decode_batch, encode_batch
 from protocol.registry import APIS, ApiKey
 from tests.broker.conftest import broker_config
@@ -628,6 +633,31 @@ async def sweep_consumer_group_describe(s: Sweep, c: WireClient, v: int) -> None
     assert missing.error_code == ErrorCode.GROUP_ID_NOT_FOUND
 
 
+async def sweep_txn_offset_commit(s: Sweep, c: WireClient, v: int) -> None:
+    """A producer's offsets are pending until its marker: invisible to OffsetFetch (T63)."""
+    topic = s.topic()
+    group = f"{s.prefix}-txn"
+    request = TxnOffsetCommitRequest(
+        transactional_id=f"{s.prefix}-tid",
+        group_id=group,
+        producer_id=1,
+        producer_epoch=0,
+        topics=[
+            TxnOffsetCommitRequestTopic(
+                name=topic, partitions=[TxnOffsetCommitRequestPartition(partition_index=0, committed_offset=7)]
+            )
+        ],
+    )
+    response = await c.call(ApiKey.TXN_OFFSET_COMMIT, v, request)
+    assert response.topics[0].partitions[0].error_code == ErrorCode.NONE
+    fetch = OffsetFetchRequest(group_id=group, topics=[OffsetFetchRequestTopic(name=topic, partition_indexes=[0])])
+    fetched = await s.setup.call(ApiKey.OFFSET_FETCH, 2, fetch)
+    assert fetched.topics[0].partitions[0].committed_offset == -1
+    request.group_id = ""
+    response = await c.call(ApiKey.TXN_OFFSET_COMMIT, v, request)
+    assert response.topics[0].partitions[0].error_code == ErrorCode.INVALID_GROUP_ID
+
+
 SCENARIOS: dict[int, Scenario] = {
     ApiKey.API_VERSIONS: sweep_api_versions,
     ApiKey.METADATA: sweep_metadata,
@@ -652,6 +682,7 @@ SCENARIOS: dict[int, Scenario] = {
     ApiKey.OFFSET_DELETE: sweep_offset_delete,
     ApiKey.CONSUMER_GROUP_HEARTBEAT: sweep_consumer_group_heartbeat,
     ApiKey.CONSUMER_GROUP_DESCRIBE: sweep_consumer_group_describe,
+    ApiKey.TXN_OFFSET_COMMIT: sweep_txn_offset_commit,
 }
 
 

@@ -52,6 +52,12 @@ from protocol.messages.offset_delete import (
 )
 from protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchRequestTopic, OffsetFetchResponse
 from protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment, SyncGroupResponse
+from protocol.messages.txn_offset_commit import (
+    TxnOffsetCommitRequest,
+    TxnOffsetCommitRequestPartition,
+    TxnOffsetCommitRequestTopic,
+    TxnOffsetCommitResponse,
+)
 
 LATEST = {
     "join": 9,
@@ -64,6 +70,7 @@ LATEST = {
     "list": 5,
     "delete": 2,
     "offset_delete": 0,
+    "txn_commit": 4,
 }
 
 
@@ -128,6 +135,7 @@ class CoordinatorTestContext:
         decode: bool = True,
         known_partition: Any = None,
         topics: Any = None,
+        verify_transaction: Any = None,
         **config: Any,
     ) -> None:
         config.setdefault("group_initial_rebalance_delay_ms", initial_rebalance_delay_ms)
@@ -144,6 +152,7 @@ class CoordinatorTestContext:
             decode_subscription=decode_subscription if decode else None,
             known_partition=known_partition,
             topics=topics,
+            verify_transaction=verify_transaction,
         )
         owned = range(self.config.offsets_topic_num_partitions) if partitions is None else partitions
         for partition in owned:
@@ -282,6 +291,41 @@ class CoordinatorTestContext:
             topics=[OffsetCommitRequestTopic(name=t, partitions=ps) for t, ps in topics.items()],
         )
 
+    @staticmethod
+    def txn_commit_request(
+        group_id: str = "group",
+        offsets: dict[tuple[str, int], int] | None = None,
+        *,
+        producer_id: int = 1000,
+        producer_epoch: int = 0,
+        transactional_id: str = "txn",
+        member_id: str = "",
+        generation_id: int = -1,
+        group_instance_id: str | None = None,
+        metadata: str | None = "",
+        leader_epoch: int = -1,
+    ) -> TxnOffsetCommitRequest:
+        topics: dict[str, list[TxnOffsetCommitRequestPartition]] = {}
+        for (topic, partition), offset in (offsets or {("topic", 0): 1}).items():
+            topics.setdefault(topic, []).append(
+                TxnOffsetCommitRequestPartition(
+                    partition_index=partition,
+                    committed_offset=offset,
+                    committed_metadata=metadata,
+                    committed_leader_epoch=leader_epoch,
+                )
+            )
+        return TxnOffsetCommitRequest(
+            transactional_id=transactional_id,
+            group_id=group_id,
+            producer_id=producer_id,
+            producer_epoch=producer_epoch,
+            generation_id=generation_id,
+            member_id=member_id,
+            group_instance_id=group_instance_id,
+            topics=[TxnOffsetCommitRequestTopic(name=t, partitions=ps) for t, ps in topics.items()],
+        )
+
     # -- senders ---------------------------------------------------------------------------------------------
 
     def join(
@@ -354,6 +398,36 @@ class CoordinatorTestContext:
 
     def commit_errors(self, reply: Reply[OffsetCommitResponse]) -> dict[tuple[str, int], ErrorCode]:
         return {(t.name, p.partition_index): ErrorCode(p.error_code) for t in reply.value.topics for p in t.partitions}
+
+    def txn_commit(
+        self, request: TxnOffsetCommitRequest | None = None, *, version: int = LATEST["txn_commit"], **kw: Any
+    ) -> Reply[TxnOffsetCommitResponse]:
+        request = request if request is not None else self.txn_commit_request(**kw)
+        reply = self.coordinator.txn_offset_commit(self.ctx(version), request, self.now_ms)
+        self._after()
+        return reply
+
+    def txn_errors(self, reply: Reply[TxnOffsetCommitResponse]) -> dict[tuple[str, int], ErrorCode]:
+        return {(t.name, p.partition_index): ErrorCode(p.error_code) for t in reply.value.topics for p in t.partitions}
+
+    def complete_txn(
+        self,
+        producer_id: int,
+        commit: bool,
+        *,
+        group_id: str = "group",
+        partition: int | None = None,
+        producer_epoch: int = 0,
+        coordinator_epoch: int = 0,
+    ) -> Reply[ErrorCode]:
+        """The marker the broker writes for a WriteTxnMarkers naming `group_id`'s `__consumer_offsets` partition."""
+        if partition is None:
+            partition = self.coordinator.partition_for(group_id)
+        reply = self.coordinator.complete_transaction(
+            partition, producer_id, producer_epoch, coordinator_epoch, commit, self.now_ms, self.wall_ms
+        )
+        self._after()
+        return reply
 
     def fetch(
         self,

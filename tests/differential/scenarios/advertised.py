@@ -11,6 +11,10 @@ NEWEST = "The newest versions come with Kafka 4's schemas: issue #16."
 BOTH = "Old versions Kafka 4 removed (KIP-896) are still served here; the newest ones come with issue #16."
 PARITY = "Served from issue #16 (API parity for a single node)."
 TXN = "Transactions: issue #15."
+TXN_CLIENT_VERSIONS = (
+    "v5 is transaction version 2 (the `transaction.version` feature is not advertised, so clients stay on v0-4); "
+    "v6 names topics by id."
+)
 SECURITY = "Security (SASL, ACLs, tokens, SCRAM): issue #17."
 SHARE = "Share groups (KIP-932) are not planned."
 STREAMS = "Streams groups (KIP-1071) are not planned."
@@ -37,7 +41,7 @@ RANGES: dict[str, tuple[str, str, str]] = {
     "ADD_OFFSETS_TO_TXN": (MISSING, "0-4", TXN),
     "END_TXN": (MISSING, "0-5", TXN),
     "WRITE_TXN_MARKERS": (MISSING, "1-2", TXN),
-    "TXN_OFFSET_COMMIT": (MISSING, "0-6", TXN),
+    "TXN_OFFSET_COMMIT": ("0-4", "0-6", TXN_CLIENT_VERSIONS),
     "DESCRIBE_ACLS": (MISSING, "1-3", SECURITY),
     "CREATE_ACLS": (MISSING, "1-3", SECURITY),
     "DELETE_ACLS": (MISSING, "1-3", SECURITY),
