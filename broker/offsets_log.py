@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -126,6 +126,9 @@ def _encode_batch(records: Sequence[tuple[bytes, bytes | None]], now_ms: int, ki
 class OffsetsLog:
     """The coordinator's `RecordLog` over the broker's `__consumer_offsets` partitions, with group commit.
 
+    `broker.transaction_state_log.TransactionStateLog` is the same machinery over `__transaction_state` for the
+    transaction coordinator (`TOPIC`, `EVENTS` and `_encode` are what it changes).
+
     Appends are queued and written once per event-loop turn: everything every group asked to write to one
     partition in that turn goes out in as few record batches as `max.message.bytes` allows, one write() each (and
     one fsync when the flush policy asks for one). Only then are the callbacks told the records are durable, so
@@ -139,6 +142,10 @@ class OffsetsLog:
     them). A write that fails (KAFKA_STORAGE_ERROR on a full disk, or an unexpected exception) fails only the
     appends in that batch; every outcome is delivered in the same flush, at once.
     """
+
+    TOPIC = OFFSETS_TOPIC
+    EVENTS = "offsets_log"
+    """The prefix of this log's event names (`offsets_log.append_failed`, ...)."""
 
     def __init__(
         self,
@@ -161,15 +168,15 @@ class OffsetsLog:
     def append(
         self,
         partition: int,
-        records: Sequence[CoordinatorRecord],
+        records: Sequence[Any],
         on_durable: AppendCallback,
         producer: TransactionalProducer | None = None,
     ) -> None:
         try:
-            encoded = [_encode_record(r) for r in records]
+            encoded = [self._encode(r) for r in records]
         except Exception as exc:  # whatever makes a record unwritable refuses that append alone
             self.appends += 1
-            log.warning("offsets_log.record_refused", partition=partition, reason="unencodable", error=str(exc))
+            log.warning(f"{self.EVENTS}.record_refused", partition=partition, reason="unencodable", error=str(exc))
             self._refuse(on_durable, ErrorCode.UNKNOWN_SERVER_ERROR)
             return
         self._queue(partition, encoded, on_durable, _PLAIN if producer is None else _BatchKind(producer))
@@ -189,7 +196,7 @@ class OffsetsLog:
         if BATCH_HEADER_SIZE + queued.size > limit:
             size = len(_encode_batch(encoded, self._wall_ms(), kind))  # the bound is loose: decide on the exact size
             if size > limit:
-                log.warning("offsets_log.record_refused", partition=partition, reason="too_large", size=size)
+                log.warning(f"{self.EVENTS}.record_refused", partition=partition, reason="too_large", size=size)
                 self._refuse(on_durable, ErrorCode.MESSAGE_TOO_LARGE)
                 return
         self._queued.setdefault(partition, []).append(queued)
@@ -207,7 +214,7 @@ class OffsetsLog:
 
     def _batch_limit(self, partition: int) -> int:
         """The largest batch the partition takes: `max.message.bytes`, and never more than a segment."""
-        partition_log = self._logs.get(OFFSETS_TOPIC, partition)
+        partition_log = self._logs.get(self.TOPIC, partition)
         if partition_log is None:
             return INT32_MAX  # the write reports NOT_LEADER_OR_FOLLOWER
         config = partition_log.config
@@ -242,7 +249,7 @@ class OffsetsLog:
 
     def _write(self, partition: int, records: list[tuple[bytes, bytes | None]], kind: _BatchKind) -> ErrorCode:
         """One batch to the partition's log; the error that fails exactly the appends it held, or NONE."""
-        partition_log = self._logs.get(OFFSETS_TOPIC, partition)
+        partition_log = self._logs.get(self.TOPIC, partition)
         if partition_log is None:
             return ErrorCode.NOT_LEADER_OR_FOLLOWER
         now = self._wall_ms()
@@ -251,15 +258,20 @@ class OffsetsLog:
             partition_log.append(data, now_ms=now, origin=AppendOrigin.COORDINATOR, leader_epoch=0)
             partition_log.flush_if_due(now)
         except StorageError as exc:
-            log.warning("offsets_log.append_failed", partition=partition, error=str(exc), code=exc.error_code.name)
+            log.warning(f"{self.EVENTS}.append_failed", partition=partition, error=str(exc), code=exc.error_code.name)
             return ErrorCode(exc.error_code)
         except Exception:  # a bug here must not strand the other partitions' callers
-            log.exception("offsets_log.append_crashed", partition=partition, records=len(records))
+            log.exception(f"{self.EVENTS}.append_crashed", partition=partition, records=len(records))
             return ErrorCode.UNKNOWN_SERVER_ERROR
         self.writes += 1
         if self.on_written is not None:
-            self.on_written(OFFSETS_TOPIC, partition)
+            self.on_written(self.TOPIC, partition)
         return ErrorCode.NONE
+
+    @staticmethod
+    def _encode(record: Any) -> tuple[bytes, bytes | None]:
+        """A record as the key and value bytes stored in this log's topic."""
+        return _encode_record(record)
 
     def read_all(self, partition: int) -> list[LogEntry]:
         return list(self.read_partition(partition))
