@@ -718,15 +718,6 @@ class PartitionLog:
             i += 1
         return parts, end_offset
 
-    @_locked
-    def visit_headers(self, visit: Callable[[BatchHeader], None]) -> None:
-        """Call ``visit`` with every batch header of the log, oldest first, holding the log's lock: the cleaner
-        thread cannot swap (and close) a segment while it is being read (producer-state replays use this)."""
-        self._check_open()
-        for segment in self._segments:
-            for _, header in segment.iter_headers():
-                visit(header)
-
     @staticmethod
     def _check_skipped(segment: LogSegment, start: int) -> None:
         """After a read found the batch at ``start`` damaged, the segment must now skip it; otherwise the caller
