@@ -65,6 +65,7 @@ def append(
     timestamp: int = NOW,
     compression: Compression = Compression.NONE,
     producer: tuple[int, int, int] | None = None,
+    transactional: bool = False,
 ) -> list[Stored]:
     """One batch of ``ops``; returns the records as they were stored (to compare with what survives cleaning)."""
     records = [
@@ -79,6 +80,7 @@ def append(
         producer_id=pid,
         producer_epoch=epoch,
         base_sequence=seq,
+        is_transactional=transactional,
     )
     base = log.append(encode_batch(batch), now_ms=timestamp, origin=AppendOrigin.COORDINATOR).base_offset
     return [Stored(base + i, timestamp + i, k, v, (("h", b"%d" % i),)) for i, (k, v) in enumerate(ops)]
