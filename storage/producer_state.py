@@ -29,7 +29,6 @@ open again after a restart, and holds the last stable offset back until its mark
 
 from __future__ import annotations
 
-import copy
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -89,6 +88,17 @@ class ProducerEntry:
             return None
         last_seq = header.last_sequence
         return next((b for b in self.batches if b.first_seq == header.base_sequence and b.last_seq == last_seq), None)
+
+    def copy(self) -> ProducerEntry:
+        """An independent copy to stage changes on (the remembered batches are immutable)."""
+        return ProducerEntry(
+            self.producer_id,
+            self.epoch,
+            self.coordinator_epoch,
+            self.last_timestamp,
+            self.current_txn_first_offset,
+            deque(self.batches, maxlen=BATCHES_REMEMBERED),
+        )
 
     def _set_epoch(self, epoch: int) -> None:
         if epoch != self.epoch:
@@ -209,7 +219,7 @@ class ProducerStateManager:
                 duplicate = current.duplicate_of(header)
                 if duplicate is not None:
                     return ProducerAppend(duplicate=(duplicate.first_offset, duplicate.last_offset))
-            entry = copy.deepcopy(current) if current is not None else ProducerEntry(producer_id)
+            entry = current.copy() if current is not None else ProducerEntry(producer_id)
             staged.entries[producer_id] = entry
             if marker is None:
                 self._check_data(entry, header, origin)

@@ -5,11 +5,13 @@ The transactional producer side needs the transaction coordinator (another part 
 written through the storage API while the broker is down: transactional batches as a producer sends them and the
 COMMIT/ABORT markers the coordinator writes. What the consumers see is then entirely the broker's doing: Fetch up to
 the last stable offset with the aborted transactions (librdkafka drops their records itself), ListOffsets by
-isolation level, and an open transaction that holds the LSO across a restart until its marker is written.
+isolation level, and an open transaction that holds the LSO across a restart (and a kill -9 right after a
+transactional Produce over the wire) until its marker is written.
 """
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from pathlib import Path
 
@@ -18,11 +20,14 @@ from confluent_kafka import Consumer, TopicPartition
 
 from broker.config import BrokerConfig
 from protocol.control_records import ControlRecordType, EndTxnMarker
+from protocol.errors import ErrorCode
 from protocol.records import Record, RecordBatch, encode_batch
 from storage.log_manager import LogManager
 from storage.partition_log import PartitionLog
+from tests.broker.wire import WireClient
 from tests.e2e.scenario import assert_broker_accepted_every_request
 from tests.support.broker_process import running_broker, wait_until
+from tests.support.data_plane import batch, produce
 
 pytestmark = pytest.mark.integration
 
@@ -155,4 +160,39 @@ def test_read_committed_consumers_see_only_committed_records_up_to_the_lso(tmp_p
             ]
         finally:
             released.close()
+        assert_broker_accepted_every_request(broker, "confluent-kafka")
+
+
+async def _produce_transactional(port: int) -> None:
+    """One transactional batch over the wire, as a transactional producer sends it (Produce with its id)."""
+    client = await WireClient.connect(port)
+    try:
+        records = batch(b"in-flight", producer_id=OPEN, epoch=0, sequence=0, transactional=True)
+        result = await produce(client, TOPIC, records, transactional_id="e2e-txn")
+        assert (result.error_code, result.base_offset) == (ErrorCode.NONE, 1)
+    finally:
+        await client.close()
+
+
+def test_kill_9_mid_transaction_keeps_it_open(tmp_path: Path) -> None:
+    """A transaction with no marker when the broker is killed is open again after the restart: read_committed
+    consumers stay below it (the producer's coordinator will abort or commit it), others read it."""
+    data_dir = tmp_path / "data"
+    logs, log = _open_partition(data_dir)
+    log.append(_batch(b"before"), now_ms=NOW)  # 0
+    logs.close()
+    with running_broker(data_dir) as broker:
+        asyncio.run(_produce_transactional(broker.port))  # 1
+        broker.kill()
+        broker.start()
+        committed = _consumer(broker.bootstrap, "read_committed")
+        everything = _consumer(broker.bootstrap, "read_uncommitted")
+        try:
+            partition = TopicPartition(TOPIC, 0)
+            assert committed.get_watermark_offsets(partition, timeout=10, cached=False) == (0, 1)
+            assert _values(committed, 1) == [(0, b"before")]
+            assert _values(everything, 2) == [(0, b"before"), (1, b"in-flight")]
+        finally:
+            committed.close()
+            everything.close()
         assert_broker_accepted_every_request(broker, "confluent-kafka")
