@@ -936,8 +936,11 @@ class LogCleaner:
             if info is None or log.closed or not log.config.compact_enabled:
                 continue
             cfg = self.config.with_topic_overrides(info.configs)
-            if self.needs_cleaning(log, config=cfg, now_ms=now_ms):
-                candidates.append((self.dirty_ratio(log, config=cfg, now_ms=now_ms), tp, log, cfg))
+            try:  # the last stable offset may need the log's producer state replayed, which reads the files
+                if self.needs_cleaning(log, config=cfg, now_ms=now_ms):
+                    candidates.append((self.dirty_ratio(log, config=cfg, now_ms=now_ms), tp, log, cfg))
+            except (StorageError, OSError) as exc:
+                _log.warning("log_cleaning_failed", topic=tp[0], partition=tp[1], error=repr(exc))
         candidates.sort(key=lambda item: (-item[0], item[1]))
         results: dict[TopicPartition, CleanResult] = {}
         for _, tp, log, cfg in candidates:
