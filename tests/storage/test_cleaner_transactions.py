@@ -7,9 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+from structlog.testing import capture_logs
+
 from protocol.control_records import ControlRecordType, EndTxnMarker
-from storage.cleaner import clean
+from storage.cleaner import LogCleaner, clean
 from storage.config import LogConfig
+from storage.errors import KafkaStorageError
+from storage.log_manager import LogManager
 from storage.partition_log import PartitionLog
 from storage.txn_index import AbortedTxn
 from tests.storage.helpers import NOW, append, decode_all
@@ -117,3 +122,32 @@ def test_t44_nothing_at_or_after_the_last_stable_offset_is_cleaned(tmp_path: Pat
     clean(log, NOW)
     assert kept(log) == [(2, b"k", b"v3")]
     assert batch_kinds(log) == [(1, "empty"), (2, "data"), (3, "marker")]
+
+
+def test_a_log_whose_last_stable_offset_cannot_be_read_is_skipped_not_the_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The LSO may need the producer state replayed from the files, which can fail (a disk error): that log is
+    logged and skipped, the other compacted logs are cleaned."""
+    manager = LogManager([tmp_path], LogConfig(segment_bytes=1_000), now_ms=NOW)
+    manager.create_topic("table", 2, {"cleanup.policy": "compact"}, now_ms=NOW)
+    for log in manager.logs().values():
+        for n in range(10):
+            append(log, [(b"k%d" % (n % 3), b"v%d" % n)])
+        log.roll(now_ms=NOW)
+    broken = manager.get("table", 1)
+    original = PartitionLog.last_stable_offset
+
+    def last_stable_offset(self: PartitionLog) -> int:
+        if self is broken:
+            raise KafkaStorageError("replay failed: EIO")
+        return original(self)
+
+    monkeypatch.setattr(PartitionLog, "last_stable_offset", last_stable_offset)
+    with capture_logs() as logs:
+        results = LogCleaner().clean_all(manager, NOW)
+    assert sorted(results) == [("table", 0)]
+    assert [(e["event"], e["partition"]) for e in logs if e["event"] == "log_cleaning_failed"] == [
+        ("log_cleaning_failed", 1)
+    ]
+    manager.close()
