@@ -39,6 +39,7 @@ from broker.offsets_log import OFFSETS_TOPIC, OffsetsLog
 from broker.scheduler import TimerDriver
 from broker.startup import StartupError, bind_listener, is_wildcard_host, lock_data_dir, os_cause
 from broker.topics import TopicChanges
+from broker.txn_markers import TxnMarkerWriter
 from coordinator.config import CoordinatorConfig
 from coordinator.coordinator import GroupCoordinator
 from coordinator.events import Events
@@ -121,9 +122,11 @@ class Broker:
         self.dispatcher.observe(self.metrics)
         self.events.subscribe(self.metrics.on_event)
         ClusterHandlers(config, self.logs, self.cluster, self.topics).register(self.dispatcher)
-        RecordHandlers(config, self.logs, clock, self.real_clock, self.fetches, self.rearm_timers).register(
-            self.dispatcher
-        )
+        #: The data plane; the transaction coordinator installs its Produce verifier as `records.verifier`.
+        self.records = RecordHandlers(config, self.logs, clock, self.real_clock, self.fetches, self.rearm_timers)
+        self.records.register(self.dispatcher)
+        #: Where the transaction coordinator writes its COMMIT/ABORT markers (broker.txn_markers).
+        self.txn_markers = TxnMarkerWriter(self.logs, self.fetches, clock.wall_ms)
         GroupHandlers(
             self.coordinator, self.cluster, clock, self.rearm_timers, config["offsets.topic.num.partitions"]
         ).register(self.dispatcher)

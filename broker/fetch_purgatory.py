@@ -2,7 +2,8 @@
 
 The same keyed timer as the coordinator's purgatory holds each waiting fetch's deadline (driven by the same
 `TimerDriver`); an append to any partition the fetch reads completes it early. Completion re-runs the read, so the
-answer always reflects the log at the moment it is sent.
+answer always reflects the log at the moment it is sent; a fetch that still finds fewer than `min_bytes` (a
+read_committed fetch woken by a write above the last stable offset, say) parks again until its deadline.
 """
 
 from __future__ import annotations
@@ -24,11 +25,19 @@ class FetchPurgatory:
         self._waiters: dict[int, asyncio.Future[None]] = {}
         self._by_partition: defaultdict[TopicPartition, set[int]] = defaultdict(set)
         self._partitions: dict[int, tuple[TopicPartition, ...]] = {}
+        #: How many times a fetch was parked (tests wait on it; it only grows).
+        self.parked = 0
+        self._closed = False
 
     def park(self, partitions: Iterable[TopicPartition], deadline_ms: int) -> asyncio.Future[None]:
-        """A future that resolves at the deadline or at the first append to one of `partitions`."""
+        """A future that resolves at the deadline or at the first append to one of `partitions` (at once once the
+        purgatory is closed: nothing would complete it)."""
         waiter_id = next(self._ids)
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.parked += 1
+        if self._closed:
+            future.set_result(None)
+            return future
         self._waiters[waiter_id] = future
         watched = tuple(partitions)
         self._partitions[waiter_id] = watched
@@ -55,7 +64,13 @@ class FetchPurgatory:
         if not future.done():
             future.set_result(None)
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     def cancel_all(self) -> None:
+        """Complete every waiting fetch and every later one at once (the broker is stopping)."""
+        self._closed = True
         for waiter_id in list(self._waiters):
             self._complete(waiter_id)
 

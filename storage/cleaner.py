@@ -34,14 +34,23 @@ What is dropped, as Kafka does:
   changes whenever it is rewritten or copied, a horizon in the batch does not. A consumer that starts reading
   the partition is thus guaranteed to see a tombstone for ``delete.retention.ms`` after it was first cleaned.
 
-Transactions (``cleaner_txn.py``): a transactional batch is mapped and compacted only once its COMMIT marker is
-seen; an aborted one is never mapped and is dropped; one still open at the end of the pass is kept whole and
-hides nothing.
+Transactions (T44), as Kafka's cleaner handles them:
 
-What is kept: control batches, whole (markers are never removed); and for idempotent producers, the batch
-holding a producer's last sequence even when all its records go (as an empty batch, Kafka's ``RETAIN_EMPTY``),
-unless its timestamp is older than ``producer.id.expiration.ms`` (Kafka keeps
-it while the producer is active; the broker rebuilds producer state from batch headers, which needs it).
+* nothing at or after the log's last stable offset is cleaned: the segment holding it is uncleanable (Kafka's
+  ``firstUncleanableDirtyOffset`` includes the LSO), and records at or after it are not mapped, so the write of an
+  open transaction, which may still abort, never makes an older value obsolete;
+* the batches of aborted transactions (known from the aborted-transaction indexes: producer id and offset range)
+  are dropped whole, and are not mapped either, so an aborted write supersedes nothing;
+* markers (control batches) are kept, whole. Kafka removes a marker once no batch of its transaction is left and
+  its delete horizon has passed; keeping them costs a few bytes per transaction and keeps every index entry
+  describing a marker that is still in the log, so the producer state and the aborted-transaction indexes replay
+  the same after a restart (:meth:`~storage.partition_log.PartitionLog.replace_segments` carries the entries of the
+  replaced segments over).
+
+What is kept: markers, as said; and for idempotent and transactional producers, the batch holding a producer's last
+data (its last sequence) even when all its records go, aborted ones included (as an empty batch, Kafka's
+``RETAIN_EMPTY``), unless its timestamp is older than ``producer.id.expiration.ms`` (Kafka keeps it while the
+producer is active; the broker rebuilds producer state from batch headers, which needs it).
 
 Threads: :func:`clean` is synchronous and meant for a worker thread (``asyncio.to_thread``). It reads segment
 files through its own descriptors, never through the shared :class:`~storage.segment.LogSegment` objects the loop
@@ -62,6 +71,7 @@ a restart instead; leaving only the damaged segment keeps ``__consumer_offsets``
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import os
 import threading
@@ -88,7 +98,6 @@ from protocol.records import (
     iter_batch_headers,
     read_batch_records,
 )
-from storage.cleaner_txn import MappedKey, Outcome, TransactionOutcomes
 from storage.config import INT32_MAX, INT64_MAX
 from storage.errors import LogClosedError, StorageError
 from storage.files import pread_fully
@@ -185,6 +194,8 @@ class CleanerStats:
     horizons_set: int = 0
     #: Batches kept with no records to preserve an idempotent producer's last sequence.
     empty_batches_kept: int = 0
+    #: Records dropped because their transaction was aborted.
+    aborted_removed: int = 0
     elapsed_ms: float = 0.0
 
     def add(self, other: CleanerStats) -> None:
@@ -366,7 +377,10 @@ class _Pass:
     min_horizon: int | None = None
     #: Names of the segment files known to hold damaged ranges: never rewritten (Decision 9).
     damaged: set[str] = field(default_factory=set)
-    txns: TransactionOutcomes = field(default_factory=TransactionOutcomes)
+    #: The log's last stable offset when the pass started: nothing at or after it is mapped.
+    lso: int = INT64_MAX
+    #: producer id -> (first offset, marker offset) of its aborted transactions, by first offset.
+    aborted: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
 
     def check(self) -> None:
         if self.stop():
@@ -396,32 +410,26 @@ class _Pass:
 
     # -- phase 2: the offset map ---------------------------------------------------------------------------
 
+    def is_aborted(self, header: BatchHeader) -> bool:
+        """Whether a data batch belongs to an aborted transaction of its producer."""
+        ranges = self.aborted.get(header.producer_id) if header.is_transactional else None
+        if not ranges:
+            return False
+        i = bisect.bisect_right(ranges, (header.base_offset, INT64_MAX)) - 1
+        return i >= 0 and ranges[i][0] <= header.base_offset <= ranges[i][1]
+
     def note_producer(self, header: BatchHeader) -> None:
-        if header.producer_id >= 0:
+        """Remember each producer's last data batch (a marker is not data: Kafka's ``lastDataOffset``)."""
+        if header.producer_id >= 0 and not header.is_control:
             known = self.producers.get(header.producer_id)
             if known is None or header.last_offset > known[0]:
                 self.producers[header.producer_id] = (header.last_offset, header.max_timestamp)
 
     def scan_producers(self, segment: LogSegment) -> None:
-        """Header-only walk of a clean-section segment (markers are read too): its producers' last batches, and
-        transactions whose outcome a later marker decides, may be there."""
-        for header, buf, pos, at in self.batches(segment):
+        """Header-only walk of a clean-section segment: its producers' last batches may be there."""
+        for header, _, _, _ in self.batches(segment):
             self.note_producer(header)
-            if header.is_control:
-                try:
-                    self.txns.control_batch(header, buf, pos)
-                except DecodeError as exc:
-                    self.damage(segment, at, exc.reason, end=at + header.size)
-            else:
-                self.txns.data_batch(header, [])
         self.check()
-
-    def map_keys(self, keys: list[MappedKey]) -> None:
-        """Map keys that were held back (a transaction's, at its COMMIT): a later record of the key still wins."""
-        offset_map = self.offset_map
-        for key, offset in keys:
-            if offset_map.get(key, -1) < offset:
-                offset_map[key] = offset
 
     def map_segment(self, segment: LogSegment, end: int, first_dirty: int, *, active: bool) -> None:
         """Map the keys of ``segment`` up to ``end``. The active segment's walk ends quietly at anything invalid
@@ -430,19 +438,22 @@ class _Pass:
         batches = _file_batches(segment.log_path, end, tolerate_tail=True) if active else self.batches(segment)
         for header, buf, pos, at in batches:
             self.note_producer(header)
+            if header.is_control or header.last_offset < first_dirty or header.base_offset >= self.lso:
+                continue
+            if self.is_aborted(header):
+                continue
             try:
-                if header.is_control:
-                    self.map_keys(self.txns.control_batch(header, buf, pos))
-                    continue
-                records = [] if header.last_offset < first_dirty else _scan_records(buf, pos, header)
+                records = _scan_records(buf, pos, header)
             except DecodeError as exc:
                 if active:
                     return
                 self.damage(segment, at, exc.reason, end=at + header.size)
             base = header.base_offset
-            keys = [(key, base + delta) for delta, key, _ in records if key is not None and base + delta >= first_dirty]
-            for key, offset in self.txns.data_batch(header, keys):
-                offset_map[key] = offset
+            for delta, key, _ in records:
+                if key is not None:
+                    offset = base + delta
+                    if offset >= first_dirty:
+                        offset_map[key] = offset
             self.stats.map_records += len(records)
             self.check()
 
@@ -460,12 +471,14 @@ class _Pass:
     def filter_batch(self, header: BatchHeader, buf: bytes, pos: int, stats: CleanerStats) -> bytes | None:
         """The batch as it should be written to the cleaned segment, or None to drop it."""
         raw_end = pos + header.size
-        outcome = self.txns.outcome(header)
-        if header.is_control or outcome is Outcome.OPEN:
+        if header.is_control:
             return buf[pos:raw_end]
-        if outcome is Outcome.ABORTED:
-            stats.records_read += header.record_count
-            return encode_batch(_empty_batch(header)) if self.producer_state_batch(header) else None
+        if self.is_aborted(header):
+            stats.aborted_removed += header.record_count
+            if self.producer_state_batch(header):
+                stats.empty_batches_kept += 1
+                return encode_batch(_empty_batch(header))
+            return None
         scanned = _scan_records(buf, pos, header)
         stats.records_read += len(scanned)
         keep: list[int] = []
@@ -602,13 +615,27 @@ _running: weakref.WeakSet[PartitionLog] = weakref.WeakSet()
 _running_lock = threading.Lock()
 
 
-def _first_uncleanable(closed: list[LogSegment], active: LogSegment, first_dirty: int, now_ms: int, lag: int) -> int:
-    """Kafka's firstUncleanableDirtyOffset: the active segment, or the first dirty segment inside the lag."""
-    if lag > 0:
-        for segment in closed:
-            if segment.base_offset >= first_dirty and segment.largest_timestamp() > now_ms - lag:
-                return segment.base_offset
+def _first_uncleanable(
+    closed: list[LogSegment], active: LogSegment, first_dirty: int, now_ms: int, lag: int, lso: int
+) -> int:
+    """Kafka's firstUncleanableDirtyOffset: the active segment, the segment holding the last stable offset, or the
+    first dirty segment inside the lag, whichever comes first (whole segments: one holding the LSO is not cleaned)."""
+    for segment in closed:
+        if lso < segment.next_offset:
+            return segment.base_offset
+        if lag > 0 and segment.base_offset >= first_dirty and segment.largest_timestamp() > now_ms - lag:
+            return segment.base_offset
     return active.base_offset
+
+
+def _aborted_ranges(log: PartitionLog, lso: int) -> dict[int, list[tuple[int, int]]]:
+    """The aborted transactions below the last stable offset, per producer (from the aborted-transaction indexes)."""
+    ranges: dict[int, list[tuple[int, int]]] = {}
+    for txn in log.aborted_transactions(log.log_start_offset, lso):
+        ranges.setdefault(txn.producer_id, []).append((txn.first_offset, txn.last_offset))
+    for spans in ranges.values():
+        spans.sort()
+    return ranges
 
 
 def clean(
@@ -651,13 +678,15 @@ def _clean(
     cfg = config if config is not None else CleanerConfig()
     work = _Pass(log, now_ms, cfg, log.config.segment_bytes, stop if stop is not None else lambda: False)
     work.damaged = {damage.segment for damage in log.damaged_ranges()}
+    work.lso = log.last_stable_offset()  # before the snapshot: every offset at or after it is in the snapshot
+    work.aborted = _aborted_ranges(log, work.lso)
     snapshot = log.segments()
     active = snapshot[-1]
     active_end = active.size
     closed = snapshot[:-1]
     log_start = snapshot[0].base_offset
     first_dirty = log_start if first_dirty_offset is None else max(log_start, first_dirty_offset)
-    first_uncleanable = _first_uncleanable(closed, active, first_dirty, now_ms, cfg.min_compaction_lag_ms)
+    first_uncleanable = _first_uncleanable(closed, active, first_dirty, now_ms, cfg.min_compaction_lag_ms, work.lso)
     first_dirty = min(first_dirty, first_uncleanable)
     cleanable = [segment for segment in closed if segment.base_offset < first_uncleanable]
 
@@ -858,7 +887,8 @@ class LogCleaner:
         now = log.clock() if now_ms is None else now_ms
         segments = log.segments()
         first_dirty = self.first_dirty_offset(log)
-        uncleanable = _first_uncleanable(segments[:-1], segments[-1], first_dirty, now, cfg.min_compaction_lag_ms)
+        lso = log.last_stable_offset()
+        uncleanable = _first_uncleanable(segments[:-1], segments[-1], first_dirty, now, cfg.min_compaction_lag_ms, lso)
         clean_bytes = dirty_bytes = 0
         for segment in segments[:-1]:
             if segment.base_offset >= uncleanable:
@@ -906,8 +936,11 @@ class LogCleaner:
             if info is None or log.closed or not log.config.compact_enabled:
                 continue
             cfg = self.config.with_topic_overrides(info.configs)
-            if self.needs_cleaning(log, config=cfg, now_ms=now_ms):
-                candidates.append((self.dirty_ratio(log, config=cfg, now_ms=now_ms), tp, log, cfg))
+            try:  # the last stable offset may need the log's producer state replayed, which reads the files
+                if self.needs_cleaning(log, config=cfg, now_ms=now_ms):
+                    candidates.append((self.dirty_ratio(log, config=cfg, now_ms=now_ms), tp, log, cfg))
+            except (StorageError, OSError) as exc:
+                _log.warning("log_cleaning_failed", topic=tp[0], partition=tp[1], error=repr(exc))
         candidates.sort(key=lambda item: (-item[0], item[1]))
         results: dict[TopicPartition, CleanResult] = {}
         for _, tp, log, cfg in candidates:

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m storage.dump <segment.log | partition dir> [--offsets-decoder] [--print-data-log]
+    python -m storage.dump <segment.log | segment.txnindex | partition dir> [--offsets-decoder] [--print-data-log]
 
 One line per batch with the fields Kafka prints (base/last offset, count, producer id/epoch/sequences, leader
 epoch, transactional/control flags, delete horizon, position, timestamp, size, magic, codec, CRC and whether it
@@ -10,7 +10,10 @@ checks out). ``--print-data-log`` adds one ``|`` line per record with its key an
 ``--offsets-decoder`` (which implies it, as in Kafka) decodes ``__consumer_offsets`` records instead:
 ``offset_commit::group=G,partition=T-P`` keys with every OffsetCommitValue field, ``group_metadata::group=G``
 keys with the group and its members as JSON, the consumer protocol's subscription and assignment decoded, and
-``<DELETE>`` for tombstones. KIP-848 consumer-group records (key versions 3-8) print as
+``<DELETE>`` for tombstones. The records of control batches print as Kafka prints them: ``endTxnMarker: COMMIT
+coordinatorEpoch: 9`` for an end-transaction marker, ``controlType: UNKNOWN(5)`` for another type. A ``.txnindex``
+file prints one line per aborted transaction (``version: 0 producerId: ... lastStableOffset: ...``), as Kafka
+dumps it. KIP-848 consumer-group records (key versions 3-8) print as
 ``<record type>::group=G[,member=M]`` keys with the value's fields as JSON under Kafka's names. Kafka prints only
 the commit offset and metadata; the other fields are what one needs when debugging a coordinator.
 
@@ -32,6 +35,7 @@ from typing import Any, TextIO
 
 from protocol import consumer_offsets
 from protocol.consumer_protocol import decode_assignment, decode_subscription
+from protocol.control_records import decode_end_txn_marker
 from protocol.declarations import StructDecl
 from protocol.errors import DecodeError
 from protocol.messages.consumer_protocol_assignment import ConsumerProtocolAssignment
@@ -53,12 +57,12 @@ from protocol.records import (
 )
 from storage.segment import LOG_SUFFIX, parse_segment_name
 from storage.topics import kafka_uuid_to_str
+from storage.txn_index import TXN_INDEX_SUFFIX, TransactionIndex
 
-__all__ = ["dump_segment", "format_offsets_record", "main"]
+__all__ = ["dump_segment", "dump_txn_index", "format_offsets_record", "main"]
 
 _CHUNK = 1024 * 1024
 _CONSUMER_PROTOCOL = "consumer"
-_CONTROL_TYPES = {0: "ABORT", 1: "COMMIT"}
 _CONTROL_ESCAPES = {code: f"\\x{code:02x}" for code in [*range(0x20), 0x7F]}
 
 
@@ -151,14 +155,13 @@ def _text(data: bytes) -> str:
 
 def _control_fields(record: Record) -> str:
     """An end-transaction marker as Kafka prints it (key: version, type; value: version, coordinator epoch)."""
-    key, value = record.key or b"", record.value or b""
-    if len(key) < 4:
-        return " controlType: unknown"
-    kind = int.from_bytes(key[2:4], "big", signed=True)
-    if kind not in _CONTROL_TYPES:
-        return f" controlType: unknown({kind})"
-    epoch = int.from_bytes(value[2:6], "big", signed=True) if len(value) >= 6 else -1
-    return f" endTxnMarker: {_CONTROL_TYPES[kind]} coordinatorEpoch: {epoch}"
+    try:
+        marker = decode_end_txn_marker(record)
+    except DecodeError:
+        key = record.key or b""
+        kind = int.from_bytes(key[2:4], "big", signed=True) if len(key) >= 4 else -1
+        return f" controlType: UNKNOWN({kind})"
+    return f" endTxnMarker: {marker.control_type.name} coordinatorEpoch: {marker.coordinator_epoch}"
 
 
 # --- __consumer_offsets --------------------------------------------------------------------------------------
@@ -317,6 +320,22 @@ def dump_segment(path: Path, out: TextIO, *, print_data: bool = False, offsets_d
     return 0
 
 
+def dump_txn_index(path: Path, out: TextIO) -> bool:
+    """Print an aborted-transaction index, one line per entry; False (said on the last line) when it is damaged."""
+    print(f"Dumping {path}", file=out)
+    base = parse_segment_name(path.name, TXN_INDEX_SUFFIX)
+    index, damage = TransactionIndex.load(path, 0 if base is None else base)
+    for txn in index.entries:
+        print(
+            f"version: 0 producerId: {txn.producer_id} firstOffset: {txn.first_offset} lastOffset: {txn.last_offset}"
+            f" lastStableOffset: {txn.last_stable_offset}",
+            file=out,
+        )
+    if damage is not None:
+        print(f"Found a damaged index: {damage}", file=out)
+    return damage is None
+
+
 def _print_records(header: BatchHeader, data: bytes, out: TextIO, offsets_decoder: bool) -> None:
     try:
         records = read_batch_records(data, 0, header)
@@ -342,7 +361,9 @@ def build_parser(prog: str = "python -m storage.dump") -> argparse.ArgumentParse
         description="Print the record batches of Kafka-format segment files.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    parser.add_argument("path", type=Path, help="a segment .log file, or a partition directory")
+    parser.add_argument(
+        "path", type=Path, help="a segment .log file, an aborted-transaction .txnindex file, or a partition directory"
+    )
     parser.add_argument("--print-data-log", action="store_true", help="print every record's key and value")
     parser.add_argument(
         "--offsets-decoder",
@@ -376,6 +397,9 @@ def main(
         files = [path]
     for file in files:
         try:
+            if file.name.endswith(TXN_INDEX_SUFFIX):
+                dump_txn_index(file, stdout)
+                continue
             dump_segment(file, stdout, print_data=args.print_data_log, offsets_decoder=args.offsets_decoder)
         except OSError as exc:
             print(f"error: {file}: {exc.strerror or exc}", file=stderr)

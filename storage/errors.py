@@ -17,16 +17,20 @@ __all__ = [
     "CorruptRecordError",
     "InvalidConfigError",
     "InvalidPartitionsError",
+    "InvalidProducerEpochError",
     "InvalidRecordError",
     "InvalidTopicError",
+    "InvalidTxnStateError",
     "KafkaStorageError",
     "LogClosedError",
     "LogDirError",
     "OffsetOutOfRangeError",
+    "OutOfOrderSequenceError",
     "RecordListTooLargeError",
     "RecordTooLargeError",
     "StorageError",
     "TopicAlreadyExistsError",
+    "TransactionCoordinatorFencedError",
     "UnknownTopicOrPartitionError",
     "os_error_fields",
 ]
@@ -90,6 +94,33 @@ class KafkaStorageError(StorageError):
     """
 
     error_code = ErrorCode.KAFKA_STORAGE_ERROR
+
+
+# --- producer state (Kafka's ProducerAppendInfo checks) -----------------------------------------------------
+
+
+class InvalidProducerEpochError(StorageError):
+    """A batch or marker carries an epoch older than the producer's current one (a zombie producer)."""
+
+    error_code = ErrorCode.INVALID_PRODUCER_EPOCH
+
+
+class OutOfOrderSequenceError(StorageError):
+    """An idempotent producer's batch does not continue its sequence (a gap, or a new epoch not at 0)."""
+
+    error_code = ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+
+
+class InvalidTxnStateError(StorageError):
+    """A non-transactional batch from a producer whose transaction is still open on the partition."""
+
+    error_code = ErrorCode.INVALID_TXN_STATE
+
+
+class TransactionCoordinatorFencedError(StorageError):
+    """A marker from a coordinator older than the last one that wrote a marker for this producer."""
+
+    error_code = ErrorCode.TRANSACTION_COORDINATOR_FENCED
 
 
 # --- reads ----------------------------------------------------------------------------------------------------

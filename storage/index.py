@@ -21,21 +21,26 @@ from array import array
 from pathlib import Path
 from typing import ClassVar, Self
 
-__all__ = ["OffsetIndex", "TimeIndex"]
+__all__ = ["IndexFile", "OffsetIndex", "TimeIndex"]
 
 _OFFSET_ENTRY = struct.Struct(">ii")
 _TIME_ENTRY = struct.Struct(">qi")
 _LITTLE_ENDIAN = sys.byteorder == "little"
 
 
-class _IndexFile:
-    """Append-only persistence shared by both indexes: remembers how many entries the file already holds."""
+class IndexFile:
+    """Append-only persistence shared by the indexes: remembers how many entries the file already holds."""
 
     __slots__ = ("_written", "path")
 
     def __init__(self, path: Path, written: int) -> None:
         self.path = path
         self._written = written
+
+    @property
+    def written(self) -> int:
+        """How many entries the file holds."""
+        return self._written
 
     def sync(self, entries: list[bytes] | None, total: int, entry_size: int, *, fsync: bool) -> None:
         """Bring the file to ``total`` entries; ``entries`` are the encoded entries from ``_written`` on."""
@@ -87,7 +92,7 @@ class _PairIndex:
     def __init__(self, path: Path, base_offset: int, max_entries: int) -> None:
         self.base_offset = base_offset
         self.max_entries = max(1, max_entries)
-        self._file = _IndexFile(path, 0)
+        self._file = IndexFile(path, 0)
         self._first: array[int] = array(self.TYPECODES[0])
         self._second: array[int] = array(self.TYPECODES[1])
 
@@ -169,7 +174,7 @@ class _PairIndex:
         index._decode(data)
         if not index._sane(log_size):
             return None
-        index._file = _IndexFile(path, len(index))
+        index._file = IndexFile(path, len(index))
         return index
 
 

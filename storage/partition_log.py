@@ -22,6 +22,15 @@ checks. Recovery never deletes what it did not prove to be its own garbage (Deci
 Damage a trusted segment hides (a CRC no cheap check reads) is found by readers: :meth:`PartitionLog.read`
 checks the CRC of every batch it returns, and a damaged batch is reported and skipped the same way.
 
+Transactions (KIP-98): every batch that carries a producer id goes through the partition's producer state
+(:mod:`storage.producer_state`) before it is written, which checks epochs and sequences, recognises retried
+batches, and tracks the transactions open on the partition; :meth:`PartitionLog.append_end_txn_marker` writes the
+COMMIT/ABORT marker that closes one. The last stable offset (the first offset of the oldest open transaction, or
+the high watermark) bounds what read_committed consumers see, and each segment's ``.txnindex`` lists the aborted
+transactions whose markers it holds (:mod:`storage.txn_index`). The producer state is rebuilt from the log the
+first time it is needed after the log is opened (:mod:`storage.txn_replay`), which also rebuilds the
+aborted-transaction indexes that cannot be trusted; a damaged ``.txnindex`` is quarantined first.
+
 Everything is synchronous. The asyncio server calls it from its loop thread; the one other caller is the
 compaction cleaner (:mod:`storage.cleaner`), which runs in a worker thread and only reads closed segment files
 through its own descriptors, then calls :meth:`PartitionLog.replace_segments`. So that the two can meet safely, a
@@ -33,6 +42,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import logging
 import os
 import shutil
 import threading
@@ -43,13 +53,22 @@ from typing import Concatenate, ParamSpec, TypeVar
 
 import structlog
 
+from protocol.control_records import EndTxnMarker, decode_end_txn_marker, encode_end_txn_marker_batch
 from protocol.errors import DecodeError
-from protocol.records import BatchHeader, RecordBatch, iter_batches, peek_batch_header
+from protocol.records import (
+    NO_PRODUCER_ID,
+    BatchHeader,
+    RecordBatch,
+    iter_batches,
+    peek_batch_header,
+    read_batch_records,
+)
 from storage.clock import Clock, wall_clock_ms
 from storage.config import INT64_MAX, LogConfig
 from storage.damage import DamagedRange, QuarantinedFile, move_to_quarantine, topic_partition_of
 from storage.errors import (
     CorruptLogError,
+    InvalidRecordError,
     KafkaStorageError,
     LogClosedError,
     OffsetOutOfRangeError,
@@ -57,29 +76,35 @@ from storage.errors import (
     os_error_fields,
 )
 from storage.files import fsync_dir
+from storage.producer_state import CompletedTxn, ProducerAppend, ProducerStateManager, ProducerSummary
 from storage.segment import (
     CLEANED_SUFFIX,
     INDEX_SUFFIX,
     LOG_SUFFIX,
     SWAP_SUFFIX,
     TIME_INDEX_SUFFIX,
+    TXN_INDEX_SUFFIX,
     LogSegment,
     SegmentSpec,
     TimestampOffset,
     parse_segment_name,
     segment_name,
 )
-from storage.validation import AppendOrigin, validate_and_assign_offsets
+from storage.txn_index import AbortedTxn
+from storage.txn_replay import aborted_entry, collect_aborted, rebuild_producer_state
+from storage.validation import AppendOrigin, ValidatedAppend, validate_and_assign_offsets
 
-__all__ = ["AppendOrigin", "AppendResult", "PartitionLog", "TimestampOffset"]
+__all__ = ["AppendOrigin", "AppendResult", "CommittedRead", "PartitionLog", "TimestampOffset"]
 
 _log = structlog.get_logger("storage")
 
 #: Leftovers that are deleted on open: an interrupted cleaning, Kafka's delayed-delete files, and the index files
 #: of a swap killed between its renames (indexes are rebuilt from the data, as Kafka's LogLoader does).
 _DISCARD_SUFFIXES = (CLEANED_SUFFIX, ".deleted", INDEX_SUFFIX + SWAP_SUFFIX, TIME_INDEX_SUFFIX + SWAP_SUFFIX)
+#: A segment's index files, which describe its log file and go where it goes.
+_INDEX_SUFFIXES = (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)
 #: Names that claim to be segment files; one that does not parse as ``<20 digits><suffix>`` is quarantined.
-_SEGMENT_SUFFIXES = (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, LOG_SUFFIX + SWAP_SUFFIX)
+_SEGMENT_SUFFIXES = (LOG_SUFFIX, *_INDEX_SUFFIXES, LOG_SUFFIX + SWAP_SUFFIX)
 _ITER_CHUNK = 1024 * 1024
 
 
@@ -140,6 +165,18 @@ class AppendResult:
     #: The broker's timestamp when the topic uses LogAppendTime, else -1 (as Kafka answers).
     log_append_time_ms: int
     log_start_offset: int
+    #: A client's retry of a batch already in the log: nothing was written, the offsets are the original's.
+    duplicate: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CommittedRead:
+    """What a read_committed Fetch returns for a partition: whole batches below the last stable offset, and the
+    aborted transactions overlapping them (empty when nothing was read)."""
+
+    slices: list[SegmentSlice]
+    aborted: list[AbortedTxn]
+    last_stable_offset: int
 
 
 class PartitionLog:
@@ -178,6 +215,8 @@ class PartitionLog:
         self.topic, self.partition = topic_partition_of(self.directory)
         self._damaged: list[DamagedRange] = []
         self._quarantined: list[QuarantinedFile] = []
+        #: Producer entries and open transactions; None until first needed, then rebuilt from the log.
+        self._producer_state: ProducerStateManager | None = None
         self.directory.mkdir(parents=True, exist_ok=True)
         self._load(recovery_point, now)
 
@@ -306,6 +345,10 @@ class PartitionLog:
         refuses the write; then the log is as it was (no partial batch, same log end), so appends work again once
         the cause is gone. Only if the write succeeded and the ``flush.messages`` fsync after it failed are the
         batches in the log although the append raised, like a Kafka produce that timed out.
+
+        Batches with a producer id are checked against the producer state first (its errors, as
+        :mod:`storage.producer_state` lists them, leave the log unchanged); a client's retry of a batch already
+        written is not written again but answered with the original's offsets (``duplicate`` set).
         """
         self._check_open()
         config = self._config
@@ -320,6 +363,10 @@ class PartitionLog:
         size = len(validated.data)
         if size > config.segment_bytes:
             raise RecordListTooLargeError(f"{size} bytes of batches exceed segment.bytes ({config.segment_bytes})")
+        staged = self._check_producers(validated, origin)
+        if staged is not None and staged.duplicate is not None:
+            first, last = staged.duplicate
+            return AppendResult(first, last, -1, self.log_start_offset, duplicate=True)
         segment = self._segments[-1]
         if segment.should_roll(
             append_size=size,
@@ -331,6 +378,8 @@ class PartitionLog:
         ):
             segment = self._roll(now_ms)
         segment.append(validated.data, validated.batches, now_ms=now_ms)
+        if staged is not None:
+            self._note_transactions(staged.started, self._producers().commit(staged), segment)
         self._unflushed_records += validated.record_count
         if self._unflushed_records >= config.flush_messages:
             self.flush()
@@ -340,6 +389,139 @@ class PartitionLog:
             log_append_time_ms=now_ms if config.log_append_time else -1,
             log_start_offset=self.log_start_offset,
         )
+
+    @_locked
+    def append_end_txn_marker(
+        self,
+        producer_id: int,
+        producer_epoch: int,
+        marker: EndTxnMarker,
+        *,
+        now_ms: int | None = None,
+        leader_epoch: int | None = 0,
+    ) -> AppendResult:
+        """Write the COMMIT/ABORT marker of ``producer_id``'s transaction (Kafka's ``appendAsLeader`` of
+        ``withEndTransactionMarker``, origin COORDINATOR) and close the transaction on this partition.
+
+        Refused, with nothing written, as Kafka refuses it (T37): InvalidProducerEpochError when ``producer_epoch``
+        is older than the producer's current epoch, TransactionCoordinatorFencedError when the marker's
+        coordinator epoch is older than the last marker's. A marker for a producer with no open transaction here
+        is written all the same (it completes nothing). An ABORT adds the transaction to the segment's
+        aborted-transaction index; either way the last stable offset moves past the transaction.
+        """
+        now = self._now(now_ms)
+        data = encode_end_txn_marker_batch(
+            marker, producer_id=producer_id, producer_epoch=producer_epoch, timestamp=now
+        )
+        return self.append(data, now_ms=now, origin=AppendOrigin.COORDINATOR, leader_epoch=leader_epoch)
+
+    def _check_producers(self, validated: ValidatedAppend, origin: AppendOrigin) -> ProducerAppend | None:
+        """The producer-state effect of an append, checked (raises) but not applied; None without producer ids."""
+        batches: list[tuple[BatchHeader, EndTxnMarker | None]] = []
+        data = validated.data
+        for meta in validated.batches:
+            header = peek_batch_header(data, meta.position)
+            if header.producer_id == NO_PRODUCER_ID:
+                continue
+            if not header.is_control:
+                batches.append((header, None))
+                continue
+            try:
+                records = read_batch_records(data, meta.position, header)
+                if records:  # an empty control batch is a cleaned-away transaction: Kafka ignores it
+                    batches.append((header, decode_end_txn_marker(records[0])))
+            except DecodeError as exc:
+                raise InvalidRecordError(f"control batch at offset {header.base_offset}: {exc.reason}") from None
+        if not batches:
+            return None
+        return self._producers().prepare(batches, origin)
+
+    def _producers(self) -> ProducerStateManager:
+        """The producer state, replayed from the log the first time it is needed (call with the lock held)."""
+        state = self._producer_state
+        if state is None:
+            state = self._producer_state = rebuild_producer_state(self._segments, f"{self.topic}-{self.partition}")
+            ongoing = state.ongoing_transactions()
+            _log.log(
+                logging.INFO if ongoing else logging.DEBUG,
+                "producer_state.rebuilt",
+                topic=self.topic,
+                partition=self.partition,
+                producers=len(state.active_producers()),
+                open_transactions=len(ongoing),
+                first_unstable_offset=state.first_unstable_offset(),
+            )
+        return state
+
+    def _note_transactions(
+        self, started: list[tuple[int, int]], completed: list[CompletedTxn], segment: LogSegment
+    ) -> None:
+        """Index the aborted transactions an append's markers closed (in the segment holding the markers)."""
+        for producer_id, first_offset in started:
+            _log.debug(
+                "txn.started",
+                topic=self.topic,
+                partition=self.partition,
+                producer_id=producer_id,
+                first_offset=first_offset,
+            )
+        for txn in completed:
+            if txn.is_aborted:
+                segment.txn_index.append(aborted_entry(txn))
+            _log.debug(
+                "txn.completed",
+                topic=self.topic,
+                partition=self.partition,
+                producer_id=txn.producer_id,
+                first_offset=txn.first_offset,
+                marker_offset=txn.last_offset,
+                result="ABORT" if txn.is_aborted else "COMMIT",
+                last_stable_offset=txn.last_stable_offset,
+            )
+
+    # --- transactions -----------------------------------------------------------------------------------------
+
+    @property
+    def high_watermark(self) -> int:
+        """What every replica has: on a single broker, everything appended (the log end offset)."""
+        return self.log_end_offset
+
+    @_locked
+    def first_unstable_offset(self) -> int | None:
+        """The first offset of the oldest open transaction, None when none is open."""
+        self._check_open()
+        return self._producers().first_unstable_offset()
+
+    @_locked
+    def last_stable_offset(self) -> int:
+        """Kafka's LSO (T41): the first unstable offset when it is below the high watermark, else the high
+        watermark; never below the log start (a transaction whose first batch retention deleted holds it there)."""
+        first = self.first_unstable_offset()
+        high_watermark = self.high_watermark
+        if first is None or first >= high_watermark:
+            return high_watermark
+        return max(first, self.log_start_offset)
+
+    @_locked
+    def has_ongoing_transaction(self, producer_id: int, producer_epoch: int) -> bool:
+        """Whether the producer, at this epoch, has a transaction open on this partition."""
+        self._check_open()
+        return self._producers().has_ongoing_transaction(producer_id, producer_epoch)
+
+    @_locked
+    def active_producers(self) -> list[ProducerSummary]:
+        """The producers this partition keeps state for (DescribeProducers), by producer id."""
+        self._check_open()
+        return self._producers().active_producers()
+
+    @_locked
+    def aborted_transactions(self, fetch_offset: int, upper_bound: int) -> list[AbortedTxn]:
+        """Aborted transactions overlapping ``[fetch_offset, upper_bound)`` (T42), from the segment holding
+        ``fetch_offset`` on."""
+        self._check_open()
+        self._producers()  # the indexes that could not be trusted are rebuilt by the replay
+        i = max(0, bisect.bisect_right(self._bases, fetch_offset) - 1)
+        return collect_aborted(self._segments[i:], fetch_offset, upper_bound)
 
     @_locked
     def roll(self, *, now_ms: int | None = None) -> LogSegment:
@@ -430,7 +612,7 @@ class PartitionLog:
         ``max_offset`` (exclusive) hides batches at or beyond it, e.g. a high watermark. The first batch may start
         before ``fetch_offset``; consumers skip the records below it, as with Kafka.
         """
-        ranges = self._ranges(fetch_offset, max_bytes, max_offset, min_one_batch)
+        ranges, _ = self._ranges(fetch_offset, max_bytes, max_offset, min_one_batch)
         return b"".join(segment.read(start, length) for segment, start, length in ranges)
 
     @_locked
@@ -449,7 +631,11 @@ class PartitionLog:
         stay readable even if retention or the cleaner replaces or deletes the segment meanwhile (Kafka's readers
         keep the old file open in the same way). The caller closes them (`SegmentSlice.close`).
         """
-        ranges = self._ranges(fetch_offset, max_bytes, max_offset, min_one_batch)
+        ranges, _ = self._ranges(fetch_offset, max_bytes, max_offset, min_one_batch)
+        return self._open_slices(ranges)
+
+    @staticmethod
+    def _open_slices(ranges: list[tuple[LogSegment, int, int]]) -> list[SegmentSlice]:
         slices: list[SegmentSlice] = []
         try:
             for segment, start, length in ranges:
@@ -460,15 +646,27 @@ class PartitionLog:
             raise
         return slices
 
+    @_locked
+    def read_committed(self, fetch_offset: int, max_bytes: int, *, min_one_batch: bool = True) -> CommittedRead:
+        """A read_committed Fetch (T42): `read_slices` up to the last stable offset, with the aborted transactions
+        overlapping what it returns (Kafka bounds them by the offset after the returned batches)."""
+        lso = self.last_stable_offset()
+        ranges, end_offset = self._ranges(fetch_offset, max_bytes, lso, min_one_batch)
+        aborted = self.aborted_transactions(fetch_offset, end_offset) if ranges else []
+        return CommittedRead(self._open_slices(ranges), aborted, lso)
+
     def _ranges(
         self, fetch_offset: int, max_bytes: int, max_offset: int | None, min_one_batch: bool
-    ) -> list[tuple[LogSegment, int, int]]:
+    ) -> tuple[list[tuple[LogSegment, int, int]], int]:
+        """The byte ranges a read returns, and the offset after the last batch in them (``fetch_offset`` when
+        there is none): the upper bound of the aborted transactions a read_committed Fetch lists."""
         self._check_open()
         self._check_range(fetch_offset)
         limit = self.log_end_offset if max_offset is None else min(max_offset, self.log_end_offset)
         if fetch_offset >= limit:
-            return []
+            return [], fetch_offset
         parts: list[tuple[LogSegment, int, int]] = []
+        end_offset = fetch_offset
         budget = max_bytes
         first = min_one_batch
         offset = fetch_offset
@@ -496,17 +694,19 @@ class PartitionLog:
                 if cut == start and first:
                     cut = start + header.size
                 if cut > start:
-                    valid, _ = segment.proven_prefix(start, cut - start)
+                    valid, next_offset = segment.proven_prefix(start, cut - start)
                     if not valid:
                         self._check_skipped(segment, start)
                         continue  # the first batch was damaged: it is skipped from now on, look again
                     parts.append((segment, start, valid))
+                    end_offset = next_offset
                 break
             valid, next_offset = segment.proven_prefix(start, end - start)
             if not valid:
                 self._check_skipped(segment, start)
                 continue  # as above
             parts.append((segment, start, valid))
+            end_offset = next_offset
             budget -= valid
             first = False
             if valid < end - start or damage == end:
@@ -516,16 +716,7 @@ class PartitionLog:
                 break
             offset = segment.next_offset
             i += 1
-        return parts
-
-    @_locked
-    def visit_headers(self, visit: Callable[[BatchHeader], None]) -> None:
-        """Call ``visit`` with every batch header of the log, oldest first, holding the log's lock: the cleaner
-        thread cannot swap (and close) a segment while it is being read (producer-state replays use this)."""
-        self._check_open()
-        for segment in self._segments:
-            for _, header in segment.iter_headers():
-                visit(header)
+        return parts, end_offset
 
     @staticmethod
     def _check_skipped(segment: LogSegment, start: int) -> None:
@@ -688,6 +879,7 @@ class PartitionLog:
         self._segments[-1].truncate_to(offset)
         self._flush_pending = [s for s in self._flush_pending if not s.closed and s is not self._segments[-1]]
         self.recovery_point = min(self.recovery_point, self.log_end_offset)
+        self._producer_state = None  # markers and batches may be gone: replayed again from what is left
 
     @_locked
     def truncate_fully_and_start_at(self, offset: int, *, now_ms: int | None = None) -> None:
@@ -700,6 +892,7 @@ class PartitionLog:
         self._add(self._create_segment(offset, self._now(now_ms)))
         self._reindex()
         self.recovery_point = offset
+        self._producer_state = None
 
     # --- cleaner hooks ----------------------------------------------------------------------------------------
 
@@ -730,6 +923,7 @@ class PartitionLog:
         for segment in new:
             if segment.suffix != CLEANED_SUFFIX or segment.directory != self.directory:
                 raise ValueError(f"{segment} was not made by new_cleaned_segment() of this log")
+        self._carry_aborted_transactions(old, new)
         for segment in new:
             segment.seal()
             segment.flush()
@@ -750,6 +944,19 @@ class PartitionLog:
                 segment.rename_suffix("")
                 segment.release()
         fsync_dir(self.directory)
+
+    @_locked
+    def _carry_aborted_transactions(self, old: Sequence[LogSegment], new: Sequence[LogSegment]) -> None:
+        """Give each new segment the aborted-transaction entries of the old ones whose markers fall in its offsets:
+        the cleaner keeps every marker, so every entry still describes a marker in the log."""
+        self._producers()  # old indexes that could not be trusted are rebuilt first
+        entries = sorted((e for segment in old for e in segment.txn_index.entries), key=lambda e: e.last_offset)
+        for j, segment in enumerate(new):
+            upper = new[j + 1].base_offset if j + 1 < len(new) else None
+            mine = [
+                e for e in entries if e.last_offset >= segment.base_offset and (upper is None or e.last_offset < upper)
+            ]
+            segment.txn_index.replace(mine)
 
     def _replacement_start(self, old: Sequence[LogSegment], new: Sequence[LogSegment]) -> int:
         """Index of ``old[0]`` in the segment list after checking that ``new`` may replace ``old``."""
@@ -822,7 +1029,7 @@ class PartitionLog:
         bases = sorted(b for name in names if (b := parse_segment_name(name, LOG_SUFFIX)) is not None)
         known = set(bases)
         for name in names:
-            for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+            for suffix in _INDEX_SUFFIXES:
                 base = parse_segment_name(name, suffix)
                 if base is not None and base not in known:
                     (self.directory / name).unlink(missing_ok=True)
@@ -886,6 +1093,9 @@ class PartitionLog:
             )
         for start, end, reason in segment.damaged:
             self._on_damage(segment, start, end, reason)
+        if segment.txn_index_damage is not None:
+            # Evidence first: the producer-state replay writes a rebuilt index in its place.
+            self._quarantine(segment.txn_index.path.name, f"aborted-transaction index: {segment.txn_index_damage}")
 
     def _quarantine(self, name: str, reason: str) -> None:
         moved = move_to_quarantine(self.directory / name, reason, self._clock())
@@ -903,13 +1113,13 @@ class PartitionLog:
         """Move a segment's log file and its index files (which describe it) to the quarantine folder."""
         name = segment_name(base)
         self._quarantine(f"{name}{LOG_SUFFIX}", reason)
-        for kind in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+        for kind in _INDEX_SUFFIXES:
             if (self.directory / f"{name}{kind}").exists():
                 self._quarantine(f"{name}{kind}", f"index of quarantined {name}{LOG_SUFFIX}")
 
     def _delete_files(self, base: int, suffix: str = "") -> None:
         name = segment_name(base)
-        for kind in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+        for kind in (LOG_SUFFIX, *_INDEX_SUFFIXES):
             (self.directory / f"{name}{kind}{suffix}").unlink(missing_ok=True)
 
     def _complete_swap(self, base: int, now_ms: int) -> None:

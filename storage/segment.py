@@ -1,4 +1,4 @@
-"""One log segment: ``<base>.log`` (concatenated v2 batches) with its ``.index`` and ``.timeindex``.
+"""One log segment: ``<base>.log`` (concatenated v2 batches) with its ``.index``, ``.timeindex`` and ``.txnindex``.
 
 A segment knows positions, not topics: it appends already validated bytes, finds the batch holding an offset
 (sparse index floor, then a short scan of batch headers), and recovers itself on open. Recovery is the one place
@@ -11,6 +11,11 @@ instead: the index files must pass sanity checks and the batches after the last 
 the end of the file; anything else falls back to the full scan. Damage the cheap check cannot see (a CRC, a
 header before the last index entry) is found by readers: a header walk that meets invalid bytes, or a verified
 read whose CRC fails, records the damaged range once and resumes at the next valid batch.
+
+The aborted-transaction index (:mod:`storage.txn_index`) is loaded and sanity-checked with the other indexes but
+cannot be rebuilt from the segment alone (a transaction may start in an earlier segment): a segment that was
+recovered by the full scan, or whose file fails the check, marks it untrusted, and the log's producer-state replay
+rebuilds it (:mod:`storage.txn_replay`).
 
 File names follow Kafka: the base offset zero-padded to 20 digits, plus a suffix while a cleaner is building a
 replacement (``.cleaned``) or swapping it in (``.swap``).
@@ -44,6 +49,7 @@ from storage.descriptors import SEGMENT_DESCRIPTORS
 from storage.errors import CorruptLogError, CorruptRecordError, os_error_fields
 from storage.files import pread_fully
 from storage.index import OffsetIndex, TimeIndex
+from storage.txn_index import TXN_INDEX_SUFFIX, TransactionIndex
 from storage.validation import BatchMeta
 
 __all__ = [
@@ -52,6 +58,7 @@ __all__ = [
     "LOG_SUFFIX",
     "SWAP_SUFFIX",
     "TIME_INDEX_SUFFIX",
+    "TXN_INDEX_SUFFIX",
     "LogSegment",
     "SegmentSpec",
     "TimestampOffset",
@@ -144,6 +151,11 @@ class LogSegment:
         self.log_path = directory / f"{segment_name(base_offset)}{LOG_SUFFIX}{spec.suffix}"
         self.index = OffsetIndex(self._index_path(INDEX_SUFFIX), base_offset, self._entries(OffsetIndex))
         self.time_index = TimeIndex(self._index_path(TIME_INDEX_SUFFIX), base_offset, self._entries(TimeIndex))
+        self.txn_index = TransactionIndex(self._index_path(TXN_INDEX_SUFFIX), base_offset)
+        #: False until the producer-state replay rebuilt ``txn_index`` when its file cannot be trusted.
+        self.txn_index_trusted = True
+        #: Why the ``.txnindex`` file failed its check at open (the log quarantines it), else None.
+        self.txn_index_damage: str | None = None
         #: End of the last valid batch: appends go here, reads stop here.
         self.size = 0
         #: Size of the file when it was opened (larger than ``size`` when its tail is damaged).
@@ -200,6 +212,7 @@ class LogSegment:
         # Stale index files of an earlier segment with this base would otherwise be loaded later.
         segment.index.delete()
         segment.time_index.delete()
+        segment.txn_index.delete()
         segment.dirty = True
         return segment
 
@@ -219,9 +232,19 @@ class LogSegment:
         segment.last_modified_ms = stat.st_mtime_ns // 1_000_000
         if file_size > INT32_MAX:
             raise CorruptLogError(f"segment {segment.log_path} is larger than 2 GiB")
-        if recover or not segment._load_indexes(file_size):
+        recovered = recover or not segment._load_indexes(file_size)
+        if recovered:
             segment._recover(file_size, unflushed_from)
+        segment._load_txn_index(trusted=not recovered)
         return segment
+
+    def _load_txn_index(self, *, trusted: bool) -> None:
+        """Kafka trusts the aborted-transaction index of a segment it did not have to recover, once it passes the
+        sanity check; anything else is rebuilt by the log's replay."""
+        index, damage = TransactionIndex.load(self.txn_index.path, self.base_offset)
+        self.txn_index = index
+        self.txn_index_damage = damage
+        self.txn_index_trusted = trusted and damage is None
 
     def close(self) -> None:
         """Seal the time index, write index files (no fsync) and release the file descriptor.
@@ -248,6 +271,7 @@ class LogSegment:
         self.log_path.unlink(missing_ok=True)
         self.index.delete()
         self.time_index.delete()
+        self.txn_index.delete()
 
     def rename_suffix(self, suffix: str) -> None:
         """Rename all three files to carry ``suffix`` (used by the cleaner's swap); the descriptor stays valid."""
@@ -257,6 +281,7 @@ class LogSegment:
         self.log_path = new_log
         self.index.rename(self._index_path(INDEX_SUFFIX))
         self.time_index.rename(self._index_path(TIME_INDEX_SUFFIX))
+        self.txn_index.rename(self._index_path(TXN_INDEX_SUFFIX))
 
     def seal(self) -> None:
         """Record the final max timestamp in the time index, as Kafka does when a segment stops being active, and
@@ -275,6 +300,7 @@ class LogSegment:
         """fsync the log, then write and fsync the index files (a closed segment's indexes are trusted on load)."""
         self.flush_data()
         self.write_indexes(fsync=True)
+        self.txn_index.flush()
 
     def flush_data(self) -> None:
         """fsync the log file only; fsync covers the file, so a reopened descriptor works too."""
@@ -667,6 +693,7 @@ class LogSegment:
         self.dirty = True
         self.index.truncate_to_position(position)
         self.time_index.truncate_to_offset(header.base_offset)
+        self.txn_index.truncate_to(header.base_offset)
         # Rebuild the derived state from the last surviving index entry; the walk covers about an index interval.
         last = self.index.last_entry()
         start = last[1] if last is not None else 0

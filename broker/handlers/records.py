@@ -1,8 +1,11 @@
-"""The data plane: Produce, Fetch (long-poll), ListOffsets and InitProducerId.
+"""The data plane: Produce, Fetch (long-poll), ListOffsets, DescribeProducers and InitProducerId.
 
 One node leads every partition, so acks=1 and acks=all mean the same thing here: the batch is in the log (written
-to the OS) when the response goes out. Idempotent producers get Kafka's sequence checks; a retried batch is
-answered with the offset it was first written at.
+to the OS) when the response goes out. Idempotent and transactional producers get Kafka's producer-state checks
+(:mod:`storage.producer_state`, in the partition log); a retried batch is answered with the offset it was first
+written at. A producer's first transactional write to a partition is verified with the transaction coordinator
+(:mod:`broker.txn_verification`). Reads honour the isolation level: read_committed Fetch and ListOffsets stop at
+the last stable offset, and Fetch lists the aborted transactions of what it returns (T41-T43).
 """
 
 from __future__ import annotations
@@ -19,11 +22,21 @@ from broker.context import RequestContext
 from broker.dispatch import Dispatcher
 from broker.fetch_purgatory import FetchPurgatory
 from broker.offsets_log import OFFSETS_TOPIC
-from broker.producer_state import NO_PRODUCER_ID, PartitionProducers, ProducerIdAllocator
+from broker.producer_state import ProducerIdAllocator
 from broker.record_slices import RecordSlices, close_record_slices
+from broker.txn_verification import ACCEPT_ALL, TransactionVerifier, TxnVerification
 from protocol.errors import DecodeError, ErrorCode
+from protocol.messages.describe_producers import (
+    DescribeProducersRequest,
+    DescribeProducersResponse,
+    PartitionResponse,
+    ProducerState,
+    TopicResponse,
+)
 from protocol.messages.fetch import (
+    AbortedTransaction,
     FetchableTopicResponse,
+    FetchPartition,
     FetchRequest,
     FetchResponse,
     PartitionData,
@@ -42,13 +55,13 @@ from protocol.messages.produce import (
     ProduceResponse,
     TopicProduceResponse,
 )
-from protocol.records import peek_batch_header
+from protocol.records import NO_PRODUCER_ID, BatchHeader, peek_batch_header
 from protocol.registry import ApiKey
 from storage.errors import InvalidRecordError, StorageError
 from storage.log_manager import LogManager
 
 if TYPE_CHECKING:
-    from storage.partition_log import PartitionLog
+    from storage.partition_log import PartitionLog, SegmentSlice
 
 log = structlog.get_logger("broker.records")
 
@@ -57,7 +70,9 @@ LATEST_TIMESTAMP = -1
 MAX_TIMESTAMP = -3
 EARLIEST_LOCAL_TIMESTAMP = -4  # KIP-405: without tiered storage the local log is the whole log
 NO_OFFSET = -1
-READ_COMMITTED = 1  # Fetch's isolation_level
+READ_COMMITTED = 1  # Fetch's and ListOffsets' isolation_level
+#: ListOffsets carries an isolation level from this version on; before it, reads are bounded by the log end.
+LIST_OFFSETS_ISOLATION_VERSION = 2
 INT32_MAX = 2**31 - 1
 
 
@@ -78,31 +93,37 @@ class RecordHandlers:
         self._real_clock = real_clock
         self._fetches = fetches
         self._rearm = rearm
-        self.producers: dict[tuple[str, int], tuple[PartitionLog, PartitionProducers]] = {}
         self.producer_ids = ProducerIdAllocator(config.log_dir / "producer-id-block")
+        #: Asked before a producer's first transactional write to a partition; the transaction coordinator
+        #: installs its own (see broker.txn_verification).
+        self.verifier: TransactionVerifier = ACCEPT_ALL
 
     def register(self, d: Dispatcher) -> None:
         d.register(ApiKey.PRODUCE, self.produce)
         d.register(ApiKey.FETCH, self.fetch)
         d.register(ApiKey.LIST_OFFSETS, self.list_offsets)
         d.register(ApiKey.INIT_PRODUCER_ID, self.init_producer_id)
+        d.register(ApiKey.DESCRIBE_PRODUCERS, self.describe_producers)
 
     # -- Produce -----------------------------------------------------------------------------------------------
 
     async def produce(self, ctx: RequestContext, request: ProduceRequest) -> ProduceResponse | None:
+        """Kafka refuses the whole request when it carries transactional records without a transactional id (they
+        need WRITE on one, KafkaApis.handleProduceRequest)."""
         responses = []
         valid_acks = request.acks in (-1, 0, 1)
+        unauthorized = request.transactional_id is None and _has_transactional_records(request)
         for topic in request.topic_data:
             partitions = []
             for data in topic.partition_data:
                 if not valid_acks:
                     result = PartitionProduceResponse(index=data.index, error_code=ErrorCode.INVALID_REQUIRED_ACKS)
-                elif request.transactional_id is not None:
+                elif unauthorized:
                     result = PartitionProduceResponse(
                         index=data.index, error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
                     )
                 else:
-                    result = self._append(ctx, topic.name, data.index, data.records)
+                    result = self._append(ctx, request.transactional_id, topic.name, data.index, data.records)
                 if result.error_code != ErrorCode.NONE:
                     result.base_offset = NO_OFFSET  # Kafka's PartitionResponse(error): no offset was assigned
                 partitions.append(result)
@@ -122,7 +143,7 @@ class RecordHandlers:
         return ProduceResponse(responses=responses)
 
     def _append(
-        self, ctx: RequestContext, topic: str, partition: int, records: bytes | None
+        self, ctx: RequestContext, transactional_id: str | None, topic: str, partition: int, records: bytes | None
     ) -> PartitionProduceResponse:
         result = PartitionProduceResponse(index=partition)
         if topic == OFFSETS_TOPIC:
@@ -147,22 +168,10 @@ class RecordHandlers:
             result.error_message = "Produce requests v3 and later may contain exactly one record batch per partition"
             return result
         try:
-            producers = self._producers_of(topic, partition, partition_log)
-        except StorageError as exc:  # the log could not be scanned (closed under us, or corrupt on disk)
-            result.error_code = exc.error_code
-            result.error_message = str(exc)
-            return result
-        check = producers.check(
-            header.producer_id, header.producer_epoch, header.base_sequence, header.last_offset_delta
-        )
-        if check.error:
-            result.error_code = check.error
-            return result
-        if check.duplicate_of is not None:
-            result.base_offset = check.duplicate_of
-            result.log_start_offset = partition_log.log_start_offset
-            return result
-        try:
+            refused = self._verify(ctx, transactional_id, topic, partition, header, partition_log)
+            if refused:
+                result.error_code = refused
+                return result
             appended = partition_log.append(records, now_ms=self._wall_ms(), leader_epoch=0)
         except InvalidRecordError as exc:
             result.error_code = exc.error_code
@@ -172,37 +181,47 @@ class RecordHandlers:
             ]
             result.error_message = str(exc)
             return result
-        except StorageError as exc:
+        except StorageError as exc:  # producer-state checks included (epochs, sequences, open transactions)
             result.error_code = exc.error_code
             result.error_message = str(exc)
             return result
-        if header.producer_id != NO_PRODUCER_ID:
-            producers.record(
-                header.producer_id,
-                header.producer_epoch,
-                header.base_sequence,
-                header.last_offset_delta,
-                appended.base_offset,
-            )
         result.base_offset = appended.base_offset
         result.log_append_time_ms = appended.log_append_time_ms
         result.log_start_offset = appended.log_start_offset
-        self._fetches.on_append(topic, partition)
+        if not appended.duplicate:
+            self._fetches.on_append(topic, partition)
         return result
 
-    def _producers_of(self, topic: str, partition: int, partition_log: PartitionLog) -> PartitionProducers:
-        """The partition's producer state, rebuilt from the log's batch headers the first time it is needed.
-
-        Kafka recovers producer state from the log (and its snapshots) when it loads a partition, so a retry that
-        straddles a restart is still recognised. The state belongs to one log instance: a topic deleted and
-        created again under the same name starts empty.
-        """
-        known = self.producers.get((topic, partition))
-        if known is not None and known[0] is partition_log:
-            return known[1]
-        producers = PartitionProducers.from_log(partition_log)
-        self.producers[(topic, partition)] = (partition_log, producers)
-        return producers
+    def _verify(
+        self,
+        ctx: RequestContext,
+        transactional_id: str | None,
+        topic: str,
+        partition: int,
+        header: BatchHeader,
+        partition_log: PartitionLog,
+    ) -> ErrorCode:
+        """Ask the verifier about a producer's first transactional write to the partition (Kafka skips the ones
+        whose producer already has a transaction open here, and every non-transactional write)."""
+        if transactional_id is None or not header.is_transactional or header.producer_id == NO_PRODUCER_ID:
+            return ErrorCode.NONE
+        if partition_log.has_ongoing_transaction(header.producer_id, header.producer_epoch):
+            return ErrorCode.NONE
+        request = TxnVerification(
+            transactional_id, header.producer_id, header.producer_epoch, topic, partition, ctx.api_version
+        )
+        error = self.verifier(request)
+        if error:
+            log.info(
+                "txn.produce_unverified",
+                transactional_id=transactional_id,
+                producer_id=header.producer_id,
+                producer_epoch=header.producer_epoch,
+                topic=topic,
+                partition=partition,
+                code=ErrorCode(error).name,
+            )
+        return error
 
     def _wall_ms(self) -> int:
         return self._clock.wall_ms()
@@ -215,6 +234,10 @@ class RecordHandlers:
 
         Record sets are `RecordSlices` (ranges of the segment files), streamed to the socket by the connection; a
         read that only decided to wait for more data is closed before waiting.
+
+        Like Kafka's DelayedFetch, a fetch woken by an append reads again and answers only once it has `min_bytes`
+        (or at its deadline): a read_committed fetch woken by a write above the last stable offset finds nothing
+        new and waits on, until a marker moves the LSO (T41).
         """
         if request.session_id != 0 or request.session_epoch not in (-1, 0):
             return FetchResponse(error_code=ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
@@ -223,7 +246,6 @@ class RecordHandlers:
         response, size = self._read_closing_on_error(ctx.api_version, request, max_bytes)
         if size >= min_bytes or request.max_wait_ms <= 0 or size < 0:
             return response
-        close_record_slices(response)
         deadline = self._real_clock.monotonic_ms() + request.max_wait_ms
         names = self._topic_names()
         watched = [
@@ -231,10 +253,15 @@ class RecordHandlers:
             for t in request.topics
             for p in t.partitions
         ]
-        waiter = self._fetches.park(watched, deadline)
-        self._rearm()
-        await waiter
-        return self._read_closing_on_error(ctx.api_version, request, max_bytes)[0]
+        while True:
+            close_record_slices(response)
+            waiter = self._fetches.park(watched, deadline)
+            self._rearm()
+            await waiter
+            response, size = self._read_closing_on_error(ctx.api_version, request, max_bytes)
+            expired = self._real_clock.monotonic_ms() >= deadline or self._fetches.closed
+            if size >= min_bytes or size < 0 or expired:
+                return response
 
     def _read_closing_on_error(self, version: int, request: FetchRequest, max_bytes: int) -> tuple[FetchResponse, int]:
         """`_read`, closing the file ranges of the partitions already read if a later one raises."""
@@ -278,12 +305,9 @@ class RecordHandlers:
                     _failed(data, ErrorCode.UNKNOWN_TOPIC_ID if name is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
                     errors = True
                     continue
-                self._fill_offsets(data, partition_log)
                 try:
-                    slices = partition_log.read_slices(
-                        wanted.fetch_offset,
-                        max(0, min(wanted.partition_max_bytes, budget)),
-                        min_one_batch=min_one_batch,
+                    slices = self._read_partition(
+                        data, partition_log, wanted, max(0, min(wanted.partition_max_bytes, budget)), min_one_batch
                     )
                 except StorageError as exc:
                     _failed(data, exc.error_code, read=True)
@@ -300,10 +324,24 @@ class RecordHandlers:
         return FetchResponse(responses=responses), (-1 if errors and total == 0 else total)
 
     @staticmethod
-    def _fill_offsets(data: PartitionData, partition_log: PartitionLog) -> None:
-        data.high_watermark = partition_log.log_end_offset
-        data.last_stable_offset = partition_log.log_end_offset
+    def _read_partition(
+        data: PartitionData, partition_log: PartitionLog, wanted: FetchPartition, max_bytes: int, min_one_batch: bool
+    ) -> list[SegmentSlice]:
+        """One partition's batches and offsets: up to the high watermark, or for read_committed (``data`` carries
+        an aborted-transaction list then) up to the last stable offset, with the aborted transactions they hold."""
+        data.high_watermark = partition_log.high_watermark
         data.log_start_offset = partition_log.log_start_offset
+        if data.aborted_transactions is None:
+            data.last_stable_offset = partition_log.last_stable_offset()
+            return partition_log.read_slices(
+                wanted.fetch_offset, max_bytes, max_offset=data.high_watermark, min_one_batch=min_one_batch
+            )
+        read = partition_log.read_committed(wanted.fetch_offset, max_bytes, min_one_batch=min_one_batch)
+        data.last_stable_offset = read.last_stable_offset
+        data.aborted_transactions = [
+            AbortedTransaction(producer_id=txn.producer_id, first_offset=txn.first_offset) for txn in read.aborted
+        ]
+        return read.slices
 
     # -- ListOffsets -------------------------------------------------------------------------------------------
 
@@ -319,7 +357,11 @@ class RecordHandlers:
                 if partition_log is None:
                     result.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                     continue
-                offset, timestamp = self._offset_for(partition_log, wanted.timestamp)
+                try:
+                    offset, timestamp = self._offset_for(partition_log, wanted.timestamp, _isolation(ctx, request))
+                except StorageError as exc:
+                    result.error_code = exc.error_code
+                    continue
                 if ctx.api_version == 0:
                     result.old_style_offsets = [] if offset < 0 else [offset][: max(wanted.max_num_offsets, 0)]
                 else:
@@ -329,9 +371,18 @@ class RecordHandlers:
         return ListOffsetsResponse(topics=topics)
 
     @staticmethod
-    def _offset_for(partition_log: PartitionLog, timestamp: int) -> tuple[int, int]:
+    def _offset_for(partition_log: PartitionLog, timestamp: int, isolation: int | None) -> tuple[int, int]:
+        """Kafka's Partition.fetchOffsetForTimestamp (T43): the last fetchable offset is the LSO for read_committed,
+        the high watermark for read_uncommitted, the log end without an isolation level (v0-1). LATEST answers
+        it; a lookup by timestamp that lands at or beyond it answers no offset (-1)."""
+        if isolation == READ_COMMITTED:
+            bound = partition_log.last_stable_offset()
+        elif isolation is not None:
+            bound = partition_log.high_watermark
+        else:
+            bound = partition_log.log_end_offset
         if timestamp == LATEST_TIMESTAMP:
-            return partition_log.log_end_offset, -1
+            return bound, -1
         if timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
             return partition_log.log_start_offset, -1
         if timestamp == MAX_TIMESTAMP:
@@ -340,9 +391,48 @@ class RecordHandlers:
             found = partition_log.offset_for_timestamp(timestamp)
         else:
             found = None
-        if found is None:
+        if found is None or found.offset >= bound:
             return -1, -1
         return found.offset, found.timestamp
+
+    # -- DescribeProducers -------------------------------------------------------------------------------------
+
+    async def describe_producers(
+        self, ctx: RequestContext, request: DescribeProducersRequest
+    ) -> DescribeProducersResponse:
+        """The producers each partition keeps state for (T69; what `kafka-transactions.sh find-hanging` reads).
+
+        A partition that is not here (unknown topic or partition) is UNKNOWN_TOPIC_OR_PARTITION, as Kafka
+        answers when the metadata does not know it either."""
+        topics = []
+        for topic in request.topics:
+            out = TopicResponse(name=topic.name)
+            topics.append(out)
+            for index in topic.partition_indexes:
+                result = PartitionResponse(partition_index=index)
+                out.partitions.append(result)
+                partition_log = self._logs.get(topic.name, index)
+                if partition_log is None:
+                    result.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                    continue
+                try:
+                    producers = partition_log.active_producers()
+                except StorageError as exc:
+                    result.error_code = exc.error_code
+                    result.error_message = str(exc)
+                    continue
+                result.active_producers = [
+                    ProducerState(
+                        producer_id=p.producer_id,
+                        producer_epoch=p.producer_epoch,
+                        last_sequence=p.last_sequence,
+                        last_timestamp=p.last_timestamp,
+                        coordinator_epoch=p.coordinator_epoch,
+                        current_txn_start_offset=p.current_txn_start_offset,
+                    )
+                    for p in producers
+                ]
+        return DescribeProducersResponse(topics=topics)
 
     # -- InitProducerId ----------------------------------------------------------------------------------------
 
@@ -354,6 +444,26 @@ class RecordHandlers:
         # v3+) and always hands out a fresh id at epoch 0; idempotent producers bump their epoch locally. Bumping
         # the id we were sent would also let any client fence another client's producer.
         return InitProducerIdResponse(producer_id=self.producer_ids.allocate(), producer_epoch=0)
+
+
+def _isolation(ctx: RequestContext, request: ListOffsetsRequest) -> int | None:
+    """ListOffsets' isolation level; None before v2, which has none (reads are bounded by the log end)."""
+    return request.isolation_level if ctx.api_version >= LIST_OFFSETS_ISOLATION_VERSION else None
+
+
+def _has_transactional_records(request: ProduceRequest) -> bool:
+    """Kafka's RequestUtils.hasTransactionalRecords: some partition's batch is transactional (unreadable record
+    sets are left to the append, which refuses them)."""
+    for topic in request.topic_data:
+        for data in topic.partition_data:
+            if not data.records:
+                continue
+            try:
+                if peek_batch_header(data.records, 0).is_transactional:
+                    return True
+            except DecodeError:
+                continue
+    return False
 
 
 def _failed(data: PartitionData, error: int, *, read: bool = False) -> None:

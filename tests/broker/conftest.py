@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,18 @@ def broker_config(tmp_path: Path, **overrides: str) -> BrokerConfig:
     raw = {"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": str(tmp_path / "data"), **FAST_GROUP_CONFIG}
     raw.update({k.replace("_", "."): v for k, v in overrides.items()})
     return BrokerConfig(raw)
+
+
+@asynccontextmanager
+async def running_broker(tmp_path: Path, **overrides: str) -> AsyncIterator[Broker]:
+    """A broker on ``tmp_path`` for the length of the block; a second block on the same path is a restart."""
+    instance = Broker(broker_config(tmp_path, **overrides))
+    await instance.start()
+    try:
+        await instance.loaded.wait()
+        yield instance
+    finally:
+        await instance.stop()
 
 
 @pytest.fixture

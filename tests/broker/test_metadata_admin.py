@@ -41,6 +41,7 @@ from protocol.messages.delete_groups import DeleteGroupsRequest
 from protocol.messages.delete_topics import DeleteTopicsRequest, DeleteTopicState
 from protocol.messages.describe_configs import DescribeConfigsRequest, DescribeConfigsResource
 from protocol.messages.describe_groups import DescribeGroupsRequest
+from protocol.messages.describe_producers import DescribeProducersRequest, TopicRequest
 from protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
 from protocol.messages.find_coordinator import FindCoordinatorRequest
 from protocol.messages.heartbeat import HeartbeatRequest
@@ -77,6 +78,7 @@ from protocol.records import Record, RecordBatch, decode_batch, encode_batch
 from protocol.registry import APIS, ApiKey
 from tests.broker.conftest import broker_config
 from tests.broker.wire import WireClient
+from tests.support.data_plane import batch as producer_batch
 
 ZERO_UUID = uuid.UUID(int=0)
 SOURCE_DYNAMIC_TOPIC = 1
@@ -529,6 +531,20 @@ async def sweep_init_producer_id(s: Sweep, c: WireClient, v: int) -> None:
     assert response.error_code == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
 
 
+async def sweep_describe_producers(s: Sweep, c: WireClient, v: int) -> None:
+    topic = s.topic()
+    log = s.broker.logs.get(topic, 0)
+    assert log is not None
+    idempotent = producer_batch(b"a", producer_id=42, epoch=3, sequence=0)
+    log.append(idempotent, now_ms=s.broker.clock.wall_ms(), leader_epoch=0)
+    request = DescribeProducersRequest(topics=[TopicRequest(name=topic, partition_indexes=[0, 1])])
+    [answered] = (await c.call(ApiKey.DESCRIBE_PRODUCERS, v, request)).topics
+    [partition, missing] = answered.partitions
+    assert partition.error_code == ErrorCode.NONE
+    assert [(p.producer_id, p.producer_epoch, p.last_sequence) for p in partition.active_producers] == [(42, 3, 0)]
+    assert missing.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
 async def sweep_describe_configs(s: Sweep, c: WireClient, v: int) -> None:
     topic = s.topic(configs={"retention.ms": "60000"})
     request = DescribeConfigsRequest(
@@ -677,6 +693,7 @@ SCENARIOS: dict[int, Scenario] = {
     ApiKey.DELETE_TOPICS: sweep_delete_topics,
     ApiKey.INIT_PRODUCER_ID: sweep_init_producer_id,
     ApiKey.DESCRIBE_CONFIGS: sweep_describe_configs,
+    ApiKey.DESCRIBE_PRODUCERS: sweep_describe_producers,
     ApiKey.CREATE_PARTITIONS: sweep_create_partitions,
     ApiKey.DELETE_GROUPS: sweep_delete_groups,
     ApiKey.OFFSET_DELETE: sweep_offset_delete,

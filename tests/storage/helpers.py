@@ -65,6 +65,7 @@ def append(
     timestamp: int = NOW,
     compression: Compression = Compression.NONE,
     producer: tuple[int, int, int] | None = None,
+    transactional: bool = False,
 ) -> list[Stored]:
     """One batch of ``ops``; returns the records as they were stored (to compare with what survives cleaning)."""
     records = [
@@ -79,6 +80,31 @@ def append(
         producer_id=pid,
         producer_epoch=epoch,
         base_sequence=seq,
+        is_transactional=transactional,
     )
     base = log.append(encode_batch(batch), now_ms=timestamp, origin=AppendOrigin.COORDINATOR).base_offset
     return [Stored(base + i, timestamp + i, k, v, (("h", b"%d" % i),)) for i, (k, v) in enumerate(ops)]
+
+
+def producer_batch(
+    *values: bytes,
+    producer: tuple[int, int, int],
+    transactional: bool = False,
+    timestamp: int = 1_000,
+    key: bytes | None = None,
+    base_offset: int = 0,
+) -> bytes:
+    """A batch of ``values`` from producer ``(id, epoch, base sequence)``, transactional if asked."""
+    pid, epoch, seq = producer
+    records = [Record(offset_delta=i, timestamp_delta=0, key=key, value=v) for i, v in enumerate(values)]
+    return encode_batch(
+        RecordBatch.from_records(
+            records,
+            base_offset=base_offset,
+            base_timestamp=timestamp,
+            producer_id=pid,
+            producer_epoch=epoch,
+            base_sequence=seq,
+            is_transactional=transactional,
+        )
+    )

@@ -12,6 +12,7 @@ import pytest
 
 from protocol import consumer_offsets
 from protocol.consumer_protocol import encode_assignment, encode_subscription
+from protocol.control_records import ControlRecordType, EndTxnMarker
 from protocol.messages.consumer_protocol_assignment import ConsumerProtocolAssignment
 from protocol.messages.consumer_protocol_assignment import TopicPartition as AssignedPartitions
 from protocol.messages.consumer_protocol_subscription import ConsumerProtocolSubscription
@@ -321,3 +322,56 @@ def test_offsets_decoder_reads_kafka_44_member_metadata() -> None:
         '"classicMemberMetadata":{"sessionTimeoutMs":10000,"supportedProtocols":[{"name":"range",'
         '"metadata":"0003000000010007742d636f646563ffffffff00000000ffffffffffff"}]}}',
     ]
+
+
+def transactional_log(directory: Path) -> None:
+    """A transactional batch committed (coordinator epoch 9), another aborted (coordinator epoch 9)."""
+    log = PartitionLog(directory, LogConfig(), now_ms=NOW)
+    put(log, [(b"k", b"v")], producer_id=7, producer_epoch=2, base_sequence=0, is_transactional=True)
+    log.append_end_txn_marker(7, 2, EndTxnMarker(ControlRecordType.COMMIT, 9), now_ms=NOW)
+    put(log, [(b"k", b"w")], producer_id=7, producer_epoch=2, base_sequence=1, is_transactional=True)
+    log.append_end_txn_marker(7, 2, EndTxnMarker(ControlRecordType.ABORT, 9), now_ms=NOW)
+    log.close()
+
+
+def test_control_records_show_their_marker_and_the_transactional_flag(tmp_path: Path) -> None:
+    transactional_log(tmp_path / "t-0")
+    code, out, _ = run(str(tmp_path / "t-0" / SEGMENT), "--print-data-log")
+    assert code == 0
+    lines = out.splitlines()[2:]
+    batches = [line for line in lines if line.startswith("baseOffset")]
+    assert [("isTransactional: true" in b, "isControl: true" in b) for b in batches] == [
+        (True, False),
+        (True, True),
+        (True, False),
+        (True, True),
+    ]
+    markers = [line for line in lines if "endTxnMarker" in line]
+    assert [m.split("sequence: -1 headerKeys: [] ")[1] for m in markers] == [
+        "endTxnMarker: COMMIT coordinatorEpoch: 9",
+        "endTxnMarker: ABORT coordinatorEpoch: 9",
+    ]
+
+
+def test_a_control_record_that_is_no_marker_is_printed_as_unknown(tmp_path: Path) -> None:
+    """Kafka's KRaft logs hold other control types (the broker never writes one: the dump reads any file)."""
+    record = Record(offset_delta=0, timestamp_delta=0, key=b"\x00\x00\x00\x05", value=b"")
+    batch = RecordBatch.from_records([record], base_timestamp=NOW, is_transactional=True, is_control=True)
+    (tmp_path / "t-0").mkdir()
+    (tmp_path / "t-0" / SEGMENT).write_bytes(encode_batch(batch))
+    code, out, _ = run(str(tmp_path / "t-0" / SEGMENT), "--print-data-log")
+    assert code == 0 and out.splitlines()[-1].endswith("controlType: UNKNOWN(5)")
+
+
+def test_an_aborted_transaction_index_is_dumped_entry_by_entry(tmp_path: Path) -> None:
+    transactional_log(tmp_path / "t-0")
+    index = tmp_path / "t-0" / "00000000000000000000.txnindex"
+    code, out, _ = run(str(index))
+    assert code == 0
+    assert out.splitlines() == [
+        f"Dumping {index}",
+        "version: 0 producerId: 7 firstOffset: 2 lastOffset: 3 lastStableOffset: 4",
+    ]
+    index.write_bytes(index.read_bytes()[:-1])
+    code, out, _ = run(str(index))
+    assert code == 0 and out.splitlines()[-1].startswith("Found a damaged index: ")

@@ -25,19 +25,28 @@ def batch(
     epoch: int = -1,
     sequence: int = -1,
     timestamp_step: int = 0,
+    transactional: bool = False,
 ) -> bytes:
     records = [
         Record(offset_delta=i, timestamp_delta=i * timestamp_step, key=None, value=v) for i, v in enumerate(values)
     ]
     return encode_batch(
         RecordBatch.from_records(
-            records, base_timestamp=timestamp, producer_id=producer_id, producer_epoch=epoch, base_sequence=sequence
+            records,
+            base_timestamp=timestamp,
+            producer_id=producer_id,
+            producer_epoch=epoch,
+            base_sequence=sequence,
+            is_transactional=transactional,
         )
     )
 
 
-def produce_request(topic: str, records: bytes | None, *, partition: int = 0, acks: int = -1) -> ProduceRequest:
+def produce_request(
+    topic: str, records: bytes | None, *, partition: int = 0, acks: int = -1, transactional_id: str | None = None
+) -> ProduceRequest:
     return ProduceRequest(
+        transactional_id=transactional_id,
         acks=acks,
         timeout_ms=5000,
         topic_data=[
@@ -47,9 +56,16 @@ def produce_request(topic: str, records: bytes | None, *, partition: int = 0, ac
 
 
 async def produce(
-    client: WireClient, topic: str, records: bytes | None, *, partition: int = 0, version: int = PRODUCE_VERSION
+    client: WireClient,
+    topic: str,
+    records: bytes | None,
+    *,
+    partition: int = 0,
+    version: int = PRODUCE_VERSION,
+    transactional_id: str | None = None,
 ) -> Any:
-    response = await client.call(ApiKey.PRODUCE, version, produce_request(topic, records, partition=partition))
+    request = produce_request(topic, records, partition=partition, transactional_id=transactional_id)
+    response = await client.call(ApiKey.PRODUCE, version, request)
     [topic_response] = response.responses
     assert topic_response.name == topic
     [result] = topic_response.partition_responses
@@ -58,14 +74,26 @@ async def produce(
 
 
 def fetch_request(
-    topic: str, offset: int = 0, *, max_wait_ms: int = 0, min_bytes: int = 1, topic_id: uuid.UUID | None = None
+    topic: str,
+    offset: int = 0,
+    *,
+    max_wait_ms: int = 0,
+    min_bytes: int = 1,
+    topic_id: uuid.UUID | None = None,
+    isolation_level: int = 0,
 ) -> FetchRequest:
     wanted = FetchTopic(
         topic=topic,
         topic_id=topic_id or uuid.UUID(int=0),
         partitions=[FetchPartition(partition=0, fetch_offset=offset, partition_max_bytes=1 << 20)],
     )
-    return FetchRequest(max_wait_ms=max_wait_ms, min_bytes=min_bytes, max_bytes=1 << 22, topics=[wanted])
+    return FetchRequest(
+        max_wait_ms=max_wait_ms,
+        min_bytes=min_bytes,
+        max_bytes=1 << 22,
+        isolation_level=isolation_level,
+        topics=[wanted],
+    )
 
 
 async def fetch(client: WireClient, topic: str, offset: int = 0, *, version: int = FETCH_VERSION, **kw: Any) -> Any:
