@@ -32,18 +32,23 @@ from broker.group_topics import LogTopicCatalog
 from broker.handlers.cluster import ClusterHandlers
 from broker.handlers.groups import GroupHandlers
 from broker.handlers.records import RecordHandlers
+from broker.handlers.transactions import TransactionHandlers
 from broker.idle_connections import IdleConnections
 from broker.maintenance import Maintenance
 from broker.metrics import BrokerMetrics
 from broker.offsets_log import OFFSETS_TOPIC, OffsetsLog
+from broker.producer_state import ProducerIdAllocator
 from broker.scheduler import TimerDriver
 from broker.startup import StartupError, bind_listener, is_wildcard_host, lock_data_dir, os_cause
 from broker.topics import TopicChanges
+from broker.transaction_state_log import TRANSACTION_STATE_TOPIC
 from broker.txn_markers import TxnMarkerWriter
-from coordinator.config import CoordinatorConfig
+from broker.txn_service import TransactionService
+from coordinator.config import CoordinatorConfig, TransactionConfig
 from coordinator.coordinator import GroupCoordinator
 from coordinator.events import Events
 from coordinator.persistence import RecordLog
+from coordinator.routing import GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE, CoordinatorTopic
 from protocol.consumer_protocol import decode_subscription
 from protocol.errors import ErrorCode
 from storage.cleaner import CleanerConfig
@@ -93,7 +98,7 @@ class Broker:
             self._close_sockets()
             self.dir_lock.release()
             raise
-        self._ensure_offsets_topic()
+        self._ensure_coordinator_topics()
         self.offsets_log = OffsetsLog(self.logs, clock.wall_ms, loop.call_soon, self._deliver_durability)
         self.offsets_log.on_written = self.fetches.on_append
         #: What the coordinator writes to: the offsets log, or a wrapper around it (fault injection).
@@ -106,6 +111,7 @@ class Broker:
             known_partition=lambda topic, partition: self.logs.get(topic, partition) is not None,
             events=Events(self.events),
             topics=LogTopicCatalog(self.logs),
+            verify_transaction=lambda request: self.transactions.verify_offsets(request),
         )
         advertised = config.advertised_listeners[0]
         self.cluster: ClusterView = SingleNodeCluster(
@@ -127,13 +133,28 @@ class Broker:
         self.records.register(self.dispatcher)
         #: Where the transaction coordinator writes its COMMIT/ABORT markers (broker.txn_markers).
         self.txn_markers = TxnMarkerWriter(self.logs, self.fetches, clock.wall_ms)
-        GroupHandlers(
-            self.coordinator, self.cluster, clock, self.rearm_timers, config["offsets.topic.num.partitions"]
-        ).register(self.dispatcher)
+        self.transactions = TransactionService(
+            TransactionConfig.from_kafka_props(config.coordinator_properties()),
+            loop,
+            clock,
+            self.logs,
+            self.coordinator,
+            self.txn_markers,
+            ProducerIdAllocator(config.log_dir / "producer-id-block"),
+            self.rearm_timers,
+            verification=config["transaction.partition.verification.enable"],
+        )
+        self.records.verifier = self.transactions.verify_produce
+        GroupHandlers(self.coordinator, self.cluster, clock, self.rearm_timers, self._coordinator_topics()).register(
+            self.dispatcher
+        )
+        TransactionHandlers(self.transactions.coordinator, clock, self.rearm_timers).register(self.dispatcher)
         self.maintenance = Maintenance(
             self.logs, clock, config["log.retention.check.interval.ms"], config["log.flush.interval.ms"]
         )
-        self.driver = TimerDriver(loop, clock, [self.coordinator, self.maintenance, self.idle])
+        self.driver = TimerDriver(
+            loop, clock, [self.coordinator, self.transactions.coordinator, self.maintenance, self.idle]
+        )
         self.driver.after_tick.append(self._start_reloads)
         self.fetch_driver = TimerDriver(loop, self.real_clock, [self.fetches])
         self.compaction: Compaction | None = None
@@ -171,6 +192,7 @@ class Broker:
         """Serve the listeners bound in the constructor, then load `__consumer_offsets`, run the timers and cleaner."""
         for partition in range(self.config["offsets.topic.num.partitions"]):
             self.coordinator.begin_loading(partition)
+        self.transactions.begin_loading()
         await self._start_listeners()
         self._spawn(self._load_offsets_partitions())
         self.driver.rearm()
@@ -202,16 +224,36 @@ class Broker:
 
     # -- topics and the offsets topic --------------------------------------------------------------------------
 
-    def _ensure_offsets_topic(self) -> None:
-        if self.logs.topic(OFFSETS_TOPIC) is None:
-            self.logs.create_topic(
-                OFFSETS_TOPIC,
-                self.config["offsets.topic.num.partitions"],
-                {"cleanup.policy": COMPACT, "segment.bytes": str(self.config["offsets.topic.segment.bytes"])},
-            )
+    def _ensure_coordinator_topics(self) -> None:
+        """`__consumer_offsets` and `__transaction_state` exist from the first start (compacted, Kafka's sizes)."""
+        for topic, partitions, segment_bytes in (
+            (OFFSETS_TOPIC, "offsets.topic.num.partitions", "offsets.topic.segment.bytes"),
+            (TRANSACTION_STATE_TOPIC, "transaction.state.log.num.partitions", "transaction.state.log.segment.bytes"),
+        ):
+            if self.logs.topic(topic) is None:
+                self.logs.create_topic(
+                    topic,
+                    self.config[partitions],
+                    {"cleanup.policy": COMPACT, "segment.bytes": str(self.config[segment_bytes])},
+                )
+
+    def _coordinator_topics(self) -> dict[int, CoordinatorTopic]:
+        """Where FindCoordinator looks: groups on `__consumer_offsets`, transactional ids on `__transaction_state`."""
+        cluster = self.cluster
+        return {
+            GROUP_KEY_TYPE: CoordinatorTopic(
+                self.config["offsets.topic.num.partitions"], True, lambda p: cluster.leader_of(OFFSETS_TOPIC, p)
+            ),
+            TRANSACTION_KEY_TYPE: CoordinatorTopic(
+                self.config["transaction.state.log.num.partitions"],
+                True,
+                lambda p: cluster.leader_of(TRANSACTION_STATE_TOPIC, p),
+            ),
+        }
 
     async def _load_offsets_partitions(self) -> None:
-        """Replay every `__consumer_offsets` partition into the coordinator while the listeners already run.
+        """Replay every `__consumer_offsets` partition into the coordinator while the listeners already run, then
+        every `__transaction_state` partition into the transaction coordinator (`TransactionService.load`).
 
         Until its partition is loaded a group's requests get COORDINATOR_LOAD_IN_PROGRESS (with Kafka's remapping
         for Heartbeat and SyncGroup, rule #4), and clients retry. Reading and decoding happen in a worker thread;
@@ -227,6 +269,12 @@ class Broker:
             self.rearm_timers()
         failed = sorted(self.coordinator.load_failures())
         log.info("offsets.loaded", records=records_loaded, failed=failed, duration_ms=clock.monotonic_ms() - started)
+        started = clock.monotonic_ms()
+        records_loaded = await self.transactions.load()
+        failed = sorted(self.transactions.coordinator.load_failures())
+        log.info(
+            "transactions.loaded", records=records_loaded, failed=failed, duration_ms=clock.monotonic_ms() - started
+        )
         self.loaded.set()
 
     async def _load_offsets_partition(self, partition: int) -> int:
@@ -326,6 +374,8 @@ class Broker:
         self.offsets_log.flush()
         self.fetches.cancel_all()
         self.coordinator.shutdown(self.clock.monotonic_ms(), self.clock.wall_ms())
+        self.transactions.log.flush()
+        self.transactions.coordinator.shutdown(self.clock.monotonic_ms())
         for callback in self.on_stop:
             callback()
         # A storage error here (a full disk) is logged by the log manager and does not stop the shutdown; the exit

@@ -1,8 +1,9 @@
 """FindCoordinator (rules #1, #3): which broker coordinates a group, as a pure function of the cluster view.
 
-The coordinator of group G is the leader of `__consumer_offsets` partition `partition_for(G)`. When the topic does
-not exist yet Kafka starts creating it and answers COORDINATOR_NOT_AVAILABLE, which clients retry; that is the
-well-known "coordinator not available for a few seconds after startup". A partition without a live leader gives
+The coordinator of group G is the leader of `__consumer_offsets` partition `partition_for(G)`; the transaction
+coordinator of transactional id T the leader of `__transaction_state` partition `partition_for(T)` (T1). When the
+topic does not exist yet Kafka starts creating it and answers COORDINATOR_NOT_AVAILABLE, which clients retry; that
+is the well-known "coordinator not available for a few seconds after startup". A partition without a live leader gives
 the same answer. v0-3 carry one key with a top-level error and node (an error goes out with node -1 and an empty
 host); v4+ carry a `Coordinators` entry per key, each with its own error.
 
@@ -12,7 +13,7 @@ answer, so every broker node in a process answers identically.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -58,32 +59,43 @@ class Endpoint(Protocol):
     def port(self) -> int: ...
 
 
+@dataclass(frozen=True, slots=True)
+class CoordinatorTopic:
+    """Where the coordinators of one key type live: a group's in `__consumer_offsets`, a transactional id's in
+    `__transaction_state` (T1), each key on partition `partition_for(key, num_partitions)`."""
+
+    num_partitions: int
+    exists: bool
+    leader_of: Callable[[int], Endpoint | None]
+    create: Callable[[], None] | None = None
+    """Kafka's auto-creation of the topic on the first lookup while it is missing."""
+
+
 def find_coordinator(
     request: FindCoordinatorRequest,
     api_version: int,
-    *,
-    num_partitions: int,
-    offsets_topic_exists: bool,
-    leader_of: Callable[[int], Endpoint | None],
-    create_offsets_topic: Callable[[], None] | None = None,
+    topics: Mapping[int, CoordinatorTopic],
 ) -> FindCoordinatorResponse:
-    """Answer a FindCoordinator request; calls `create_offsets_topic` when the topic is missing (Kafka's
-    auto-creation of `__consumer_offsets` on first lookup)."""
+    """Answer a FindCoordinator request from the coordinator topic of each key type served (`topics`, by key
+    type); a known key type that is not served (share groups) is COORDINATOR_NOT_AVAILABLE, an unknown one
+    INVALID_REQUEST. A missing topic is created once (`CoordinatorTopic.create`) and answered
+    COORDINATOR_NOT_AVAILABLE, which clients retry."""
     keys = list(request.coordinator_keys) if api_version >= BATCHED_VERSION else [request.key]
     answers: list[tuple[str, ErrorCode, Endpoint]] = []
     asked_to_create = False
+    topic = topics.get(request.key_type)
     for key in keys:
-        if request.key_type != GROUP_KEY_TYPE:
-            known = request.key_type in (TRANSACTION_KEY_TYPE, SHARE_KEY_TYPE)
+        if topic is None:
+            known = request.key_type in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE, SHARE_KEY_TYPE)
             answers.append((key, ErrorCode.COORDINATOR_NOT_AVAILABLE if known else ErrorCode.INVALID_REQUEST, NO_NODE))
             continue
-        if not offsets_topic_exists:
-            if create_offsets_topic is not None and not asked_to_create:
-                create_offsets_topic()
+        if not topic.exists:
+            if topic.create is not None and not asked_to_create:
+                topic.create()
                 asked_to_create = True
             answers.append((key, ErrorCode.COORDINATOR_NOT_AVAILABLE, NO_NODE))
             continue
-        leader = leader_of(partition_for(key, num_partitions))
+        leader = topic.leader_of(partition_for(key, topic.num_partitions))
         if leader is None:
             answers.append((key, ErrorCode.COORDINATOR_NOT_AVAILABLE, NO_NODE))
         else:

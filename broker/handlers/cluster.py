@@ -19,7 +19,7 @@ from broker.cluster import ClusterView
 from broker.config import BrokerConfig
 from broker.context import RequestContext
 from broker.dispatch import Dispatcher
-from broker.offsets_log import OFFSETS_TOPIC
+from broker.group_topics import INTERNAL_TOPICS
 from broker.topics import TopicChanges
 from protocol.errors import ErrorCode
 from protocol.messages.create_partitions import (
@@ -104,7 +104,7 @@ class ClusterHandlers:
         return MetadataResponseTopic(
             name=info.name,
             topic_id=info.topic_id,
-            is_internal=info.name == OFFSETS_TOPIC,
+            is_internal=info.name in INTERNAL_TOPICS,
             partitions=partitions,
         )
 
@@ -284,7 +284,7 @@ class ClusterHandlers:
             if not self._config["delete.topic.enable"]:
                 result.error_code = ErrorCode.TOPIC_DELETION_DISABLED
                 continue
-            if resolved == OFFSETS_TOPIC:
+            if resolved in INTERNAL_TOPICS:
                 result.error_code, result.error_message = ErrorCode.INVALID_TOPIC_EXCEPTION, "internal topic"
                 continue
             try:

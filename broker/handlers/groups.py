@@ -1,25 +1,18 @@
-"""The group APIs: FindCoordinator answered by `coordinator.routing` over the cluster view, everything else a thin
-bridge to the sans-IO coordinator.
-
-The coordinator returns either a response or a `Reply` that it completes later (a parked JoinGroup, a SyncGroup
-waiting for the leader, a commit waiting to be durable). The bridge turns a pending `Reply` into an awaited future
-and re-arms the timer driver after every call, because any call may move the coordinator's next deadline.
-"""
+"""The group APIs: FindCoordinator answered by `coordinator.routing` over the cluster view (for groups and
+transactional ids), everything else a thin bridge (`bridge.py`) to the sans-IO group coordinator."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from broker.clock import BrokerClock
 from broker.cluster import ClusterView
 from broker.context import RequestContext
 from broker.dispatch import Dispatcher
-from coordinator.context import RequestContext as CoordinatorContext
+from broker.handlers.bridge import CoordinatorMethod, Handler, bridge
 from coordinator.coordinator import GroupCoordinator
-from coordinator.reply import Reply
-from coordinator.routing import find_coordinator
+from coordinator.routing import CoordinatorTopic, find_coordinator
 from protocol.errors import ErrorCode
 from protocol.messages.consumer_group_describe import ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse
 from protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse
@@ -44,13 +37,13 @@ class GroupHandlers:
         cluster: ClusterView,
         clock: BrokerClock,
         rearm: Callable[[], None],
-        offsets_partitions: int,
+        coordinator_topics: Mapping[int, CoordinatorTopic],
     ) -> None:
         self._coordinator = coordinator
         self._cluster = cluster
         self._clock = clock
         self._rearm = rearm
-        self._offsets_partitions = offsets_partitions
+        self._coordinator_topics = coordinator_topics
 
     def register(self, d: Dispatcher) -> None:
         d.register(ApiKey.FIND_COORDINATOR, self.find_coordinator)
@@ -78,27 +71,8 @@ class GroupHandlers:
             self._consumer_protocol_only(self._bridge(coordinator.consumer_group_heartbeat)),
         )
 
-    def _bridge(self, method: Callable[[CoordinatorContext, Any, int], Any]) -> Callable[[RequestContext, Any], Any]:
-        clock, rearm = self._clock, self._rearm
-
-        async def handle(ctx: RequestContext, request: Any) -> Any:
-            coordinator_ctx = CoordinatorContext(
-                api_version=ctx.api_version,
-                client_id=ctx.client_id or "",
-                client_host=ctx.client_host,
-                wall_ms=clock.wall_ms(),
-            )
-            result = method(coordinator_ctx, request, clock.monotonic_ms())
-            rearm()
-            if not isinstance(result, Reply):
-                return result
-            if result.done:
-                return result.value
-            future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-            result.on_complete(lambda value: _resolve(future, value))
-            return await future
-
-        return handle
+    def _bridge(self, method: CoordinatorMethod) -> Handler:
+        return bridge(method, self._clock, self._rearm)
 
     def _consumer_protocol_only(
         self, heartbeat: Callable[[RequestContext, Any], Any]
@@ -134,17 +108,6 @@ class GroupHandlers:
         return handle
 
     async def find_coordinator(self, ctx: RequestContext, request: FindCoordinatorRequest) -> FindCoordinatorResponse:
-        """The offsets topic always exists here (the broker creates it at startup), so only the cluster view's
-        leaders decide the answer."""
-        return find_coordinator(
-            request,
-            ctx.api_version,
-            num_partitions=self._offsets_partitions,
-            offsets_topic_exists=True,
-            leader_of=self._cluster.leader_of_offsets_partition,
-        )
-
-
-def _resolve(future: asyncio.Future[Any], value: Any) -> None:
-    if not future.done():
-        future.set_result(value)
+        """The coordinator topics always exist here (the broker creates them at startup), so only the cluster
+        view's leaders decide the answer."""
+        return find_coordinator(request, ctx.api_version, self._coordinator_topics)

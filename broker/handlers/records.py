@@ -1,4 +1,5 @@
-"""The data plane: Produce, Fetch (long-poll), ListOffsets, DescribeProducers and InitProducerId.
+"""The data plane: Produce, Fetch (long-poll), ListOffsets and DescribeProducers (InitProducerId is the
+transaction coordinator's, `transactions.py`, idempotent producers included).
 
 One node leads every partition, so acks=1 and acks=all mean the same thing here: the batch is in the log (written
 to the OS) when the response goes out. Idempotent and transactional producers get Kafka's producer-state checks
@@ -22,7 +23,6 @@ from broker.context import RequestContext
 from broker.dispatch import Dispatcher
 from broker.fetch_purgatory import FetchPurgatory
 from broker.offsets_log import OFFSETS_TOPIC
-from broker.producer_state import ProducerIdAllocator
 from broker.record_slices import RecordSlices, close_record_slices
 from broker.txn_verification import ACCEPT_ALL, TransactionVerifier, TxnVerification
 from protocol.errors import DecodeError, ErrorCode
@@ -41,7 +41,6 @@ from protocol.messages.fetch import (
     FetchResponse,
     PartitionData,
 )
-from protocol.messages.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
 from protocol.messages.list_offsets import (
     ListOffsetsPartitionResponse,
     ListOffsetsRequest,
@@ -93,7 +92,6 @@ class RecordHandlers:
         self._real_clock = real_clock
         self._fetches = fetches
         self._rearm = rearm
-        self.producer_ids = ProducerIdAllocator(config.log_dir / "producer-id-block")
         #: Asked before a producer's first transactional write to a partition; the transaction coordinator
         #: installs its own (see broker.txn_verification).
         self.verifier: TransactionVerifier = ACCEPT_ALL
@@ -102,7 +100,6 @@ class RecordHandlers:
         d.register(ApiKey.PRODUCE, self.produce)
         d.register(ApiKey.FETCH, self.fetch)
         d.register(ApiKey.LIST_OFFSETS, self.list_offsets)
-        d.register(ApiKey.INIT_PRODUCER_ID, self.init_producer_id)
         d.register(ApiKey.DESCRIBE_PRODUCERS, self.describe_producers)
 
     # -- Produce -----------------------------------------------------------------------------------------------
@@ -433,17 +430,6 @@ class RecordHandlers:
                     for p in producers
                 ]
         return DescribeProducersResponse(topics=topics)
-
-    # -- InitProducerId ----------------------------------------------------------------------------------------
-
-    async def init_producer_id(self, ctx: RequestContext, request: InitProducerIdRequest) -> InitProducerIdResponse:
-        if request.transactional_id is not None:
-            # Transactions are not implemented; a fatal error is clearer to the application than endless retries.
-            return InitProducerIdResponse(error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
-        # Without a transactional id Kafka's TransactionCoordinator ignores any producer id/epoch sent (KIP-360
-        # v3+) and always hands out a fresh id at epoch 0; idempotent producers bump their epoch locally. Bumping
-        # the id we were sent would also let any client fence another client's producer.
-        return InitProducerIdResponse(producer_id=self.producer_ids.allocate(), producer_epoch=0)
 
 
 def _isolation(ctx: RequestContext, request: ListOffsetsRequest) -> int | None:

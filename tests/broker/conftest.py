@@ -16,6 +16,11 @@ FAST_GROUP_CONFIG = {
 }
 
 
+#: For tests that write transactional batches and markers by hand, without a transaction coordinator behind the
+#: producer: Kafka's own switch for the check that a partition was added to the producer's transaction (KIP-890).
+UNVERIFIED_TRANSACTIONS = {"transaction.partition.verification.enable": "false"}
+
+
 def broker_config(tmp_path: Path, **overrides: str) -> BrokerConfig:
     raw = {"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": str(tmp_path / "data"), **FAST_GROUP_CONFIG}
     raw.update({k.replace("_", "."): v for k, v in overrides.items()})

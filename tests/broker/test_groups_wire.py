@@ -71,8 +71,13 @@ async def test_find_coordinator_batched_keys(broker: Broker, version: int) -> No
         for key in ("billing", "audit", "x" * 200)
     ]
     transactions = FindCoordinatorRequest(key_type=KEY_TYPE_TRANSACTION, coordinator_keys=["tx"])
-    [refused] = (await client.call(ApiKey.FIND_COORDINATOR, version, transactions)).coordinators
-    assert refused.error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE  # README: no transaction coordinator
+    [found] = (await client.call(ApiKey.FIND_COORDINATOR, version, transactions)).coordinators
+    assert (found.key, found.error_code, found.node_id, found.port) == (
+        "tx",
+        ErrorCode.NONE,
+        broker.config.node_id,
+        broker.ports[0],
+    )  # T1: the transaction coordinator of "tx" is this node
     await client.close()
 
 

@@ -24,6 +24,12 @@ from broker.app import Broker
 from broker.handlers.groups import GROUP_AUTHORIZED_OPERATIONS
 from protocol.consumer_protocol import encode_assignment, encode_subscription
 from protocol.errors import ErrorCode
+from protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest
+from protocol.messages.add_partitions_to_txn import (
+    AddPartitionsToTxnRequest,
+    AddPartitionsToTxnTopic,
+    AddPartitionsToTxnTransaction,
+)
 from protocol.messages.api_versions import ApiVersionsRequest
 from protocol.messages.consumer_group_describe import ConsumerGroupDescribeRequest
 from protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
@@ -42,6 +48,8 @@ from protocol.messages.delete_topics import DeleteTopicsRequest, DeleteTopicStat
 from protocol.messages.describe_configs import DescribeConfigsRequest, DescribeConfigsResource
 from protocol.messages.describe_groups import DescribeGroupsRequest
 from protocol.messages.describe_producers import DescribeProducersRequest, TopicRequest
+from protocol.messages.describe_transactions import DescribeTransactionsRequest
+from protocol.messages.end_txn import EndTxnRequest
 from protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
 from protocol.messages.find_coordinator import FindCoordinatorRequest
 from protocol.messages.heartbeat import HeartbeatRequest
@@ -50,6 +58,7 @@ from protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProto
 from protocol.messages.leave_group import LeaveGroupRequest, MemberIdentity
 from protocol.messages.list_groups import ListGroupsRequest
 from protocol.messages.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
+from protocol.messages.list_transactions import ListTransactionsRequest
 from protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 from protocol.messages.offset_commit import (
     OffsetCommitRequest,
@@ -354,8 +363,8 @@ async def sweep_find_coordinator(s: Sweep, c: WireClient, v: int) -> None:
             else FindCoordinatorRequest(key_type=1, coordinator_keys=["tx"])
         )
         response = await c.call(ApiKey.FIND_COORDINATOR, v, request)
-        error = response.error_code if v < 4 else response.coordinators[0].error_code
-        assert error == ErrorCode.COORDINATOR_NOT_AVAILABLE
+        found = response if v < 4 else response.coordinators[0]
+        assert (found.error_code, found.node_id, found.port) == (ErrorCode.NONE, 1, port)  # T1
 
 
 async def sweep_join_group(s: Sweep, c: WireClient, v: int) -> None:
@@ -526,9 +535,90 @@ async def sweep_init_producer_id(s: Sweep, c: WireClient, v: int) -> None:
     response = await c.call(ApiKey.INIT_PRODUCER_ID, v, request)
     assert response.error_code == ErrorCode.NONE
     assert response.producer_id >= 0 and response.producer_epoch == 0
-    request = InitProducerIdRequest(transactional_id="tx", transaction_timeout_ms=60_000)
+    request = InitProducerIdRequest(transactional_id=f"{s.prefix}-tx", transaction_timeout_ms=60_000)
     response = await c.call(ApiKey.INIT_PRODUCER_ID, v, request)
-    assert response.error_code == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    assert (response.error_code, response.producer_epoch) == (ErrorCode.NONE, 0)  # T9: a new id starts at epoch 0
+    again = await c.call(ApiKey.INIT_PRODUCER_ID, v, request)
+    assert (again.error_code, again.producer_id, again.producer_epoch) == (ErrorCode.NONE, response.producer_id, 1)
+
+
+async def _initialised(s: Sweep, c: WireClient) -> tuple[str, int, int]:
+    """A transactional id this sweep initialised (InitProducerId v3): id, producer id, epoch."""
+    transactional_id = f"{s.prefix}-tx"
+    request = InitProducerIdRequest(transactional_id=transactional_id, transaction_timeout_ms=60_000)
+    response = await s.setup.call(ApiKey.INIT_PRODUCER_ID, 3, request)
+    assert response.error_code == ErrorCode.NONE
+    return transactional_id, response.producer_id, response.producer_epoch
+
+
+async def sweep_add_partitions_to_txn(s: Sweep, c: WireClient, v: int) -> None:
+    topic = s.topic()
+    transactional_id, producer_id, epoch = await _initialised(s, c)
+    partitions = [AddPartitionsToTxnTopic(name=topic, partitions=[0])]
+    if v < 4:
+        request = AddPartitionsToTxnRequest(
+            v3_and_below_transactional_id=transactional_id,
+            v3_and_below_producer_id=producer_id,
+            v3_and_below_producer_epoch=epoch,
+            v3_and_below_topics=partitions,
+        )
+        response = await c.call(ApiKey.ADD_PARTITIONS_TO_TXN, v, request)
+        [result] = response.results_by_topic_v3_and_below
+    else:  # the brokers' batched form; VerifyOnly asks without adding (T24)
+        transaction = AddPartitionsToTxnTransaction(
+            transactional_id=transactional_id,
+            producer_id=producer_id,
+            producer_epoch=epoch,
+            verify_only=True,
+            topics=partitions,
+        )
+        response = await c.call(ApiKey.ADD_PARTITIONS_TO_TXN, v, AddPartitionsToTxnRequest(transactions=[transaction]))
+        [transaction_result] = response.results_by_transaction
+        [result] = transaction_result.topic_results
+    [partition] = result.results_by_partition
+    expected = ErrorCode.NONE if v < 4 else ErrorCode.TRANSACTION_ABORTABLE  # not added: verification fails
+    assert (result.name, partition.partition_index, partition.partition_error_code) == (topic, 0, expected)
+
+
+async def sweep_add_offsets_to_txn(s: Sweep, c: WireClient, v: int) -> None:
+    transactional_id, producer_id, epoch = await _initialised(s, c)
+    request = AddOffsetsToTxnRequest(
+        transactional_id=transactional_id, producer_id=producer_id, producer_epoch=epoch, group_id=f"{s.prefix}-g"
+    )
+    assert (await c.call(ApiKey.ADD_OFFSETS_TO_TXN, v, request)).error_code == ErrorCode.NONE
+    request.producer_epoch = epoch + 1
+    fenced = ErrorCode.PRODUCER_FENCED if v >= 2 else ErrorCode.INVALID_PRODUCER_EPOCH  # T17
+    assert (await c.call(ApiKey.ADD_OFFSETS_TO_TXN, v, request)).error_code == fenced
+
+
+async def sweep_end_txn(s: Sweep, c: WireClient, v: int) -> None:
+    transactional_id, producer_id, epoch = await _initialised(s, c)
+    request = EndTxnRequest(
+        transactional_id=transactional_id, producer_id=producer_id, producer_epoch=epoch, committed=True
+    )
+    # T28: nothing was added, so there is no transaction to commit
+    assert (await c.call(ApiKey.END_TXN, v, request)).error_code == ErrorCode.INVALID_TXN_STATE
+
+
+async def sweep_describe_transactions(s: Sweep, c: WireClient, v: int) -> None:
+    transactional_id, producer_id, epoch = await _initialised(s, c)
+    request = DescribeTransactionsRequest(transactional_ids=[transactional_id, f"{s.prefix}-unknown"])
+    known, unknown = (await c.call(ApiKey.DESCRIBE_TRANSACTIONS, v, request)).transaction_states
+    assert (known.error_code, known.transaction_state, known.producer_id, known.producer_epoch) == (
+        ErrorCode.NONE,
+        "Empty",
+        producer_id,
+        epoch,
+    )
+    assert unknown.error_code == ErrorCode.TRANSACTIONAL_ID_NOT_FOUND
+
+
+async def sweep_list_transactions(s: Sweep, c: WireClient, v: int) -> None:
+    transactional_id, producer_id, _epoch = await _initialised(s, c)
+    response = await c.call(ApiKey.LIST_TRANSACTIONS, v, ListTransactionsRequest(producer_id_filters=[producer_id]))
+    assert [(t.transactional_id, t.transaction_state) for t in response.transaction_states] == [
+        (transactional_id, "Empty")
+    ]
 
 
 async def sweep_describe_producers(s: Sweep, c: WireClient, v: int) -> None:
@@ -665,7 +755,8 @@ async def sweep_txn_offset_commit(s: Sweep, c: WireClient, v: int) -> None:
         ],
     )
     response = await c.call(ApiKey.TXN_OFFSET_COMMIT, v, request)
-    assert response.topics[0].partitions[0].error_code == ErrorCode.NONE
+    # KIP-890 verification: no transaction coordinator knows this producer (no AddOffsetsToTxn)
+    assert response.topics[0].partitions[0].error_code == ErrorCode.INVALID_PRODUCER_ID_MAPPING
     fetch = OffsetFetchRequest(group_id=group, topics=[OffsetFetchRequestTopic(name=topic, partition_indexes=[0])])
     fetched = await s.setup.call(ApiKey.OFFSET_FETCH, 2, fetch)
     assert fetched.topics[0].partitions[0].committed_offset == -1
@@ -700,6 +791,11 @@ SCENARIOS: dict[int, Scenario] = {
     ApiKey.CONSUMER_GROUP_HEARTBEAT: sweep_consumer_group_heartbeat,
     ApiKey.CONSUMER_GROUP_DESCRIBE: sweep_consumer_group_describe,
     ApiKey.TXN_OFFSET_COMMIT: sweep_txn_offset_commit,
+    ApiKey.ADD_PARTITIONS_TO_TXN: sweep_add_partitions_to_txn,
+    ApiKey.ADD_OFFSETS_TO_TXN: sweep_add_offsets_to_txn,
+    ApiKey.END_TXN: sweep_end_txn,
+    ApiKey.DESCRIBE_TRANSACTIONS: sweep_describe_transactions,
+    ApiKey.LIST_TRANSACTIONS: sweep_list_transactions,
 }
 
 
@@ -768,7 +864,7 @@ async def test_metadata_v0_empty_list_means_all_topics(broker: Broker) -> None:
     broker.create_topic("beta", 2, {})
     client = await WireClient.connect(broker.ports[0])
     response = await metadata(client, 0, [])
-    assert names(response) == {"alpha", "beta", "__consumer_offsets"}
+    assert names(response) == {"alpha", "beta", "__consumer_offsets", "__transaction_state"}
     await client.close()
 
 
@@ -776,7 +872,7 @@ async def test_metadata_v1_null_means_all_and_empty_means_none(broker: Broker) -
     broker.create_topic("alpha", 1, {})
     client = await WireClient.connect(broker.ports[0])
     for version in (1, 4, 9, 12):
-        assert names(await metadata(client, version, None)) == {"alpha", "__consumer_offsets"}
+        assert names(await metadata(client, version, None)) == {"alpha", "__consumer_offsets", "__transaction_state"}
         empty = await metadata(client, version, [])
         assert empty.topics == [] and empty.brokers, version
     await client.close()
@@ -809,7 +905,7 @@ async def test_metadata_never_auto_creates_when_the_broker_disables_it(tmp_path:
         # an illegal name is INVALID_TOPIC_EXCEPTION whether or not it could have been created
         [illegal] = (await metadata(client, 12, [MetadataRequestTopic(name="bad name!")])).topics
         assert illegal.error_code == ErrorCode.INVALID_TOPIC_EXCEPTION
-        assert [t.name for t in broker.logs.topics()] == ["__consumer_offsets"]
+        assert [t.name for t in broker.logs.topics()] == ["__consumer_offsets", "__transaction_state"]
         await client.close()
     finally:
         await broker.stop()
@@ -837,7 +933,7 @@ async def test_metadata_brokers_controller_and_internal_topic(broker: Broker) ->
     assert [(b.node_id, b.host, b.port) for b in response.brokers] == [(1, "127.0.0.1", broker.ports[0])]
     assert response.controller_id in {b.node_id for b in response.brokers}
     internal = {t.name: t.is_internal for t in response.topics}
-    assert internal == {"__consumer_offsets": True, "plain": False}
+    assert internal == {"__consumer_offsets": True, "__transaction_state": True, "plain": False}
     offsets = next(t for t in response.topics if t.name == "__consumer_offsets")
     assert len(offsets.partitions) == broker.config["offsets.topic.num.partitions"]
     assert all(p.leader_id == 1 and p.replica_nodes == [1] and p.isr_nodes == [1] for p in offsets.partitions)
@@ -929,7 +1025,7 @@ async def test_create_topics_refusals(broker: Broker) -> None:
         ("both", ErrorCode.INVALID_REQUEST),  # partitions given twice: by count and by assignment
     ]
     assert all(r.error_message for r in results)
-    assert sorted(t.name for t in broker.logs.topics()) == ["__consumer_offsets", "exists"]
+    assert sorted(t.name for t in broker.logs.topics()) == ["__consumer_offsets", "__transaction_state", "exists"]
     await client.close()
 
 
@@ -1014,7 +1110,7 @@ async def test_delete_topics_by_name_by_id_and_unknown(broker: Broker) -> None:
         ("by-id", by_id.topic_id, ErrorCode.NONE),
         (None, unknown, ErrorCode.UNKNOWN_TOPIC_ID),
     ]
-    assert [t.name for t in broker.logs.topics()] == ["__consumer_offsets"]
+    assert [t.name for t in broker.logs.topics()] == ["__consumer_offsets", "__transaction_state"]
     [gone] = (await metadata(client, 9, [MetadataRequestTopic(name="by-name")], allow_auto_topic_creation=False)).topics
     assert gone.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     await client.close()

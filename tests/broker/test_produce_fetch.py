@@ -214,7 +214,9 @@ async def test_idempotent_producer_epoch_bump_fences_the_old_epoch(broker: Broke
     await client.close()
 
 
-async def test_init_producer_id_hands_out_distinct_ids_and_refuses_transactions(broker: Broker) -> None:
+async def test_init_producer_id_hands_out_distinct_ids_to_idempotent_and_transactional_producers(
+    broker: Broker,
+) -> None:
     client = await connect(broker)
     first = await init_producer_id(client, version=0)
     second = await init_producer_id(client, version=4)
@@ -223,10 +225,13 @@ async def test_init_producer_id_hands_out_distinct_ids_and_refuses_transactions(
     again = await init_producer_id(client, version=4, producer_id=second.producer_id, producer_epoch=0)
     assert again.error_code == ErrorCode.NONE
     assert again.producer_id not in (first.producer_id, second.producer_id) and again.producer_epoch == 0
-    for version in (0, 4):
-        request = InitProducerIdRequest(transactional_id="tx-1", transaction_timeout_ms=60_000)
-        refused = await client.call(ApiKey.INIT_PRODUCER_ID, version, request)
-        assert refused.error_code == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED  # README: no transactions
+    seen = {first.producer_id, second.producer_id, again.producer_id}
+    for version in (0, 4):  # T9: a transactional id gets an id of the same allocator, at epoch 0
+        request = InitProducerIdRequest(transactional_id=f"tx-{version}", transaction_timeout_ms=60_000)
+        transactional = await client.call(ApiKey.INIT_PRODUCER_ID, version, request)
+        assert (transactional.error_code, transactional.producer_epoch) == (ErrorCode.NONE, 0)
+        assert transactional.producer_id not in seen
+        seen.add(transactional.producer_id)
     await client.close()
 
 

@@ -8,8 +8,11 @@ calls (`Broker.txn_markers`), and Produce verification through the seam it fills
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from broker.app import Broker
 from broker.txn_verification import TxnVerification
@@ -19,12 +22,20 @@ from protocol.messages.fetch import AbortedTransaction
 from protocol.messages.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
 from protocol.records import RecordBatch, decode_batch
 from protocol.registry import ApiKey
-from tests.broker.conftest import running_broker
+from tests.broker.conftest import UNVERIFIED_TRANSACTIONS, running_broker
 from tests.broker.wire import NAMED_API_VERSIONS, WireClient
 from tests.support.data_plane import BASE_TS, batch, fetch, produce
 
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 TXN_ID = "txn-1"
+
+
+@pytest.fixture
+async def broker(tmp_path: Path) -> AsyncIterator[Broker]:
+    """These tests write transactional batches and markers by hand, with no transaction coordinator behind the
+    producer, so the broker does not ask it (`transaction.partition.verification.enable=false`)."""
+    async with running_broker(tmp_path, **UNVERIFIED_TRANSACTIONS) as instance:
+        yield instance
 
 
 async def connect(broker: Broker) -> WireClient:
@@ -286,12 +297,22 @@ async def test_t69_describe_producers_lists_each_partitions_active_producers(bro
     await client.close()
 
 
-async def test_api_versions_advertises_describe_producers_v0_and_no_other_transaction_api(broker: Broker) -> None:
+async def test_api_versions_advertises_the_transaction_apis_up_to_transaction_version_1(broker: Broker) -> None:
+    """No `transaction.version` feature is advertised, so clients run transaction version 0/1: EndTxn stops at v4
+    and InitProducerId at v5 (v5/v6 are version 2's); WriteTxnMarkers is broker-to-broker and not served."""
     client = await connect(broker)
     response = await client.call(ApiKey.API_VERSIONS, 3, NAMED_API_VERSIONS)
     advertised = {api.api_key: (api.min_version, api.max_version) for api in response.api_keys}
     assert advertised[ApiKey.DESCRIBE_PRODUCERS] == (0, 0)
-    assert ApiKey.WRITE_TXN_MARKERS not in advertised and ApiKey.END_TXN not in advertised
+    assert advertised[ApiKey.INIT_PRODUCER_ID] == (0, 5)
+    assert advertised[ApiKey.ADD_PARTITIONS_TO_TXN] == (0, 4)
+    assert advertised[ApiKey.ADD_OFFSETS_TO_TXN] == (0, 4)
+    assert advertised[ApiKey.END_TXN] == (0, 4)
+    assert advertised[ApiKey.TXN_OFFSET_COMMIT] == (0, 4)
+    assert advertised[ApiKey.DESCRIBE_TRANSACTIONS] == (0, 0)
+    assert advertised[ApiKey.LIST_TRANSACTIONS] == (0, 1)
+    assert ApiKey.WRITE_TXN_MARKERS not in advertised
+    assert not response.finalized_features  # no transaction.version: clients stay on version 0/1
     await client.close()
 
 
@@ -299,13 +320,13 @@ async def test_api_versions_advertises_describe_producers_v0_and_no_other_transa
 
 
 async def test_an_open_transaction_still_holds_the_lso_after_a_restart(tmp_path: Path) -> None:
-    async with running_broker(tmp_path) as broker:
+    async with running_broker(tmp_path, **UNVERIFIED_TRANSACTIONS) as broker:
         broker.create_topic("t", 1, {})
         client = await connect(broker)
         await txn_produce(client, "t", 5, 0, b"t1")
         await produce(client, "t", batch(b"after"))
         await client.close()
-    async with running_broker(tmp_path) as broker:
+    async with running_broker(tmp_path, **UNVERIFIED_TRANSACTIONS) as broker:
         client = await connect(broker)
         held = await fetch(client, "t", isolation_level=READ_COMMITTED)
         assert (values(held), held.last_stable_offset, held.high_watermark) == ([], 0, 2)

@@ -8,6 +8,9 @@ WriteTxnMarkers calls); the partition then holds the transactional batch and the
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from pathlib import Path
+
 import pytest
 
 from broker.app import Broker
@@ -15,6 +18,7 @@ from broker.offsets_log import OFFSETS_TOPIC
 from protocol.errors import ErrorCode
 from protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchRequestGroup, OffsetFetchRequestTopics
 from protocol.registry import ApiKey
+from tests.broker.conftest import UNVERIFIED_TRANSACTIONS, running_broker
 from tests.broker.txn_offsets_wire import complete_transaction, fetch_v7, txn_commit_request
 from tests.broker.wire import NAMED_API_VERSIONS, WireClient
 from tests.durability.offsets_client import create_topic
@@ -25,9 +29,12 @@ EPOCH = 2
 UNSTABLE = ErrorCode.UNSTABLE_OFFSET_COMMIT
 
 
-@pytest.fixture(autouse=True)
-async def _offsets_loaded(broker: Broker) -> None:
-    await broker.loaded.wait()
+@pytest.fixture
+async def broker(tmp_path: Path) -> AsyncIterator[Broker]:
+    """TxnOffsetCommits here come from producers no transaction coordinator knows (no AddOffsetsToTxn), so the
+    broker does not ask it (`transaction.partition.verification.enable=false`)."""
+    async with running_broker(tmp_path, **UNVERIFIED_TRANSACTIONS) as instance:
+        yield instance
 
 
 async def _client(broker: Broker) -> WireClient:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from coordinator.routing import Node, find_coordinator
+from coordinator.hashing import partition_for
+from coordinator.routing import GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE, CoordinatorTopic, Node, find_coordinator
 from protocol.errors import ErrorCode
 from protocol.messages.find_coordinator import FindCoordinatorRequest
 from protocol.messages.offset_fetch import OffsetFetchRequest
@@ -54,19 +55,18 @@ def test_rule_02_gating_order_inactive_loading_not_owner() -> None:
     assert ctx.join(group_id="").value.error_code == ErrorCode.INVALID_GROUP_ID  # the id is checked first
 
 
+def _groups(leaders: dict[int, Node]) -> dict[int, CoordinatorTopic]:
+    """Only the group coordinator: __consumer_offsets with 50 partitions led as `leaders` says."""
+    return {GROUP_KEY_TYPE: CoordinatorTopic(50, True, leaders.get)}
+
+
 # -- #3 ------------------------------------------------------------------------------------------------------
 
 
 def test_rule_03_find_coordinator_before_the_offsets_topic_exists_is_not_available_and_creates_it() -> None:
     created: list[bool] = []
-    response = find_coordinator(
-        FindCoordinatorRequest(key="g"),
-        3,
-        num_partitions=50,
-        offsets_topic_exists=False,
-        leader_of=lambda p: Node(1, "h", 9092),
-        create_offsets_topic=lambda: created.append(True),
-    )
+    topic = CoordinatorTopic(50, False, lambda p: Node(1, "h", 9092), lambda: created.append(True))
+    response = find_coordinator(FindCoordinatorRequest(key="g"), 3, {GROUP_KEY_TYPE: topic})
     assert response.error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE
     assert (response.node_id, response.host, response.port) == (-1, "", -1)
     assert created == [True]
@@ -75,25 +75,33 @@ def test_rule_03_find_coordinator_before_the_offsets_topic_exists_is_not_availab
 def test_rule_03_find_coordinator_v4_answers_per_key_and_routes_by_partition() -> None:
     leaders = {0: Node(1, "a", 9092), 49: Node(2, "b", 9093)}
     request = FindCoordinatorRequest(coordinator_keys=["polygenelubricants", "\U0001f600", "x"])
-    response = find_coordinator(request, 4, num_partitions=50, offsets_topic_exists=True, leader_of=leaders.get)
+    response = find_coordinator(request, 4, _groups(leaders))
     answers = [(c.key, c.node_id, c.host, c.error_code) for c in response.coordinators]
     assert answers == [
         ("polygenelubricants", 1, "a", NONE),
         ("\U0001f600", 2, "b", NONE),
         ("x", -1, "", ErrorCode.COORDINATOR_NOT_AVAILABLE),  # partition without a leader
     ]
-    v0 = find_coordinator(
-        FindCoordinatorRequest(key="GydZG_"), 0, num_partitions=50, offsets_topic_exists=True, leader_of=leaders.get
-    )
+    v0 = find_coordinator(FindCoordinatorRequest(key="GydZG_"), 0, _groups(leaders))
     assert (v0.error_code, v0.node_id, v0.host, v0.port) == (NONE, 1, "a", 9092)
-    txn = find_coordinator(
-        FindCoordinatorRequest(key="t", key_type=1),
-        3,
-        num_partitions=50,
-        offsets_topic_exists=True,
-        leader_of=leaders.get,
-    )
-    assert txn.error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE
+    txn = find_coordinator(FindCoordinatorRequest(key="t", key_type=1), 3, _groups(leaders))
+    assert txn.error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE  # no transaction coordinator in this view
+
+
+def test_t1_a_transactional_id_is_routed_to_its_transaction_state_partition() -> None:
+    """T1: `abs(hashCode) % transaction.state.log.num.partitions`, as groups are routed on __consumer_offsets;
+    each key type is answered from its own topic."""
+    group_leaders = {0: Node(1, "a", 9092)}
+    txn_leaders = {partition_for("polygenelubricants", 7): Node(2, "b", 9093)}
+    topics = {
+        GROUP_KEY_TYPE: CoordinatorTopic(50, True, group_leaders.get),
+        TRANSACTION_KEY_TYPE: CoordinatorTopic(7, True, txn_leaders.get),
+    }
+    txn = find_coordinator(FindCoordinatorRequest(key="polygenelubricants", key_type=1), 3, topics)
+    assert (txn.error_code, txn.node_id, txn.port) == (NONE, 2, 9093)
+    request = FindCoordinatorRequest(key_type=1, coordinator_keys=["polygenelubricants", "other"])
+    batched = find_coordinator(request, 4, topics)
+    assert [(c.key, c.node_id) for c in batched.coordinators] == [("polygenelubricants", 2), ("other", -1)]
 
 
 def test_rule_03_find_coordinator_error_message_is_kafkas_per_version() -> None:
@@ -101,20 +109,12 @@ def test_rule_03_find_coordinator_error_message_is_kafkas_per_version() -> None:
     v4+ per-key entries never set the message, so it is the schema default "" (found by the differential suite)."""
     leaders = {0: Node(1, "a", 9092)}
     for version in (1, 3):
-        old = find_coordinator(
-            FindCoordinatorRequest(key="GydZG_"),
-            version,
-            num_partitions=50,
-            offsets_topic_exists=True,
-            leader_of=leaders.get,
-        )
+        old = find_coordinator(FindCoordinatorRequest(key="GydZG_"), version, _groups(leaders))
         assert old.error_message == "NONE"
-    missing = find_coordinator(
-        FindCoordinatorRequest(key="x"), 3, num_partitions=50, offsets_topic_exists=True, leader_of=leaders.get
-    )
+    missing = find_coordinator(FindCoordinatorRequest(key="x"), 3, _groups(leaders))
     assert missing.error_message == "The coordinator is not available."
     request = FindCoordinatorRequest(coordinator_keys=["GydZG_", "x"])
-    new = find_coordinator(request, 4, num_partitions=50, offsets_topic_exists=True, leader_of=leaders.get)
+    new = find_coordinator(request, 4, _groups(leaders))
     assert [(c.error_code, c.error_message) for c in new.coordinators] == [
         (NONE, ""),
         (ErrorCode.COORDINATOR_NOT_AVAILABLE, ""),

@@ -18,7 +18,7 @@ from broker.offsets_log import OFFSETS_TOPIC
 from protocol.errors import ErrorCode
 from protocol.registry import ApiKey
 from storage.cleaner import clean
-from tests.broker.conftest import broker_config
+from tests.broker.conftest import UNVERIFIED_TRANSACTIONS, broker_config
 from tests.broker.txn_offsets_wire import complete_transaction, fetch_v7, txn_commit_request
 from tests.broker.wire import WireClient
 from tests.durability.offsets_client import commit, connect, create_topic
@@ -34,6 +34,9 @@ COMMITTED = {0: 10, 1: 1, 2: 1, 3: 41}
 
 
 async def _start(data: Path, **settings: str) -> Broker:
+    """The producers here are not a transaction coordinator's (their markers are written by hand), so the broker
+    does not ask it about them (`transaction.partition.verification.enable=false`)."""
+    settings = {**UNVERIFIED_TRANSACTIONS, **settings}
     broker = Broker(broker_config(data, log_cleaner_enable="false", **settings))
     await broker.start()
     await broker.loaded.wait()

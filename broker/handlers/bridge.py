@@ -1,0 +1,50 @@
+"""The bridge from the dispatcher's async handlers to a sans-IO coordinator (the group coordinator and the
+transaction coordinator alike).
+
+A coordinator method takes the coordinator's request context, the request and the monotonic time, and returns
+either a response or a `Reply` it completes later (a parked JoinGroup, a write waiting to be durable). The bridge
+turns a pending `Reply` into an awaited future and re-arms the timer driver after every call, because any call may
+move the coordinator's next deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from broker.clock import BrokerClock
+from broker.context import RequestContext
+from coordinator.context import RequestContext as CoordinatorContext
+from coordinator.reply import Reply
+
+CoordinatorMethod = Callable[[CoordinatorContext, Any, int], Any]
+Handler = Callable[[RequestContext, Any], Any]
+
+
+def bridge(method: CoordinatorMethod, clock: BrokerClock, rearm: Callable[[], None]) -> Handler:
+    """An async handler that calls `method` with the coordinator's context and `clock`'s time."""
+
+    async def handle(ctx: RequestContext, request: Any) -> Any:
+        coordinator_ctx = CoordinatorContext(
+            api_version=ctx.api_version,
+            client_id=ctx.client_id or "",
+            client_host=ctx.client_host,
+            wall_ms=clock.wall_ms(),
+        )
+        result = method(coordinator_ctx, request, clock.monotonic_ms())
+        rearm()
+        if not isinstance(result, Reply):
+            return result
+        if result.done:
+            return result.value
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        result.on_complete(lambda value: _resolve(future, value))
+        return await future
+
+    return handle
+
+
+def _resolve(future: asyncio.Future[Any], value: Any) -> None:
+    if not future.done():
+        future.set_result(value)
