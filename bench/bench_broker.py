@@ -44,19 +44,31 @@ every peer ran with.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import statistics
 import struct
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from bench.consumer_group_load import NotServed
 from bench.group_protocols import CLASSIC, CONSUMER, GroupFactory, GroupProtocol
-from bench.peers import Broker, Cell, Measure, Peer, comparison_table, peers, settings_notes
+from bench.peers import (
+    PEER_BUDGET_S,
+    Broker,
+    Cell,
+    Measure,
+    NotServed,
+    Peer,
+    comparison_table,
+    each_peer,
+    peer_notes,
+    peers,
+    started,
+    with_failures,
+    within,
+)
 from bench.wire_load import (
     Connection,
     ServerProcess,
@@ -85,7 +97,6 @@ STARTUP_TARGET_MS = 300.0
 FORMATION_RUNS = {1: 5, 10: 5, 100: 3, 1000: 2}
 FORMATION_TIMEOUT_MS = 6000
 FORMATION_BUDGET_S = 120.0  # per peer and size, for all its runs
-PEER_BUDGET_S = 300.0  # per peer, for its heartbeat windows or its produce/fetch runs
 
 HB_MEMBERS = 100
 HB_WINDOW_S = 3.0
@@ -107,8 +118,6 @@ THROUGHPUT_TARGET_MBS = 100.0
 PRODUCE_VERSION = 8
 FETCH_VERSION = 11
 
-NOT_SERVED = "not served"
-NOTE_LOAD = "one run on a shared 2-core machine: compare within a run, not across runs"
 T = TypeVar("T")
 _BATCH_HEAD = struct.Struct(">qi")  # base offset, batch length (the 12 bytes of LOG_OVERHEAD)
 _LAST_OFFSET_DELTA = struct.Struct(">i")
@@ -118,57 +127,6 @@ _RECORD_COUNT_AT = 57
 
 def _median(values: Sequence[float]) -> float:
     return statistics.median(values)
-
-
-# -- running each peer --------------------------------------------------------------------------------------------
-
-
-def _each_peer(columns: Sequence[Peer], measure: Callable[[Peer], T], failures: dict[str, str]) -> dict[str, T]:
-    """`measure(peer)` for every available peer; a peer that fails is noted in `failures` (the others still run).
-
-    Benchmarks never fail on a peer's account: its column then says why.
-    """
-    results: dict[str, T] = {}
-    for peer in columns:
-        if not peer.available:
-            continue
-        try:
-            results[peer.name] = measure(peer)
-        except NotServed as exc:
-            failures[peer.name] = f"{NOT_SERVED}: {exc}"
-            print(f"  ({peer.name}: {failures[peer.name]})", flush=True)
-        except Exception as exc:
-            failures[peer.name] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-            print(f"  ({peer.name} failed: {failures[peer.name]})", flush=True)
-    return results
-
-
-async def _within(measurement: Awaitable[T], seconds: float) -> T:
-    """The measurement, or a TimeoutError that says so: a peer that stops answering must not hang the benchmark."""
-    try:
-        return await asyncio.wait_for(measurement, seconds)
-    except TimeoutError:
-        raise TimeoutError(f"no result within {seconds:g} s (a request was not answered)") from None
-
-
-def _failed(values: dict[str, Cell], failures: Mapping[str, str]) -> dict[str, Cell]:
-    """`values` with "n/a (failed)" for each peer that failed (its reason is in the notes), or "not served"."""
-    return {
-        **values,
-        **{name: NOT_SERVED if why.startswith(NOT_SERVED) else "n/a (failed)" for name, why in failures.items()},
-    }
-
-
-def _notes(columns: Sequence[Peer], failures: Mapping[str, str], *extra: str) -> list[str]:
-    return [
-        *extra,
-        *settings_notes(columns),
-        *(
-            f"{name}: {why}" if why.startswith(NOT_SERVED) else f"{name} failed: {why}"
-            for name, why in failures.items()
-        ),
-        NOTE_LOAD,
-    ]
 
 
 # -- startup -------------------------------------------------------------------------------------------------------
@@ -221,7 +179,7 @@ def startup(columns: Sequence[Peer]) -> None:
             runs = KAFKA_STARTUP_RUNS if peer.name == "kafka" else STARTUP_RUNS
             return [_startup_once(peer, peer.make(Path(tmp) / f"{peer.name}-{run}"), cache) for run in range(runs)]
 
-        results = _each_peer(columns, measure, failures)
+        results = each_peer(columns, measure, failures)
     measures = []
     for label, phase in STARTUP_PHASES:
         for stat, fn in (("best", min), ("median", _median)):
@@ -236,14 +194,14 @@ def startup(columns: Sequence[Peer]) -> None:
                 if isinstance(ours, float):
                     met = ours <= STARTUP_TARGET_MS and (not isinstance(mock, float) or ours < mock)
                     target += " (met)" if met else " (missed)"
-            measures.append(Measure(f"{label}, {stat}", _failed(values, failures), target))
+            measures.append(Measure(f"{label}, {stat}", with_failures(values, failures), target))
     header, rows = comparison_table(measures, columns, ",.0f", with_target=True)
     runs_note = f"{STARTUP_RUNS} runs each (kafka {KAFKA_STARTUP_RUNS}), after one untimed start of each"
     print_table(
         f"startup: from spawn (Popen), {runs_note} (ms)",
         header,
         rows,
-        notes=_notes(
+        notes=peer_notes(
             columns,
             failures,
             "bytecode cached (PYTHONPYCACHEPREFIX, filled by the untimed start), as an installed program starts",
@@ -307,7 +265,7 @@ def formation(columns: Sequence[Peer], protocol: GroupProtocol = CLASSIC) -> Non
 
         def measure(peer: Peer) -> dict[int, FormationResult]:
             results: dict[int, FormationResult] = {}
-            with _started(peer, Path(tmp) / peer.name, protocol.topics) as server:
+            with started(peer, Path(tmp) / peer.name, protocol.topics) as server:
                 connected = protocol.connect(peer, server, FORMATION_TIMEOUT_MS)
                 spoken[peer.name] = connected.speaks
                 for size in sizes:
@@ -320,7 +278,7 @@ def formation(columns: Sequence[Peer], protocol: GroupProtocol = CLASSIC) -> Non
                         run_errors.append(f"{peer.name} N={size:,}: {results[size].error}")
             return results
 
-        results = _each_peer(columns, measure, failures)
+        results = each_peer(columns, measure, failures)
     measures = []
     for size in sizes:
         best: dict[str, Cell] = {}
@@ -341,16 +299,18 @@ def formation(columns: Sequence[Peer], protocol: GroupProtocol = CLASSIC) -> Non
             target = "< mock " + ("(met)" if met else "(missed)")
         runs = FORMATION_RUNS[size]
         measures += [
-            Measure(f"N={size:,}: best of {runs} (ms)", _failed(best, failures)),
-            Measure(f"N={size:,}: median (ms)", _failed(median, failures), target),
-            Measure(f"N={size:,}: {protocol.requests_label}", _failed(requests, failures), spec=".2f", compare=False),
+            Measure(f"N={size:,}: best of {runs} (ms)", with_failures(best, failures)),
+            Measure(f"N={size:,}: median (ms)", with_failures(median, failures), target),
+            Measure(
+                f"N={size:,}: {protocol.requests_label}", with_failures(requests, failures), spec=".2f", compare=False
+            ),
         ]
     header, rows = comparison_table(measures, columns, ",.1f", with_target=protocol.with_targets)
     print_table(
         protocol.formation_title,
         header,
         rows,
-        notes=_notes(
+        notes=peer_notes(
             columns,
             failures,
             f"each peer gets {FORMATION_BUDGET_S:g} s per size for its runs; 'n/a (did not form ...)' = none finished",
@@ -418,20 +378,20 @@ def heartbeats(columns: Sequence[Peer], protocol: GroupProtocol = CLASSIC) -> No
     with tempfile.TemporaryDirectory(prefix="bench-broker-hb-") as tmp:
 
         def measure(peer: Peer) -> HeartbeatResult:
-            with _started(peer, Path(tmp) / peer.name, protocol.topics) as server:
+            with started(peer, Path(tmp) / peer.name, protocol.topics) as server:
                 make_group = protocol.connect(peer, server, HB_SESSION_TIMEOUT_MS).make_group
                 windows: list[HeartbeatResult] = run_async(
-                    _within(_heartbeat_windows(server, make_group), PEER_BUDGET_S)
+                    within(_heartbeat_windows(server, make_group), PEER_BUDGET_S)
                 )
             best = max(windows, key=lambda r: r.rate)
             best.failures = sum(w.failures for w in windows)
             return best
 
-        results = _each_peer(columns, measure, failures)
+        results = each_peer(columns, measure, failures)
     ours, mock = results.get("ours"), results.get("mock")
 
     def per_peer(figure: Callable[[HeartbeatResult], float]) -> dict[str, Cell]:
-        return _failed({name: figure(r) for name, r in results.items()}, failures)
+        return with_failures({name: figure(r) for name, r in results.items()}, failures)
 
     target = ""
     if protocol.with_targets:
@@ -448,7 +408,7 @@ def heartbeats(columns: Sequence[Peer], protocol: GroupProtocol = CLASSIC) -> No
         protocol.heartbeat_title.format(members=HB_MEMBERS) + f", best of {HB_WINDOWS} x {HB_WINDOW_S:g} s",
         header,
         rows,
-        notes=_notes(
+        notes=peer_notes(
             columns, failures, "CPU rows say who was the bottleneck (1.0 = one core)", *protocol.heartbeat_notes
         ),
     )
@@ -625,11 +585,11 @@ def produce_fetch(columns: Sequence[Peer]) -> None:
     with tempfile.TemporaryDirectory(prefix="bench-broker-pf-") as tmp:
 
         def measure(peer: Peer) -> ThroughputResult:
-            with _started(peer, Path(tmp) / peer.name) as server:
-                result: ThroughputResult = run_async(_within(_throughput(server, peer.creates_topics), PEER_BUDGET_S))
+            with started(peer, Path(tmp) / peer.name) as server:
+                result: ThroughputResult = run_async(within(_throughput(server, peer.creates_topics), PEER_BUDGET_S))
                 return result
 
-        results = _each_peer(columns, measure, failures)
+        results = each_peer(columns, measure, failures)
     ours = results.get("ours")
     measures = []
     for label, attr in (("produce MB/s (acks=1)", "produce_mbs"), ("fetch MB/s", "fetch_mbs")):
@@ -638,7 +598,9 @@ def produce_fetch(columns: Sequence[Peer]) -> None:
         met = isinstance(ours_best, float) and ours_best >= THROUGHPUT_TARGET_MBS
         measures.append(
             Measure(
-                label, _failed(best, failures), f">= {THROUGHPUT_TARGET_MBS:g} MB/s " + ("(met)" if met else "(missed)")
+                label,
+                with_failures(best, failures),
+                f">= {THROUGHPUT_TARGET_MBS:g} MB/s " + ("(met)" if met else "(missed)"),
             )
         )
     header, rows = comparison_table(measures, columns, ",.1f", with_target=True)
@@ -648,7 +610,7 @@ def produce_fetch(columns: Sequence[Peer]) -> None:
         f"one consumer; best of {PRODUCE_RUNS} x {PRODUCE_BYTES // 2**20} MiB",
         header,
         rows,
-        notes=_notes(
+        notes=peer_notes(
             columns,
             failures,
             "partitions: "
@@ -662,39 +624,6 @@ def produce_fetch(columns: Sequence[Peer]) -> None:
 
 def _creates(columns: Sequence[Peer], name: str) -> bool:
     return any(p.name == name and p.creates_topics for p in columns)
-
-
-@contextlib.contextmanager
-def _started(peer: Peer, work_dir: Path, topics: Mapping[str, int] | None = None) -> Iterator[Broker]:
-    """A started peer that serves groups and has `topics` (name -> partitions), stopped on the way out whatever
-    happened. A peer without CreateTopics is started with them (`Peer.seeded`)."""
-    seed = bool(topics) and not peer.creates_topics
-    server = peer.seeded(work_dir, topics or {}) if seed and peer.seeded is not None else peer.make(work_dir)
-    try:
-        server.start()
-        if peer.wait_ready is not None:
-            peer.wait_ready(server)
-        if topics:
-            run_async(_within(_ensure_topics(server, topics, create=not seed), PEER_BUDGET_S))
-        yield server
-    finally:
-        server.stop()
-
-
-async def _ensure_topics(server: Broker, topics: Mapping[str, int], create: bool) -> None:
-    """Create `topics` (where the peer has CreateTopics) and wait until Metadata shows them whole."""
-    conn = await Connection.open(server.host, server.port)
-    try:
-        for name, partitions in topics.items():
-            if create:
-                await create_topic(conn, name, partitions)
-            deadline = time.monotonic() + 60
-            while (shown := await topic_partitions(conn, name, 60)) < partitions:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"{name}: {shown} partitions, wanted {partitions}")
-                await asyncio.sleep(0.05)
-    finally:
-        conn.close()
 
 
 def run() -> None:

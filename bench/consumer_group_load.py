@@ -25,6 +25,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from bench.peers import NotServed
 from bench.wire_load import Connection, every_member, request_frame, run_members, served_version
 from protocol.errors import ErrorCode
 from protocol.messages.consumer_group_heartbeat import (
@@ -45,10 +46,6 @@ REJOIN = {ErrorCode.FENCED_MEMBER_EPOCH, ErrorCode.UNKNOWN_MEMBER_ID}
 RETRY = {ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS}
 
 Owned = frozenset[tuple[uuid.UUID, int]]
-
-
-class NotServed(Exception):
-    """The peer does not serve ConsumerGroupHeartbeat (not in ApiVersions, or UNSUPPORTED_VERSION)."""
 
 
 def consumer_heartbeat_version(host: str, port: int) -> int:

@@ -12,14 +12,17 @@ Every table prints which settings each peer runs with (`Peer.settings`), since t
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import math
 import shutil
-from collections.abc import Callable, Mapping, Sequence
+import time
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
-from bench.wire_load import ROOT, ServerProcess, fmt, ratio
+from bench.wire_load import ROOT, Connection, ServerProcess, create_topic, fmt, ratio, run_async, topic_partitions
 
 KFAKE_DIR = ROOT / "bench" / "kfake"
 KFAKE_BIN = KFAKE_DIR / "kfake-bin"
@@ -32,6 +35,16 @@ OURS_SETTINGS = {"group.initial.rebalance.delay.ms": "0", **CONSUMER_HEARTBEAT_S
 OURS_READY_EVENT = '"offsets.loaded"'
 #: Partitions of a topic kfake auto-creates; the benchmarks create theirs explicitly where CreateTopics exists.
 KFAKE_PARTITIONS = 6
+#: Per peer and measurement: a peer that stops answering fails after this long instead of hanging the benchmark.
+PEER_BUDGET_S = 300.0
+NOT_SERVED = "not served"
+NOTE_LOAD = "one run on a shared 2-core machine: compare within a run, not across runs"
+T = TypeVar("T")
+
+
+class NotServed(Exception):
+    """The peer does not serve what the measurement needs (an API missing from ApiVersions, or refused); its column
+    says "not served" and the notes say why."""
 
 
 class Broker(Protocol):
@@ -229,3 +242,90 @@ def comparison_table(
 def settings_notes(columns: Sequence[Peer]) -> list[str]:
     """One note line per peer: its settings, or why it did not run."""
     return [f"{p.name}: {p.settings}" if p.available else f"{p.name}: not run: {p.unavailable}" for p in columns]
+
+
+# -- running a measurement on each peer ----------------------------------------------------------------------------
+
+
+def each_peer(columns: Sequence[Peer], measure: Callable[[Peer], T], failures: dict[str, str]) -> dict[str, T]:
+    """`measure(peer)` for every available peer; a peer that fails is noted in `failures` (the others still run).
+
+    Benchmarks never fail on a peer's account: its column then says why.
+    """
+    results: dict[str, T] = {}
+    for peer in columns:
+        if not peer.available:
+            continue
+        try:
+            results[peer.name] = measure(peer)
+        except NotServed as exc:
+            failures[peer.name] = f"{NOT_SERVED}: {exc}"
+            print(f"  ({peer.name}: {failures[peer.name]})", flush=True)
+        except Exception as exc:
+            failures[peer.name] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            print(f"  ({peer.name} failed: {failures[peer.name]})", flush=True)
+    return results
+
+
+async def within(measurement: Awaitable[T], seconds: float) -> T:
+    """The measurement, or a TimeoutError that says so: a peer that stops answering must not hang the benchmark."""
+    try:
+        return await asyncio.wait_for(measurement, seconds)
+    except TimeoutError:
+        raise TimeoutError(f"no result within {seconds:g} s (a request was not answered)") from None
+
+
+def with_failures(values: dict[str, Cell], failures: Mapping[str, str]) -> dict[str, Cell]:
+    """`values` with "n/a (failed)" for each peer that failed (its reason is in the notes), or "not served"."""
+    return {
+        **values,
+        **{name: NOT_SERVED if why.startswith(NOT_SERVED) else "n/a (failed)" for name, why in failures.items()},
+    }
+
+
+def peer_notes(columns: Sequence[Peer], failures: Mapping[str, str], *extra: str) -> list[str]:
+    """A table's notes: `extra`, each peer's settings, why a peer failed or was not served, and the load caveat."""
+    return [
+        *extra,
+        *settings_notes(columns),
+        *(
+            f"{name}: {why}" if why.startswith(NOT_SERVED) else f"{name} failed: {why}"
+            for name, why in failures.items()
+        ),
+        NOTE_LOAD,
+    ]
+
+
+@contextlib.contextmanager
+def started(
+    peer: Peer, work_dir: Path, topics: Mapping[str, int] | None = None, budget_s: float = PEER_BUDGET_S
+) -> Iterator[Broker]:
+    """A started peer that serves groups and has `topics` (name -> partitions), stopped on the way out whatever
+    happened. A peer without CreateTopics is started with them (`Peer.seeded`)."""
+    seed = bool(topics) and not peer.creates_topics
+    server = peer.seeded(work_dir, topics or {}) if seed and peer.seeded is not None else peer.make(work_dir)
+    try:
+        server.start()
+        if peer.wait_ready is not None:
+            peer.wait_ready(server)
+        if topics:
+            run_async(within(ensure_topics(server, topics, create=not seed), budget_s))
+        yield server
+    finally:
+        server.stop()
+
+
+async def ensure_topics(server: Broker, topics: Mapping[str, int], create: bool) -> None:
+    """Create `topics` (where the peer has CreateTopics) and wait until Metadata shows them whole."""
+    conn = await Connection.open(server.host, server.port)
+    try:
+        for name, partitions in topics.items():
+            if create:
+                await create_topic(conn, name, partitions)
+            deadline = time.monotonic() + 60
+            while (shown := await topic_partitions(conn, name, 60)) < partitions:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{name}: {shown} partitions, wanted {partitions}")
+                await asyncio.sleep(0.05)
+    finally:
+        conn.close()

@@ -23,10 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.bench_broker import _ensure_topics
 from bench.consumer_group_load import ConsumerGroupRun, consumer_heartbeat_version
 from bench.group_protocols import consumer_topic
-from bench.peers import OURS_SETTINGS, ours_loaded
+from bench.peers import OURS_SETTINGS, ensure_topics, ours_loaded
 from bench.wire_load import ServerProcess, open_connections, raise_fd_limit, run_async
 
 
@@ -94,7 +93,7 @@ def main(argv: list[str]) -> int:
         print(f"broker pid {server.pid}", flush=True)
         try:
             ours_loaded(server)
-            run_async(_ensure_topics(server, {consumer_topic(args.members): args.members}, create=True))
+            run_async(ensure_topics(server, {consumer_topic(args.members): args.members}, create=True))
             run_async(_formations(server, args.members, args.runs, args.budget))
         finally:
             server.stop(timeout_s=120)

@@ -24,7 +24,8 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.e2e.scenario import HEARTBEAT_INTERVAL_MS, SESSION_TIMEOUT_MS, GroupView, Rec
+from tests.e2e.scenario import HEARTBEAT_INTERVAL_MS, SESSION_TIMEOUT_MS, GroupView, Rec, end_offsets, unique
+from tests.e2e.txn_scenario import TRANSACTION_TIMEOUT_MS, transformed
 
 TIMEOUT_S = 15.0
 # What a classic member sets client-side to rebalance quickly; a consumer-protocol member gets these from the broker.
@@ -34,6 +35,41 @@ CLASSIC_TIMEOUTS = {"session.timeout.ms": SESSION_TIMEOUT_MS, "heartbeat.interva
 def record_of(m: Message) -> Rec:
     """A consumed message, or a produced one in its delivery report, as the scenarios compare records."""
     return Rec(m.partition(), m.offset(), m.key().decode(), m.value().decode())
+
+
+def produce_acked(
+    producer: Producer, topic: str, records: Sequence[tuple[str, str]], partition: int | None = None
+) -> list[Rec]:
+    """Produce keyed records (to `partition`, or where the partitioner puts them), flush, and return them with the
+    partition and offset of their delivery reports; any delivery error fails the test."""
+    acked: dict[int, Rec] = {}
+
+    def delivered(index: int) -> Any:
+        def report(err: KafkaError | None, m: Any) -> None:
+            assert err is None, err
+            acked[index] = record_of(m)
+
+        return report
+
+    for i, (k, v) in enumerate(records):
+        extra = {} if partition is None else {"partition": partition}
+        producer.produce(topic, key=k, value=v, on_delivery=delivered(i), **extra)
+    assert producer.flush(TIMEOUT_S) == 0
+    return [acked[i] for i in range(len(records))]
+
+
+def transactional_producer(bootstrap: str, transactional_id: str) -> Producer:
+    """An initialised transactional producer (InitProducerId answered for `transactional_id`)."""
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "transactional.id": transactional_id,
+            "transaction.timeout.ms": TRANSACTION_TIMEOUT_MS,
+            "linger.ms": 5,
+        }
+    )
+    producer.init_transactions(TIMEOUT_S)
+    return producer
 
 
 class ConfluentConsumer:
@@ -142,20 +178,7 @@ class ConfluentAdapter:
         futures[topic].result(TIMEOUT_S)
 
     def produce(self, topic: str, records: Sequence[tuple[str, str]], partition: int | None = None) -> list[Rec]:
-        acked: dict[int, Rec] = {}
-
-        def delivered(index: int) -> Any:
-            def report(err: KafkaError | None, m: Any) -> None:
-                assert err is None, err
-                acked[index] = record_of(m)
-
-            return report
-
-        for i, (k, v) in enumerate(records):
-            extra = {} if partition is None else {"partition": partition}
-            self.producer.produce(topic, key=k, value=v, on_delivery=delivered(i), **extra)
-        assert self.producer.flush(TIMEOUT_S) == 0
-        return [acked[i] for i in range(len(records))]
+        return produce_acked(self.producer, topic, records, partition)
 
     def consumer(
         self, group: str, topic: str, name: str, commit_on_revoke: bool = False, **config: Any
@@ -180,3 +203,47 @@ class ConfluentAdapter:
         # Neither has a close(): dropping the last reference destroys the librdkafka handle now, not when the
         # garbage collector gets to it after the module's broker is gone (reconnect noise on stderr).
         del self.producer, self.admin
+
+
+class ConfluentPipeline:
+    """consume-transform-produce with librdkafka: offsets go with the consumer's group metadata (KIP-447: member id
+    and generation), as `send_offsets_to_transaction` requires."""
+
+    def __init__(self, bootstrap: str, group: str, topic: str, transactional_id: str, name: str) -> None:
+        self.topic = topic
+        self.producer = transactional_producer(bootstrap, transactional_id)
+        self.consumer = ConfluentConsumer(bootstrap, group, topic, name, **PIPELINE_CONSUMER)
+
+    def transaction(self, consumed: Sequence[Rec], output: str, commit: bool) -> list[Rec]:
+        self.producer.begin_transaction()
+        # Flushed before the offsets: an abort purges what was not sent yet, and the test wants it written.
+        produced = produce_acked(self.producer, output, [transformed(r) for r in consumed])
+        offsets = [TopicPartition(self.topic, p, offset) for p, offset in end_offsets(consumed).items()]
+        metadata = self.consumer.consumer.consumer_group_metadata()
+        self.producer.send_offsets_to_transaction(offsets, metadata, TIMEOUT_S)
+        if commit:
+            self.producer.commit_transaction(TIMEOUT_S)
+        else:
+            self.producer.abort_transaction(TIMEOUT_S)
+        return produced
+
+    def close(self) -> None:
+        try:
+            self.consumer.close()
+        finally:
+            del self.producer  # no close(): dropping the last reference destroys the handle now
+
+
+#: The pipeline's member: read_committed (librdkafka's default, said explicitly) in a classic group.
+PIPELINE_CONSUMER = {"isolation.level": "read_committed", "group.protocol": "classic"}
+
+
+class ConfluentTxnAdapter(ConfluentAdapter):
+    """`txn_scenario.TxnAdapter` for confluent-kafka."""
+
+    def pipeline(self, group: str, topic: str, transactional_id: str, name: str) -> ConfluentPipeline:
+        return ConfluentPipeline(self.bootstrap, group, topic, transactional_id, name)
+
+    def reader(self, topic: str, name: str, read_committed: bool) -> ConfluentConsumer:
+        isolation = "read_committed" if read_committed else "read_uncommitted"
+        return self.consumer(unique(f"{name}-group"), topic, name, **{"isolation.level": isolation})

@@ -24,7 +24,8 @@ from typing import Any
 import pytest
 
 from tests.e2e.jsonlines import JsonLinesChild
-from tests.e2e.scenario import HEARTBEAT_INTERVAL_MS, SESSION_TIMEOUT_MS, GroupView, Rec
+from tests.e2e.scenario import HEARTBEAT_INTERVAL_MS, SESSION_TIMEOUT_MS, GroupView, Rec, end_offsets, unique
+from tests.e2e.txn_scenario import transformed
 from tests.support.broker_process import ROOT
 
 CLIENTS = ROOT / "tests" / "reference" / "clients"
@@ -61,18 +62,39 @@ class JavaProgram(JsonLinesChild):
         return str(reply["error"]["type"])
 
 
+def _acked(acked: Sequence[dict[str, int]], records: Sequence[tuple[str, str]]) -> list[Rec]:
+    """ProducerServer's [{partition, offset}] answer beside the records it sent, in order."""
+    return [Rec(a["partition"], a["offset"], k, v) for a, (k, v) in zip(acked, records, strict=True)]
+
+
 class JavaConsumer:
     """One KafkaConsumer inside the module's ConsumerServer, addressed by its name. With `group_protocol="consumer"`
     (KIP-848) the broker decides the session timeout and heartbeat interval; a classic member sets small ones."""
 
-    def __init__(self, host: JavaProgram, group: str, topic: str, name: str, group_protocol: str = "classic") -> None:
+    def __init__(
+        self,
+        host: JavaProgram,
+        group: str,
+        topic: str,
+        name: str,
+        group_protocol: str = "classic",
+        isolation_level: str = "read_uncommitted",
+    ) -> None:
         self.host, self.name, self.topic = host, name, topic
         timeouts = (
             {"sessionTimeoutMs": SESSION_TIMEOUT_MS, "heartbeatIntervalMs": HEARTBEAT_INTERVAL_MS}
             if group_protocol == "classic"
             else {}
         )
-        host.call("open", name=name, group=group, topic=topic, groupProtocol=group_protocol, **timeouts)
+        host.call(
+            "open",
+            name=name,
+            group=group,
+            topic=topic,
+            groupProtocol=group_protocol,
+            isolationLevel=isolation_level,
+            **timeouts,
+        )
 
     def poll(self, timeout_s: float) -> list[Rec]:
         records = self.host.call("poll", name=self.name, timeoutMs=int(timeout_s * 1000))
@@ -114,9 +136,9 @@ class JavaAdapter:
     def create_topic(self, topic: str, partitions: int) -> None:
         assert self.admin.call("createTopic", topic=topic, partitions=partitions) is True
 
-    def produce(self, topic: str, records: Sequence[tuple[str, str]]) -> list[Rec]:
-        acked = self.producer.call("send", topic=topic, records=[list(r) for r in records])
-        return [Rec(a["partition"], a["offset"], k, v) for a, (k, v) in zip(acked, records, strict=True)]
+    def produce(self, topic: str, records: Sequence[tuple[str, str]], partition: int | None = None) -> list[Rec]:
+        acked = self.producer.call("send", topic=topic, records=[list(r) for r in records], partition=partition)
+        return _acked(acked, records)
 
     def consumer(self, group: str, topic: str, name: str) -> JavaConsumer:
         return JavaConsumer(self.consumers, group, topic, name, self.group_protocol)
@@ -133,3 +155,60 @@ class JavaAdapter:
 
     def close(self) -> None:
         """The programs are closed by the module's exit stack."""
+
+
+class JavaPipeline:
+    """consume-transform-produce with the Java client: a read_committed member in the ConsumerServer and a
+    transactional producer in the ProducerServer; the offsets go with the member's `groupMetadata()` (KIP-447)."""
+
+    def __init__(self, java: JavaAdapter, group: str, topic: str, transactional_id: str, name: str) -> None:
+        self.producer, self.topic, self.name = java.producer, topic, f"{name}-producer"
+        self.producer.call("openTransactional", name=self.name, transactionalId=transactional_id)
+        try:
+            self.consumer = JavaConsumer(java.consumers, group, topic, name, isolation_level="read_committed")
+        except BaseException:
+            self.producer.call("closeTransactional", name=self.name)
+            raise
+
+    def transaction(self, consumed: Sequence[Rec], output: str, commit: bool) -> list[Rec]:
+        records = [transformed(r) for r in consumed]
+        acked = self.producer.call(
+            "transaction",
+            name=self.name,
+            topic=output,
+            records=[list(r) for r in records],
+            offsetsTopic=self.topic,
+            offsets={str(p): offset for p, offset in end_offsets(consumed).items()},
+            group=self.consumer.host.call("groupMetadata", name=self.consumer.name),
+            commit=commit,
+        )
+        return _acked(acked, records)
+
+    def close(self) -> None:
+        try:
+            self.consumer.close()
+        finally:
+            self.producer.call("closeTransactional", name=self.name)
+
+
+class JavaTxnAdapter(JavaAdapter):
+    """`txn_scenario.TxnAdapter` for the Java client (classic-protocol consumers); its three JVMs are its own and
+    stop with `close()`."""
+
+    def __init__(self, bootstrap: str, log_dir: Path) -> None:
+        self._programs = contextlib.ExitStack()
+        try:
+            super().__init__(bootstrap, log_dir, self._programs)
+        except BaseException:
+            self._programs.close()
+            raise
+
+    def close(self) -> None:
+        self._programs.close()
+
+    def pipeline(self, group: str, topic: str, transactional_id: str, name: str) -> JavaPipeline:
+        return JavaPipeline(self, group, topic, transactional_id, name)
+
+    def reader(self, topic: str, name: str, read_committed: bool) -> JavaConsumer:
+        isolation = "read_committed" if read_committed else "read_uncommitted"
+        return JavaConsumer(self.consumers, unique(f"{name}-group"), topic, name, isolation_level=isolation)

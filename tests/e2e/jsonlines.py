@@ -69,6 +69,14 @@ class JsonLinesChild:
 
     def wait_for(self, predicate: Callable[[list[Event]], Any], timeout_s: float, what: str) -> Any:
         """Block until `predicate(events)` is truthy and return it; fail if the script exits first or time runs out."""
+        result = self.wait_at_most(predicate, timeout_s, what)
+        if not result:
+            raise AssertionError(f"{self.name}: {what} not within {timeout_s}s\nstderr:\n{self.stderr_tail()}")
+        return result
+
+    def wait_at_most(self, predicate: Callable[[list[Event]], Any], timeout_s: float, what: str) -> Any:
+        """`wait_for` that returns the predicate's falsy value when time runs out (a poll that found nothing);
+        the script exiting first still fails."""
         deadline = time.monotonic() + timeout_s
         with self._cond:
             while True:
@@ -82,7 +90,7 @@ class JsonLinesChild:
                     )
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    raise AssertionError(f"{self.name}: {what} not within {timeout_s}s\nstderr:\n{self.stderr_tail()}")
+                    return result
                 self._cond.wait(remaining)
 
     def wait_event(self, kind: str, timeout_s: float = 30.0) -> Event:

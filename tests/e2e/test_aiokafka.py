@@ -1,27 +1,21 @@
 """aiokafka against the broker process: the consumer-group lifecycle and partitions added under a live group.
 
-The lifecycle scenario is synchronous (shared with the blocking clients), so its aiokafka clients live on an event
-loop in a background thread (`LoopThread`): heartbeats, rebalances and prefetching run there continuously, as in
-an application, and the test thread calls in with `run`. The CreatePartitions test is a plain async test.
+The lifecycle scenario drives the clients of aiokafka_client.py (on an event loop in a background thread). The
+CreatePartitions test is a plain async test.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterator
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewPartitions, NewTopic
-from aiokafka.coordinator.protocol import ConsumerProtocolMemberAssignment
 
+from tests.e2e.aiokafka_client import AiokafkaAdapter, consumer_config, described, to_recs
 from tests.e2e.scenario import (
-    HEARTBEAT_INTERVAL_MS,
-    SESSION_TIMEOUT_MS,
     WAIT_S,
-    GroupView,
-    LoopThread,
     Rec,
     broker_generation,
     explained_by_broker,
@@ -32,122 +26,6 @@ from tests.e2e.scenario import (
 from tests.support.broker_process import BrokerProcess
 
 pytestmark = pytest.mark.integration
-
-T = TypeVar("T")
-
-
-def consumer_config(bootstrap: str, group: str, name: str) -> dict[str, Any]:
-    return {
-        "bootstrap_servers": bootstrap,
-        "group_id": group,
-        "client_id": name,
-        "auto_offset_reset": "earliest",
-        "enable_auto_commit": False,
-        "session_timeout_ms": SESSION_TIMEOUT_MS,
-        "heartbeat_interval_ms": HEARTBEAT_INTERVAL_MS,
-    }
-
-
-def to_recs(batches: dict[TopicPartition, list[Any]]) -> list[Rec]:
-    return [
-        Rec(m.partition, m.offset, m.key.decode(), m.value.decode()) for records in batches.values() for m in records
-    ]
-
-
-def described(response: Any, group: str, topic: str) -> GroupView:
-    """A DescribeGroups v0-v3 response (aiokafka hands back the raw struct) as a GroupView."""
-    [(error_code, group_id, state, _protocol_type, _protocol, members, *_)] = response.groups
-    assert (error_code, group_id) == (0, group), response
-    assignments = {}
-    for member_id, _client_id, _host, _metadata, assignment in members:
-        decoded = ConsumerProtocolMemberAssignment.decode(assignment) if assignment else None
-        partitions = decoded.partitions() if decoded is not None else []
-        assignments[member_id] = frozenset(tp.partition for tp in partitions if tp.topic == topic)
-    return GroupView(state, assignments)
-
-
-class AiokafkaConsumer:
-    def __init__(self, loop: LoopThread, bootstrap: str, group: str, topic: str, name: str) -> None:
-        self.name = name
-        self.topic = topic
-        self.loop = loop
-
-        async def start() -> AIOKafkaConsumer:
-            consumer = AIOKafkaConsumer(topic, **consumer_config(bootstrap, group, name))
-            await consumer.start()
-            return consumer
-
-        self.consumer = loop.run(start())
-
-    def _call(self, fn: Callable[[], T]) -> T:
-        async def call() -> T:
-            return fn()
-
-        return self.loop.run(call())
-
-    def poll(self, timeout_s: float) -> list[Rec]:
-        return to_recs(self.loop.run(self.consumer.getmany(timeout_ms=int(timeout_s * 1000))))
-
-    def assignment(self) -> set[int]:
-        return self._call(lambda: {tp.partition for tp in self.consumer.assignment() if tp.topic == self.topic})
-
-    def commit(self) -> None:
-        self.loop.run(self.consumer.commit())
-
-    def committed(self, partitions: Iterable[int]) -> dict[int, int | None]:
-        async def read() -> dict[int, int | None]:
-            return {p: await self.consumer.committed(TopicPartition(self.topic, p)) for p in partitions}
-
-        return self.loop.run(read())
-
-    def close(self) -> None:
-        self.loop.run(self.consumer.stop())
-
-
-class AiokafkaAdapter:
-    def __init__(self, bootstrap: str) -> None:
-        self.bootstrap = bootstrap
-        self.loop = LoopThread()
-
-        async def start() -> tuple[AIOKafkaAdminClient, AIOKafkaProducer]:
-            admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-            producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=5)
-            await admin.start()
-            await producer.start()
-            return admin, producer
-
-        self.admin, self.producer = self.loop.run(start())
-
-    def create_topic(self, topic: str, partitions: int) -> None:
-        response = self.loop.run(self.admin.create_topics([NewTopic(topic, partitions, 1)]))
-        assert [tuple(t[:2]) for t in response.topic_errors] == [(topic, 0)]
-
-    def produce(self, topic: str, records: Sequence[tuple[str, str]]) -> list[Rec]:
-        async def send_all() -> list[Rec]:
-            futures = [await self.producer.send(topic, key=k.encode(), value=v.encode()) for k, v in records]
-            acked = await asyncio.gather(*futures)
-            return [Rec(md.partition, md.offset, k, v) for md, (k, v) in zip(acked, records, strict=True)]
-
-        return self.loop.run(send_all())
-
-    def consumer(self, group: str, topic: str, name: str) -> AiokafkaConsumer:
-        return AiokafkaConsumer(self.loop, self.bootstrap, group, topic, name)
-
-    def committed_offsets(self, group: str, topic: str) -> dict[int, int]:
-        offsets = self.loop.run(self.admin.list_consumer_group_offsets(group))
-        return {tp.partition: om.offset for tp, om in offsets.items() if tp.topic == topic and om.offset >= 0}
-
-    def describe(self, group: str, topic: str) -> GroupView:
-        [response] = self.loop.run(self.admin.describe_consumer_groups([group]))
-        return described(response, group, topic)
-
-    def close(self) -> None:
-        async def stop() -> None:
-            await self.producer.stop()
-            await self.admin.close()
-
-        self.loop.run(stop())
-        self.loop.close()
 
 
 @pytest.fixture

@@ -1,76 +1,25 @@
 """kafkajs 2.2.4 against the broker process: a three-member group, a member leaving, commits and resuming.
 
-The node side is three small scripts in `tests/e2e/js/` speaking JSON lines on stdin/stdout: `admin.js` and
-`producer.js` answer requests (`{"id", "op", ...}` -> `{"id", "result"|"error"}`), `consumer.js` is one group
-member that prints one line per assignment, message and commit and leaves the group cleanly on SIGTERM.
-Everything waits on conditions with deadlines; nothing asserts on time.
+The node side is the scripts of kafkajs_client.py (`admin.js`, `producer.js`, `consumer.js`). Everything waits on
+conditions with deadlines; nothing asserts on time.
 """
 
 from __future__ import annotations
 
-import contextlib
-import itertools
 import json
-import shutil
 import uuid
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.e2e.jsonlines import Event, JsonLinesChild
+from tests.e2e.jsonlines import Event
+from tests.e2e.kafkajs_client import NodeScript, harness, node, stop_consumer
 from tests.e2e.scenario import assert_broker_accepted_every_request
-from tests.support.broker_process import ROOT, BrokerProcess, wait_until
+from tests.support.broker_process import BrokerProcess, wait_until
 
-JS = Path(__file__).resolve().parent / "js"
 PARTITIONS = 6
-
-
-def _node() -> str:
-    node = shutil.which("node")
-    if node is None:
-        pytest.fail("node is not on PATH: the kafkajs end-to-end tests need Node.js (see README, Requirements)")
-    if not (ROOT / "node_modules" / "kafkajs" / "package.json").is_file():
-        pytest.fail("kafkajs is not installed in node_modules: run `make test` (npm ci from package-lock.json)")
-    return node
-
-
-class NodeScript(JsonLinesChild):
-    """One `node tests/e2e/js/<script>` child."""
-
-    def __init__(self, script: str, args: list[str], log_dir: Path, name: str) -> None:
-        super().__init__([_node(), str(JS / script), *args], log_dir, name)
-
-
-class Harness:
-    """The node children of one test, all closed (and any survivor killed) when the test ends."""
-
-    def __init__(self, bootstrap: str, log_dir: Path, stack: contextlib.ExitStack) -> None:
-        self.bootstrap = bootstrap
-        self.log_dir = log_dir
-        self._stack = stack
-        self._count = itertools.count()
-
-    def start(self, script: str, name: str, *args: str) -> NodeScript:
-        child = NodeScript(script, [self.bootstrap, *args], self.log_dir, f"{name}-{next(self._count)}")
-        self._stack.callback(child.close)
-        return child
-
-    def rpc(self, script: str, name: str) -> NodeScript:
-        child = self.start(script, name)
-        child.wait_event("ready")
-        return child
-
-    def consumer(self, name: str, group: str, topic: str) -> NodeScript:
-        return self.start("consumer.js", name, json.dumps({"group": group, "topic": topic, "clientId": name}))
-
-
-@contextlib.contextmanager
-def harness(bootstrap: str, log_dir: Path) -> Iterator[Harness]:
-    with contextlib.ExitStack() as stack:
-        yield Harness(bootstrap, log_dir, stack)
 
 
 # -- helpers over the scripts' events -------------------------------------------------------------------------
@@ -180,13 +129,6 @@ def _assert_left_cleanly(broker: BrokerProcess, group: str, members: list[NodeSc
     assert {_owned(m, topic)[0] for m in members} <= left, (left, [m.name for m in members])
 
 
-def _stop(consumer: NodeScript) -> None:
-    consumer.terminate()
-    consumer.wait_event("stopped", timeout_s=30)
-    assert consumer.close() == 0, consumer.stderr_tail()
-    assert not consumer.of_kind("crash"), consumer.of_kind("crash")
-
-
 # -- the acceptance test ---------------------------------------------------------------------------------------
 
 
@@ -194,7 +136,7 @@ def _stop(consumer: NodeScript) -> None:
 def test_kafkajs_group_shares_partitions_survives_a_leaving_member_and_resumes_at_commits(
     bootstrap: str, broker_process: BrokerProcess, tmp_path: Path
 ) -> None:
-    _node()  # fail at once, clearly, without node or kafkajs
+    node()  # fail at once, clearly, without node or kafkajs
     suffix = uuid.uuid4().hex[:8]
     topic, group = f"kafkajs-orders-{suffix}", f"kafkajs-billing-{suffix}"
     with harness(bootstrap, tmp_path) as h:
@@ -222,7 +164,7 @@ def test_kafkajs_group_shares_partitions_survives_a_leaving_member_and_resumes_a
         _wait_committed(admin, group, topic, dict(per_partition))
 
         # 2. One member leaves (LeaveGroup on SIGTERM): the other two take over all six partitions and keep going.
-        _stop(members[0])
+        stop_consumer(members[0])
         survivors = members[1:]
         owners = _wait_stable(admin, group, topic, survivors)
         assert set(owners) == {_owned(m, topic)[0] for m in survivors}
@@ -240,7 +182,7 @@ def test_kafkajs_group_shares_partitions_survives_a_leaving_member_and_resumes_a
 
         # 3. Everyone stops; what is produced now lies after the last commit.
         for member in survivors:
-            _stop(member)
+            stop_consumer(member)
         assert admin.call("describeGroup", group=group)["state"] == "Empty"
         third = _produce(producer, topic, [f"while-away-{i}" for i in range(60)])
         assert all(o >= ends[p] for p, o, _ in third)
@@ -250,7 +192,7 @@ def test_kafkajs_group_shares_partitions_survives_a_leaving_member_and_resumes_a
         _wait_stable(admin, group, topic, [newcomer])
         _wait_consumed([newcomer], third, "the new member")
         _wait_committed(admin, group, topic, _high_watermarks(admin, topic))
-        _stop(newcomer)
+        stop_consumer(newcomer)
         # Within a partition records arrive in offset order, so anything before the commits would have come first.
         assert Counter(_records(newcomer)) == Counter(third)
         firsts = {p: min(o for q, o, _ in _records(newcomer) if q == p) for p, _, _ in third}

@@ -2,7 +2,7 @@
 // Shared by the kafkajs scripts the Python end-to-end tests drive: stdout carries one JSON object per line and
 // nothing else; kafkajs's own log lines go to stderr (the test keeps them in a file for failure reports).
 const readline = require('readline')
-const { Kafka, logLevel } = require('kafkajs')
+const { Kafka, Partitioners, logLevel } = require('kafkajs')
 
 function emit(obj) {
   process.stdout.write(JSON.stringify(obj) + '\n')
@@ -67,4 +67,35 @@ function serveRpc(handlers, shutdown) {
   process.on('SIGINT', close)
 }
 
-module.exports = { emit, makeKafka, errorText, serveRpc }
+// A `createPartitioner` for kafkajs producers that records, in `chosen` (key -> partition), where kafkajs's default
+// (Java-compatible murmur2) partitioner put each message; a message's own `partition` field wins, as in kafkajs.
+function recordingPartitioner(chosen) {
+  return () => {
+    const partitioner = Partitioners.DefaultPartitioner()
+    return args => {
+      const partition = partitioner(args)
+      chosen.set(String(args.message.key), partition)
+      return partition
+    }
+  }
+}
+
+// [{key, partition, offset}] for every message of one send (keys unique within it), in input order. kafkajs reports
+// a base offset per partition, and within a partition the batch keeps the input order, so each record's offset is
+// its partition's base offset plus its rank there.
+function acknowledged(messages, metadata, chosen) {
+  const base = new Map()
+  for (const meta of metadata) {
+    if (meta.errorCode !== 0) throw new Error(`produce error ${meta.errorCode} on partition ${meta.partition}`)
+    base.set(meta.partition, Number(meta.baseOffset))
+  }
+  const rank = new Map()
+  return messages.map(({ key }) => {
+    const partition = chosen.get(String(key))
+    const index = rank.get(partition) || 0
+    rank.set(partition, index + 1)
+    return { key, partition, offset: base.get(partition) + index }
+  })
+}
+
+module.exports = { emit, makeKafka, errorText, serveRpc, recordingPartitioner, acknowledged }

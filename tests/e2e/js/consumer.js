@@ -1,17 +1,18 @@
 'use strict'
 // One kafkajs group member, reporting on stdout one JSON line per event:
 //   {"event":"joined", memberId, leaderId, isLeader, assignment: {topic: [partitions]}}   (GROUP_JOIN)
-//   {"event":"message", partition, offset, key}                                          (eachMessage)
+//   {"event":"message", partition, offset, key, value}                                   (eachMessage)
 //   {"event":"committed", memberId, generationId, offsets: [{partition, offset}]}       (COMMIT_OFFSETS)
 //   {"event":"crash", error} / {"event":"stopped"}
-// Usage: node consumer.js BOOTSTRAP '{"group":..., "topic":..., "clientId":..., ...consumer options}'
+// Usage: node consumer.js BOOTSTRAP '{"group":..., "topic":..., "clientId":..., "autoCommit":..., ...consumer options}'
+// (autoCommit, default true, is consumer.run's; readUncommitted, default false = read_committed, a consumer option)
 // SIGTERM, SIGINT or closing stdin stops it cleanly: consumer.disconnect() finishes the batch in hand, commits
 // and sends LeaveGroup, then "stopped" is printed and the process exits 0.
 const { makeKafka, emit, errorText } = require('./common')
 
 async function main() {
   const [bootstrap, optionsJson] = process.argv.slice(2)
-  const { group, topic, clientId, fromBeginning = true, ...options } = JSON.parse(optionsJson)
+  const { group, topic, clientId, fromBeginning = true, autoCommit = true, ...options } = JSON.parse(optionsJson)
   const consumer = makeKafka(bootstrap, clientId || 'e2e-consumer').consumer({
     groupId: group,
     sessionTimeout: 6000,
@@ -66,8 +67,10 @@ async function main() {
   await consumer.connect()
   await consumer.subscribe({ topics: [topic], fromBeginning })
   await consumer.run({
+    autoCommit,
     eachMessage: async ({ partition, message }) => {
-      emit({ event: 'message', partition, offset: Number(message.offset), key: message.key && message.key.toString() })
+      const text = buffer => buffer && buffer.toString()
+      emit({ event: 'message', partition, offset: Number(message.offset), key: text(message.key), value: text(message.value) })
     },
   })
   emit({ event: 'running' })

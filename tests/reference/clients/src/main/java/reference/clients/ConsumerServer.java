@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -23,9 +24,11 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * touched from the request loop, one call at a time (KafkaConsumer is not thread-safe); with the classic protocol
  * its heartbeats run on the client's own heartbeat thread, so a member that is not being polled stays in the group
  * until max.poll.interval.ms. Ops, each naming the consumer: open {name, group, topic, groupProtocol, and for the
- * classic protocol sessionTimeoutMs, heartbeatIntervalMs}, poll {name, timeoutMs} -> [{partition, offset, key, value}],
- * assignment {name} -> [partition], commit {name} (commitSync), committed {name, partitions} ->
- * {"partition": offset or null}, close {name} (close() sends LeaveGroup).
+ * classic protocol sessionTimeoutMs, heartbeatIntervalMs; optional isolationLevel}, poll {name, timeoutMs} ->
+ * [{partition, offset, key, value}], assignment {name} -> [partition], commit {name} (commitSync), committed {name,
+ * partitions} -> {"partition": offset or null}, groupMetadata {name} -> {groupId, generationId, memberId,
+ * groupInstanceId} (what a transactional producer sends with the offsets, KIP-447), close {name} (close() sends
+ * LeaveGroup).
  */
 public final class ConsumerServer {
     private record Member(KafkaConsumer<String, String> consumer, String topic) {}
@@ -45,27 +48,22 @@ public final class ConsumerServer {
             "assignment", server::assignment,
             "commit", server::commit,
             "committed", server::committed,
+            "groupMetadata", server::groupMetadata,
             "close", server::close), server::closeAll);
     }
 
     private Member member(JsonNode request) {
-        Member member = members.get(request.get("name").asText());
-        if (member == null) {
-            throw new IllegalArgumentException("no open consumer " + request.get("name"));
-        }
-        return member;
+        return JsonRpc.named(members, request, "consumer");
     }
 
     private Object open(JsonNode request) {
-        String name = request.get("name").asText();
-        if (members.containsKey(name)) {
-            throw new IllegalArgumentException("consumer " + name + " is already open");
-        }
+        String name = JsonRpc.newName(members, request, "consumer");
         Properties config = JsonRpc.clientConfig(bootstrap, name);
         config.put("group.id", request.get("group").asText());
         config.put("group.protocol", request.path("groupProtocol").asText("classic"));
         config.put("auto.offset.reset", "earliest");
         config.put("enable.auto.commit", "false");
+        config.put("isolation.level", request.path("isolationLevel").asText("read_uncommitted"));
         // the classic protocol's own timeouts; with group.protocol=consumer the broker decides them (KIP-848)
         if (request.has("sessionTimeoutMs")) {
             config.put("session.timeout.ms", request.get("sessionTimeoutMs").asText());
@@ -118,6 +116,16 @@ public final class ConsumerServer {
             offsets.put(Integer.toString(tp.partition()), offset == null ? null : offset.offset());
         }
         return offsets;
+    }
+
+    private Object groupMetadata(JsonNode request) {
+        ConsumerGroupMetadata metadata = member(request).consumer().groupMetadata();
+        Map<String, Object> fields = new LinkedHashMap<>();
+        fields.put("groupId", metadata.groupId());
+        fields.put("generationId", metadata.generationId());
+        fields.put("memberId", metadata.memberId());
+        fields.put("groupInstanceId", metadata.groupInstanceId().orElse(null));
+        return fields;
     }
 
     private Object close(JsonNode request) {

@@ -57,6 +57,24 @@ final class JsonRpc {
         return config;
     }
 
+    /** The client a request names ("name") among the open ones; `what` says which kind in the error. */
+    static <T> T named(Map<String, T> open, JsonNode request, String what) {
+        T found = open.get(request.get("name").asText());
+        if (found == null) {
+            throw new IllegalArgumentException("no open " + what + " " + request.get("name"));
+        }
+        return found;
+    }
+
+    /** The name a request opens a client under, refused if a client of that name is open. */
+    static String newName(Map<String, ?> open, JsonNode request, String what) {
+        String name = request.get("name").asText();
+        if (open.containsKey(name)) {
+            throw new IllegalArgumentException(what + " " + name + " is already open");
+        }
+        return name;
+    }
+
     static Throwable unwrap(Throwable error) {
         while ((error instanceof ExecutionException || error instanceof CompletionException) && error.getCause() != null) {
             error = error.getCause();
