@@ -199,7 +199,14 @@ KEYS: dict[str, ConfigKey] = {
             applied=False,
         ),
         # producer state
-        _k("producer.id.expiration.ms", "int", 86400000, "Idempotent producer state kept this long.", low=1),
+        _k(
+            "producer.id.expiration.ms",
+            "int",
+            86400000,
+            "Producer state is kept for as long as the log holds the producer's batches.",
+            low=1,
+            applied=False,
+        ),
         # test and operator tooling (not Kafka settings)
         _k(
             "control.listener", "string", None, "HTTP control API, e.g. http://127.0.0.1:0 (loopback only; unset: off)."

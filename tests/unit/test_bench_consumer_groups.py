@@ -15,7 +15,7 @@ import pytest
 from bench import bench_broker
 from bench.consumer_group_load import ConsumerGroupRun, NotServed
 from bench.group_protocols import CONSUMER, GroupProtocol, consumer_topic
-from bench.peers import OURS_SETTINGS, Peer, peers
+from bench.peers import OURS_SETTINGS, Peer, peers, started
 from bench.wire_load import ServerProcess, run_async
 from protocol.errors import ErrorCode
 from protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatResponse
@@ -53,7 +53,7 @@ def test_a_consumer_group_forms_and_heartbeats(name: str, tmp_path: Path, tiny_r
     peer = _peer(name)
     protocol = _tiny()
 
-    with bench_broker._started(peer, tmp_path, protocol.topics) as server:
+    with started(peer, tmp_path, protocol.topics) as server:
         make_group = protocol.connect(peer, server, bench_broker.FORMATION_TIMEOUT_MS).make_group
         formed = run_async(bench_broker._formation_runs(server, MEMBERS, 1, make_group, "test"))
         beats = run_async(bench_broker._heartbeat_windows(server, make_group))

@@ -10,7 +10,10 @@ KIP_896 = "Kafka 4 removed these old versions (KIP-896); group-broker still serv
 NEWEST = "The newest versions come with Kafka 4's schemas: issue #16."
 BOTH = "Old versions Kafka 4 removed (KIP-896) are still served here; the newest ones come with issue #16."
 PARITY = "Served from issue #16 (API parity for a single node)."
-TXN = "Transactions: issue #15."
+TXN_V2 = (
+    "The newest version is transaction version 2's (the `transaction.version` feature is not advertised, so clients"
+    " run version 0/1)."
+)
 TXN_CLIENT_VERSIONS = (
     "v5 is transaction version 2 (the `transaction.version` feature is not advertised, so clients stay on v0-4); "
     "v6 names topics by id."
@@ -37,10 +40,9 @@ RANGES: dict[str, tuple[str, str, str]] = {
     "SASL_HANDSHAKE": (MISSING, "0-1", SECURITY),
     "DELETE_RECORDS": (MISSING, "0-2", PARITY),
     "OFFSET_FOR_LEADER_EPOCH": (MISSING, "2-4", PARITY),
-    "ADD_PARTITIONS_TO_TXN": (MISSING, "0-5", TXN),
-    "ADD_OFFSETS_TO_TXN": (MISSING, "0-4", TXN),
-    "END_TXN": (MISSING, "0-5", TXN),
-    "WRITE_TXN_MARKERS": (MISSING, "1-2", TXN),
+    "ADD_PARTITIONS_TO_TXN": ("0-4", "0-5", TXN_V2),
+    "END_TXN": ("0-4", "0-5", TXN_V2),
+    "WRITE_TXN_MARKERS": (MISSING, "1-2", "Broker-to-broker: a single node writes its transaction markers itself."),
     "TXN_OFFSET_COMMIT": ("0-4", "0-6", TXN_CLIENT_VERSIONS),
     "DESCRIBE_ACLS": (MISSING, "1-3", SECURITY),
     "CREATE_ACLS": (MISSING, "1-3", SECURITY),
@@ -65,8 +67,11 @@ RANGES: dict[str, tuple[str, str, str]] = {
     "UPDATE_FEATURES": (MISSING, "0-2", CLUSTER),
     "DESCRIBE_CLUSTER": (MISSING, "0-2", PARITY),
     "UNREGISTER_BROKER": (MISSING, "0-0", CLUSTER),
-    "DESCRIBE_TRANSACTIONS": (MISSING, "0-0", TXN),
-    "LIST_TRANSACTIONS": (MISSING, "0-2", TXN),
+    "LIST_TRANSACTIONS": (
+        "0-1",
+        "0-2",
+        "v2's transactional id pattern (KIP-1152) comes with Kafka 4's schemas: issue #16.",
+    ),
     "LIST_CONFIG_RESOURCES": (MISSING, "0-1", PARITY),
     "DESCRIBE_TOPIC_PARTITIONS": (MISSING, "0-0", PARITY),
     "SHARE_GROUP_HEARTBEAT": (MISSING, "1-1", SHARE),
@@ -96,7 +101,12 @@ FEATURES: tuple[tuple[str, object, str], ...] = (
     ("supported features.metadata.version", "7-33", NO_FEATURES),
     ("finalized features.group.version", 1, NO_FEATURES + " The consumer group protocol is served regardless."),
     ("finalized features.streams.version", 1, STREAMS),
-    ("finalized features.transaction.version", 2, "The transaction protocol's feature level: issue #15."),
+    (
+        "finalized features.transaction.version",
+        2,
+        "Not advertised on purpose: clients then run transaction version 0/1 (version 2 bumps the epoch on every"
+        " transaction, which is not implemented).",
+    ),
     ("finalized features.eligible.leader.replicas.version", 1, CLUSTER),
     ("finalized features.share.version", 2, SHARE),
     ("finalized features.metadata.version", 33, NO_FEATURES),
