@@ -41,6 +41,7 @@ from coordinator.consumer_group.topics import TopicCatalog
 from coordinator.consumer_group.views import ConsumerMemberView
 from coordinator.context import RequestContext
 from coordinator.controls import MemberView
+from coordinator.driven import TimerDriven
 from coordinator.events import Events
 from coordinator.group import ClassicGroup
 from coordinator.group_base import ManagerParts
@@ -75,7 +76,7 @@ from protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
 from protocol.messages.txn_offset_commit import TxnOffsetCommitRequest, TxnOffsetCommitResponse
 
 
-class GroupCoordinator:
+class GroupCoordinator(TimerDriven):
     """The group coordinator of one broker node (the partitions of `__consumer_offsets` it leads)."""
 
     def __init__(
@@ -219,15 +220,7 @@ class GroupCoordinator:
 
     # -- time ------------------------------------------------------------------------------------------------
 
-    def tick(self, now_ms: int, wall_ms: int | None = None) -> int:
-        """Fire every timer due at `now_ms`; returns how many fired. `wall_ms` defaults to an extrapolation
-        from the last wall-clock reading the coordinator was given."""
-        self._time.advance(now_ms, wall_ms)
-        return self._timer.poll(now_ms)
-
-    def next_deadline_ms(self) -> int | None:
-        """When `tick` next has work to do, or None if nothing is scheduled."""
-        return self._timer.next_deadline_ms()
+    # `tick` and `next_deadline_ms`: `TimerDriven`.
 
     # -- partition ownership ---------------------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 
 from coordinator.config import TransactionConfig
 from coordinator.context import RequestContext
+from coordinator.driven import TimerDriven
 from coordinator.hashing import partition_for
 from coordinator.offset_base import KnownPartition
 from coordinator.offsets import TopicPartition
@@ -57,7 +58,7 @@ KIP_360_SINCE = 3
 """InitProducerId v3 added ProducerId/ProducerEpoch (KIP-360)."""
 
 
-class TransactionCoordinator:
+class TransactionCoordinator(TimerDriven):
     """The transaction coordinator of one broker node (the `__transaction_state` partitions it leads)."""
 
     def __init__(
@@ -205,14 +206,7 @@ class TransactionCoordinator:
 
     # -- time ------------------------------------------------------------------------------------------------
 
-    def tick(self, now_ms: int, wall_ms: int | None = None) -> int:
-        """Fire every timer due at `now_ms` (scans, marker retries, write timeouts); returns how many fired."""
-        self._time.advance(now_ms, wall_ms)
-        return self._timer.poll(now_ms)
-
-    def next_deadline_ms(self) -> int | None:
-        """When `tick` next has work to do, or None if nothing is scheduled."""
-        return self._timer.next_deadline_ms()
+    # `tick` and `next_deadline_ms`: `TimerDriven`.
 
     # -- partition ownership ---------------------------------------------------------------------------------
 
