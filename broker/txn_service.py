@@ -56,6 +56,11 @@ _PRODUCE_RETRIABLE = frozenset(
         ErrorCode.CONCURRENT_TRANSACTIONS,
     }
 )
+#: The coordinator's verification answers a verified request gets in their place (`TransactionService._verify`).
+_VERIFICATION_ANSWER = {
+    ErrorCode.PRODUCER_FENCED: ErrorCode.INVALID_PRODUCER_EPOCH,
+    ErrorCode.TRANSACTION_ABORTABLE: ErrorCode.INVALID_TXN_STATE,
+}
 
 
 @dataclass(slots=True)
@@ -245,11 +250,7 @@ class TransactionService:
             return ErrorCode.NONE
         error = self._verify(request.transactional_id, request.producer_id, request.producer_epoch, request.topic,
                              request.partition)  # fmt: skip
-        if error in _PRODUCE_RETRIABLE:
-            return ErrorCode.NOT_ENOUGH_REPLICAS
-        if error == ErrorCode.PRODUCER_FENCED:
-            return ErrorCode.INVALID_PRODUCER_EPOCH
-        return error
+        return ErrorCode.NOT_ENOUGH_REPLICAS if error in _PRODUCE_RETRIABLE else error
 
     def verify_offsets(self, request: TxnOffsetVerification) -> ErrorCode:
         """A TxnOffsetCommit: was the group's `__consumer_offsets` partition added (AddOffsetsToTxn)?"""
@@ -260,6 +261,9 @@ class TransactionService:
         )
 
     def _verify(self, transactional_id: str, producer_id: int, epoch: int, topic: str, partition: int) -> ErrorCode:
+        """The coordinator's answer as Kafka's verification (AddPartitionsToTxnManager) hands it to Produce and
+        TxnOffsetCommit alike: PRODUCER_FENCED becomes INVALID_PRODUCER_EPOCH (what producers expect there), and
+        TRANSACTION_ABORTABLE INVALID_TXN_STATE (for clients older than Produce v12)."""
         answers = self.coordinator.verify_partitions(transactional_id, producer_id, epoch, [(topic, partition)])
         error = answers.get((topic, partition), ErrorCode.NONE)
-        return ErrorCode.INVALID_TXN_STATE if error == ErrorCode.TRANSACTION_ABORTABLE else error
+        return _VERIFICATION_ANSWER.get(error, error)

@@ -16,6 +16,8 @@ import pytest
 from broker.app import Broker
 from broker.offsets_log import OFFSETS_TOPIC
 from protocol.errors import ErrorCode
+from protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest
+from protocol.messages.init_producer_id import InitProducerIdRequest
 from protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchRequestGroup, OffsetFetchRequestTopics
 from protocol.registry import ApiKey
 from tests.broker.conftest import UNVERIFIED_TRANSACTIONS, running_broker
@@ -123,3 +125,24 @@ async def test_t56_unknown_topic_and_empty_group_id(broker: Broker) -> None:
     response = await client.call(ApiKey.TXN_OFFSET_COMMIT, 4, txn_commit_request("", TOPIC, {0: 1}, producer_id=PID))
     assert response.topics[0].partitions[0].error_code == ErrorCode.INVALID_GROUP_ID
     await client.close()
+
+
+@pytest.mark.parametrize("version", [3, 4])
+async def test_verification_answers_a_fenced_epoch_as_invalid_producer_epoch(tmp_path: Path, version: int) -> None:
+    """With verification on, a TxnOffsetCommit at an epoch the transaction coordinator does not have is answered
+    INVALID_PRODUCER_EPOCH, not the coordinator's own PRODUCER_FENCED: Kafka's verification (AddPartitionsToTxnManager)
+    turns one into the other for every request it verifies, TxnOffsetCommit as Produce (differential scenario
+    txn_offset_commit)."""
+    async with running_broker(tmp_path) as verifying:
+        client = await _client(verifying)
+        tid = "fenced-offsets"
+        init = InitProducerIdRequest(transactional_id=tid, transaction_timeout_ms=60_000)
+        producer = await client.call(ApiKey.INIT_PRODUCER_ID, 4, init)
+        pid, epoch = producer.producer_id, producer.producer_epoch
+        added = AddOffsetsToTxnRequest(transactional_id=tid, producer_id=pid, producer_epoch=epoch, group_id="g")
+        assert (await client.call(ApiKey.ADD_OFFSETS_TO_TXN, 0, added)).error_code == ErrorCode.NONE
+        request = txn_commit_request("g", TOPIC, {0: 5}, producer_id=pid, producer_epoch=epoch + 1)
+        request.transactional_id = tid
+        response = await client.call(ApiKey.TXN_OFFSET_COMMIT, version, request)
+        assert response.topics[0].partitions[0].error_code == ErrorCode.INVALID_PRODUCER_EPOCH
+        await client.close()

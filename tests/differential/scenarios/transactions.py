@@ -1,0 +1,363 @@
+"""Transactions (issue #15) over raw requests, at the versions real clients send: librdkafka (InitProducerId v4,
+AddPartitionsToTxn v0, AddOffsetsToTxn v0, EndTxn v1, TxnOffsetCommit v3), kafka-python (v4/v3/v3/v3/v3) and one
+flexible version of each (v5/v3/v3/v4/v4; EndTxn v5 and TxnOffsetCommit v5 would switch Kafka to transaction
+version 2, which group-broker does not advertise).
+
+Producer ids differ between brokers (each allocates its own): every id a scenario learns is named in the
+transcript (``<P1>``, ``<P2>`` ...) in the order it was handed out; an id never handed out reads ``<other>``.
+Answers that depend on markers still being written (CONCURRENT_TRANSACTIONS while a commit completes) are asked
+until they settle, as a client retries, and only the settled answer is recorded. Lists of partitions and topics
+are recorded sorted (neither broker promises their order).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from protocol.errors import ErrorCode
+from protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest
+from protocol.messages.add_partitions_to_txn import AddPartitionsToTxnRequest, AddPartitionsToTxnTopic
+from protocol.messages.describe_transactions import DescribeTransactionsRequest
+from protocol.messages.end_txn import EndTxnRequest
+from protocol.messages.find_coordinator import FindCoordinatorRequest
+from protocol.messages.init_producer_id import InitProducerIdRequest
+from protocol.messages.list_transactions import ListTransactionsRequest
+from protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchRequestTopic
+from protocol.messages.txn_offset_commit import (
+    TxnOffsetCommitRequest,
+    TxnOffsetCommitRequestPartition,
+    TxnOffsetCommitRequestTopic,
+)
+from protocol.registry import ApiKey
+from tests.differential.normalize import plain
+from tests.differential.registry import scenario
+from tests.differential.scenarios.group_state import _in_order, ask, make_topic
+from tests.differential.session import Conn, Session
+from tests.support.data_plane import batch, produce_request
+
+#: (InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit) per client.
+LIBRDKAFKA = (4, 0, 0, 1, 3)
+KAFKA_PYTHON = (4, 3, 3, 3, 3)
+FLEXIBLE = (5, 3, 3, 4, 4)
+TIMEOUT_MS = 60_000
+SETTLE_S = 15.0
+#: Answers a client retries: the coordinator is not there yet, or the last transaction's markers are in flight.
+NOT_READY = frozenset(
+    {ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR}
+)
+IN_FLIGHT = NOT_READY | {ErrorCode.CONCURRENT_TRANSACTIONS}
+ID_KEYS = ("producer_id", "producer_id_filters")
+
+
+@dataclass(slots=True)
+class Txns:
+    """One scenario's view of producer ids: names them in the order learnt and records answers with the names."""
+
+    s: Session
+    conn: Conn
+    names: dict[int, str] = field(default_factory=dict)
+
+    def learn(self, producer_id: int) -> None:
+        if producer_id >= 0 and producer_id not in self.names:
+            self.names[producer_id] = f"<P{len(self.names) + 1}>"
+
+    def _named(self, value: Any, key: str = "") -> Any:
+        if isinstance(value, dict):
+            if value.get("error_code"):  # an error's producer id is a placeholder (-1 or 0), not an id handed out
+                return {k: v if k in ID_KEYS else self._named(v, k) for k, v in value.items()}
+            return {k: self._named(v, k) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._named(v, key) for v in value]
+        if key in ID_KEYS and isinstance(value, int) and value >= 0:
+            return self.names.get(value, "<other>")
+        return value
+
+    def note(self, step: str, response: Any) -> None:
+        self.s.note(step, {"closed": True} if response is None else _in_order(self._named(plain(response))))
+
+    async def call(self, api_key: int, version: int, body: Any, step: str) -> Any:
+        response = await ask(self.conn, api_key, version, body)
+        self.note(step, response)
+        return response
+
+    async def settled(self, api_key: int, version: int, body: Any, step: str, again: Callable[[Any], bool]) -> Any:
+        """Ask while ``again(answer)`` holds (or until the time is up), as a client retries; record the last."""
+        deadline = time.monotonic() + SETTLE_S
+        while True:
+            response = await ask(self.conn, api_key, version, body)
+            if response is None or not again(response) or time.monotonic() > deadline:
+                break
+            await self.s.sleep_ms(50)
+        self.note(step, response)
+        return response
+
+    async def coordinator(self, transactional_id: str) -> None:
+        """FindCoordinator for a transactional id until it answers (Kafka creates `__transaction_state` then)."""
+        body = FindCoordinatorRequest(key_type=1, coordinator_keys=[transactional_id])
+        deadline = time.monotonic() + SETTLE_S
+        found = False
+        while not found and time.monotonic() < deadline:
+            answer = await ask(self.conn, ApiKey.FIND_COORDINATOR, 4, body)
+            found = answer is not None and answer.coordinators[0].error_code == ErrorCode.NONE
+            if not found:
+                await self.s.sleep_ms(100)
+        self.s.note("the transaction coordinator is found", found)
+
+    async def init(
+        self, transactional_id: str | None, step: str, *, version: int = 4, timeout_ms: int = TIMEOUT_MS, **kw: Any
+    ) -> Any:
+        """InitProducerId, retried while the coordinator loads or a previous transaction completes; the producer
+        id it hands out is named."""
+        body = InitProducerIdRequest(transactional_id=transactional_id, transaction_timeout_ms=timeout_ms, **kw)
+        response = await ask(self.conn, ApiKey.INIT_PRODUCER_ID, version, body)
+        deadline = time.monotonic() + SETTLE_S
+        while response is not None and response.error_code in IN_FLIGHT and time.monotonic() < deadline:
+            await self.s.sleep_ms(50)
+            response = await ask(self.conn, ApiKey.INIT_PRODUCER_ID, version, body)
+        if response is not None:
+            self.learn(response.producer_id)
+        self.note(step, response)
+        return response
+
+    async def add_partitions(
+        self, tid: str, pid: int, epoch: int, topic: str, partitions: list[int], step: str, version: int = 0
+    ) -> Any:
+        wanted = [AddPartitionsToTxnTopic(name=topic, partitions=partitions)]
+        body = AddPartitionsToTxnRequest(
+            v3_and_below_transactional_id=tid,
+            v3_and_below_producer_id=pid,
+            v3_and_below_producer_epoch=epoch,
+            v3_and_below_topics=wanted,
+        )
+        return await self.settled(ApiKey.ADD_PARTITIONS_TO_TXN, version, body, step, _concurrent)
+
+    async def add_offsets(self, tid: str, pid: int, epoch: int, group: str, step: str, version: int = 0) -> Any:
+        body = AddOffsetsToTxnRequest(transactional_id=tid, producer_id=pid, producer_epoch=epoch, group_id=group)
+        return await self.settled(ApiKey.ADD_OFFSETS_TO_TXN, version, body, step, lambda r: r.error_code in IN_FLIGHT)
+
+    async def end(self, tid: str, pid: int, epoch: int, commit: bool, step: str, version: int = 1) -> Any:
+        """EndTxn, asked again while the previous transaction's markers are in flight (CONCURRENT_TRANSACTIONS)."""
+        body = EndTxnRequest(transactional_id=tid, producer_id=pid, producer_epoch=epoch, committed=commit)
+        return await self.settled(ApiKey.END_TXN, version, body, step, lambda r: r.error_code in IN_FLIGHT)
+
+    async def produce(self, tid: str, pid: int, epoch: int, topic: str, partition: int, seq: int, step: str) -> None:
+        """One transactional record (Produce v9, acks=all); its error code and offset are recorded."""
+        records = batch(b"txn", producer_id=pid, epoch=epoch, sequence=seq, transactional=True)
+        body = produce_request(topic, records, partition=partition, transactional_id=tid)
+        answer = await ask(self.conn, ApiKey.PRODUCE, 9, body)
+        if answer is None:
+            self.s.note(step, {"closed": True})
+            return
+        result = answer.responses[0].partition_responses[0]
+        self.s.note(step, {"error_code": result.error_code, "base_offset": result.base_offset})
+
+    async def offset_commit(
+        self, tid: str, pid: int, epoch: int, group: str, topic: str, offset: int, step: str, version: int = 3
+    ) -> Any:
+        part = TxnOffsetCommitRequestPartition(partition_index=0, committed_offset=offset, committed_metadata="m")
+        body = TxnOffsetCommitRequest(
+            transactional_id=tid,
+            group_id=group,
+            producer_id=pid,
+            producer_epoch=epoch,
+            topics=[TxnOffsetCommitRequestTopic(name=topic, partitions=[part])],
+        )
+        return await self.call(ApiKey.TXN_OFFSET_COMMIT, version, body, step)
+
+    async def describe(self, tids: list[str], step: str) -> Any:
+        answer = await ask(
+            self.conn, ApiKey.DESCRIBE_TRANSACTIONS, 0, DescribeTransactionsRequest(transactional_ids=tids)
+        )
+        if answer is not None:
+            for state in answer.transaction_states:  # Kafka keeps a transaction's partitions in a hash set
+                state.topics.sort(key=lambda t: t.topic)
+                for topic in state.topics:
+                    topic.partitions.sort()
+        self.note(step, answer)
+        return answer
+
+    async def list(self, step: str, version: int = 1, **kw: Any) -> None:
+        """ListTransactions, keeping only this run's transactional ids (the broker lists every run's), sorted."""
+        answer = await ask(self.conn, ApiKey.LIST_TRANSACTIONS, version, ListTransactionsRequest(**kw))
+        if answer is not None:
+            mine = [t for t in answer.transaction_states if self.s.token in t.transactional_id]
+            answer.transaction_states = sorted(mine, key=lambda t: t.transactional_id)
+        self.note(step, answer)
+
+
+def _concurrent(response: Any) -> bool:
+    """An AddPartitionsToTxn answer a client retries: the last transaction's markers are still being written."""
+    codes = [p.partition_error_code for t in response.results_by_topic_v3_and_below for p in t.results_by_partition]
+    return ErrorCode.CONCURRENT_TRANSACTIONS in codes
+
+
+def _ids(response: Any) -> tuple[int, int]:
+    return (response.producer_id, response.producer_epoch) if response is not None else (-1, -1)
+
+
+async def _topic(s: Session, t: Txns, base: str, partitions: int) -> str:
+    name = s.name(base)
+    await make_topic(s, t.conn, name, partitions)
+    return name
+
+
+@scenario("#15 InitProducerId")
+async def txn_init_producer_id(s: Session) -> None:
+    """InitProducerId: a new transactional id gets a producer id at epoch 0, a re-init bumps the epoch; a timeout
+    above transaction.max.timeout.ms or not positive is INVALID_TRANSACTION_TIMEOUT, an empty transactional id
+    INVALID_REQUEST, none an idempotent producer id; KIP-360 (v3+): the right producer id and epoch bump the epoch,
+    a wrong one is refused (INVALID_PRODUCER_EPOCH before v4 ... PRODUCER_FENCED)."""
+    t = Txns(s, await s.connect("txn-init"))
+    tid = s.name("txn-init")
+    await t.coordinator(tid)
+    pid, _ = _ids(await t.init(tid, "new transactional id"))
+    await t.init(tid, "re-init")
+    await t.init(tid, "timeout above transaction.max.timeout.ms", timeout_ms=900_001)
+    await t.init(tid, "timeout 0", timeout_ms=0)
+    await t.init("", "empty transactional id")
+    await t.init(None, "no transactional id (idempotent)")
+    await t.init(tid, "v3 re-init with its producer id and epoch", version=3, producer_id=pid, producer_epoch=1)
+    for version in (3, 4, 5):
+        await t.init(tid, f"v{version} with an old epoch", version=version, producer_id=pid, producer_epoch=0)
+        await t.init(
+            tid, f"v{version} with another producer id", version=version, producer_id=pid + 7, producer_epoch=2
+        )
+    await t.init(tid, "v5 re-init", version=5)
+    other = s.name("txn-init-other")
+    await t.init(other, "a new id with a producer id and epoch", producer_id=pid, producer_epoch=2)
+
+
+@scenario("#15 AddPartitionsToTxn AddOffsetsToTxn")
+async def txn_add_partitions_and_offsets(s: Session) -> None:
+    """AddPartitionsToTxn and AddOffsetsToTxn refuse an unknown partition, a wrong epoch, a wrong producer id and
+    an unknown transactional id, then add, at librdkafka's, kafka-python's and a flexible version."""
+    t = Txns(s, await s.connect("txn-add"))
+    topic = await _topic(s, t, "txn-add-t", 2)
+    tid, group = s.name("txn-add"), s.name("txn-add-g")
+    await t.coordinator(tid)
+    pid, epoch = _ids(await t.init(tid, "init"))
+    for version in (0, 3):
+        await t.add_partitions(tid, pid, epoch, s.name("txn-nowhere"), [0], f"v{version} unknown topic", version)
+        await t.add_partitions(tid, pid, epoch, topic, [0, 5], f"v{version} unknown partition", version)
+        await t.add_partitions(tid, pid, epoch + 1, topic, [0], f"v{version} wrong epoch", version)
+        await t.add_partitions(tid, pid + 7, epoch, topic, [0], f"v{version} wrong producer id", version)
+        await t.add_partitions(s.name("txn-ghost"), pid, epoch, topic, [0], f"v{version} unknown id", version)
+    await t.add_partitions(tid, pid, epoch, topic, [0], "v0 good add")
+    await t.add_partitions(tid, pid, epoch, topic, [0, 1], "v3 good add, one already in", 3)
+    for version in (0, 3):
+        await t.add_offsets(tid, pid, epoch + 1, group, f"AddOffsets v{version} wrong epoch", version)
+        await t.add_offsets(tid, pid + 7, epoch, group, f"AddOffsets v{version} wrong producer id", version)
+        await t.add_offsets(s.name("txn-ghost"), pid, epoch, group, f"AddOffsets v{version} unknown id", version)
+        await t.add_offsets(tid, pid, epoch, "", f"AddOffsets v{version} empty group", version)
+    await t.add_offsets(tid, pid, epoch, group, "AddOffsets v0 good")
+    await t.add_offsets(tid, pid, epoch, group, "AddOffsets v3 again", 3)
+    await t.describe([tid], "described")
+    await t.end(tid, pid, epoch, False, "abort")
+
+
+@scenario("#15 EndTxn")
+async def txn_end(s: Session) -> None:
+    """EndTxn: committing nothing is INVALID_TXN_STATE; a commit after a transactional record succeeds, its retry
+    too; an abort after the commit is INVALID_TXN_STATE; a re-init while a transaction is Ongoing aborts it
+    (CONCURRENT_TRANSACTIONS until then, then a bumped epoch) and fences the old epoch; the flexible version."""
+    t = Txns(s, await s.connect("txn-end"))
+    topic = await _topic(s, t, "txn-end-t", 2)
+    tid = s.name("txn-end")
+    await t.coordinator(tid)
+    pid, epoch = _ids(await t.init(tid, "init"))
+    await t.end(tid, pid, epoch, True, "commit with nothing added")
+    await t.end(tid, pid, epoch, False, "abort with nothing added")
+    await t.add_partitions(tid, pid, epoch, topic, [0], "add partition 0")
+    await t.produce(tid, pid, epoch, topic, 0, 0, "produce to partition 0")
+    await t.end(tid, pid, epoch, True, "commit")
+    await t.end(tid, pid, epoch, True, "the commit again")
+    await t.end(tid, pid, epoch, False, "abort after the commit")
+    await t.add_partitions(tid, pid, epoch, topic, [1], "add partition 1")
+    await t.produce(tid, pid, epoch, topic, 1, 0, "produce to partition 1")
+    first = await ask(
+        t.conn,
+        ApiKey.INIT_PRODUCER_ID,
+        4,
+        InitProducerIdRequest(transactional_id=tid, transaction_timeout_ms=TIMEOUT_MS),
+    )
+    s.note("re-init while Ongoing", None if first is None else first.error_code)
+    _, bumped = _ids(await t.init(tid, "re-init again, once aborted"))
+    await t.end(tid, pid, epoch, True, "commit at the fenced epoch")
+    await t.describe([tid], "described")
+    await t.add_partitions(tid, pid, bumped, topic, [0], "v3 add at the new epoch", 3)
+    await t.produce(tid, pid, bumped, topic, 0, 0, "produce at the new epoch")
+    await t.end(tid, pid, bumped, True, "v4 commit", 4)
+    await t.end(tid, pid, bumped, True, "v4 commit again", 4)
+    await t.end(tid, pid, bumped, False, "v3 abort after the commit", 3)
+
+
+@scenario("#15 DescribeTransactions ListTransactions")
+async def txn_describe_and_list(s: Session) -> None:
+    """DescribeTransactions and ListTransactions of transactions Empty, Ongoing (with partitions), CompleteCommit
+    and CompleteAbort, and of an unknown id; ListTransactions filtered by state and by producer id."""
+    t = Txns(s, await s.connect("txn-list"))
+    topic = await _topic(s, t, "txn-list-t", 2)
+    empty, ongoing, committed, aborted = (
+        s.name(f"txn-list-{n}") for n in ("a-empty", "b-ongoing", "c-commit", "d-abort")
+    )
+    await t.coordinator(empty)
+    await t.init(empty, "init Empty")
+    pid, epoch = _ids(await t.init(ongoing, "init Ongoing"))
+    await t.add_partitions(ongoing, pid, epoch, topic, [1, 0], "add two partitions")
+    for tid, commit, partition in ((committed, True, 0), (aborted, False, 1)):  # apart: markers land late on Kafka
+        cpid, cepoch = _ids(await t.init(tid, f"init {'committed' if commit else 'aborted'}"))
+        await t.add_partitions(tid, cpid, cepoch, topic, [partition], "add a partition")
+        await t.produce(tid, cpid, cepoch, topic, partition, 0, "produce")
+        await t.end(tid, cpid, cepoch, commit, "end")
+    await t.settled(
+        ApiKey.DESCRIBE_TRANSACTIONS,
+        0,
+        DescribeTransactionsRequest(transactional_ids=[committed, aborted]),
+        "the ended ones, once complete",
+        lambda r: any(state.transaction_state.startswith("Prepare") for state in r.transaction_states),
+    )
+    await t.describe([empty, ongoing, committed, aborted, s.name("txn-list-ghost")], "describe all")
+    await t.list("list all", version=0)
+    await t.list("list Ongoing", state_filters=["Ongoing"])
+    await t.list("list CompleteCommit and an unknown state", state_filters=["CompleteCommit", "Nonsense"])
+    await t.list("list by producer id", producer_id_filters=[pid])
+    await t.end(ongoing, pid, epoch, False, "abort the Ongoing one")
+
+
+def _unstable(response: Any) -> bool:
+    """An OffsetFetch answer that still has a pending transactional offset (the commit marker is not written)."""
+    codes = [response.error_code] + [p.error_code for topic in response.topics for p in topic.partitions]
+    return ErrorCode.UNSTABLE_OFFSET_COMMIT in codes
+
+
+def _fetch(group: str, topic: str, require_stable: bool) -> OffsetFetchRequest:
+    wanted = [OffsetFetchRequestTopic(name=topic, partition_indexes=[0])]
+    return OffsetFetchRequest(group_id=group, topics=wanted, require_stable=require_stable)
+
+
+@scenario("#15 TxnOffsetCommit")
+async def txn_offset_commit(s: Session) -> None:
+    """TxnOffsetCommit without AddOffsetsToTxn (what verification answers) and with it; OffsetFetch v7 with and
+    without require_stable while the offsets are pending, and after the commit; then aborted offsets (flexible)."""
+    t = Txns(s, await s.connect("txn-offsets"))
+    topic = await _topic(s, t, "txn-offsets-t", 1)
+    tid, group = s.name("txn-offsets"), s.name("txn-offsets-g")
+    await t.coordinator(tid)
+    pid, epoch = _ids(await t.init(tid, "init"))
+    await t.offset_commit(tid, pid, epoch, group, topic, 5, "TxnOffsetCommit v3 before AddOffsetsToTxn")
+    await t.add_offsets(tid, pid, epoch, group, "AddOffsetsToTxn v0")
+    await t.offset_commit(tid, pid, epoch, group, topic, 5, "TxnOffsetCommit v3")
+    await t.offset_commit(tid, pid, epoch + 1, group, topic, 5, "TxnOffsetCommit v3 at a wrong epoch")
+    await t.call(ApiKey.OFFSET_FETCH, 7, _fetch(group, topic, True), "OffsetFetch require_stable while pending")
+    await t.call(ApiKey.OFFSET_FETCH, 7, _fetch(group, topic, False), "OffsetFetch while pending")
+    await t.end(tid, pid, epoch, True, "commit")
+    stable = _fetch(group, topic, True)
+    await t.settled(ApiKey.OFFSET_FETCH, 7, stable, "OffsetFetch require_stable once committed", _unstable)
+    await t.add_offsets(tid, pid, epoch, group, "AddOffsetsToTxn v3", 3)
+    await t.offset_commit(tid, pid, epoch, group, topic, 9, "TxnOffsetCommit v4", 4)
+    await t.offset_commit(tid, pid, epoch + 1, group, topic, 9, "TxnOffsetCommit v4 at a wrong epoch", 4)
+    await t.end(tid, pid, epoch, False, "abort", 4)
+    await t.settled(ApiKey.OFFSET_FETCH, 7, stable, "OffsetFetch require_stable once aborted", _unstable)
