@@ -23,7 +23,8 @@ SHARE = "Share groups (KIP-932) are not planned."
 STREAMS = "Streams groups (KIP-1071) are not planned."
 CLUSTER = "Multi-node, quota and KRaft controller administration are not planned for a single-node broker."
 
-#: API name -> (group-broker's range, Kafka's range, why): the ApiVersions v3 answer, compared per API.
+#: API name -> (group-broker's range, Kafka's range, why): the ApiVersions v3 answer, compared per API, in the order
+#: the comparison finds them: the APIs group-broker serves in its order, then those only Kafka serves.
 RANGES: dict[str, tuple[str, str, str]] = {
     "PRODUCE": ("3-10", "0-13", "Produce v0-2 predate the record format the log stores; v11-13 come with issue #16."),
     "FETCH": ("4-16", "4-18", NEWEST),
@@ -35,15 +36,20 @@ RANGES: dict[str, tuple[str, str, str]] = {
     "API_VERSIONS": ("0-4", "0-5", NEWEST),
     "CREATE_TOPICS": ("0-7", "2-7", KIP_896),
     "DELETE_TOPICS": ("0-6", "1-6", KIP_896),
+    "ADD_PARTITIONS_TO_TXN": ("0-4", "0-5", TXN_V2),
+    "END_TXN": ("0-4", "0-5", TXN_V2),
+    "TXN_OFFSET_COMMIT": ("0-4", "0-6", TXN_CLIENT_VERSIONS),
     "DESCRIBE_CONFIGS": ("0-4", "1-4", KIP_896),
     "DELETE_GROUPS": ("0-2", "0-3", NEWEST),
+    "LIST_TRANSACTIONS": (
+        "0-1",
+        "0-2",
+        "v2's transactional id pattern (KIP-1152) comes with Kafka 4's schemas: issue #16.",
+    ),
     "SASL_HANDSHAKE": (MISSING, "0-1", SECURITY),
     "DELETE_RECORDS": (MISSING, "0-2", PARITY),
     "OFFSET_FOR_LEADER_EPOCH": (MISSING, "2-4", PARITY),
-    "ADD_PARTITIONS_TO_TXN": ("0-4", "0-5", TXN_V2),
-    "END_TXN": ("0-4", "0-5", TXN_V2),
     "WRITE_TXN_MARKERS": (MISSING, "1-2", "Broker-to-broker: a single node writes its transaction markers itself."),
-    "TXN_OFFSET_COMMIT": ("0-4", "0-6", TXN_CLIENT_VERSIONS),
     "DESCRIBE_ACLS": (MISSING, "1-3", SECURITY),
     "CREATE_ACLS": (MISSING, "1-3", SECURITY),
     "DELETE_ACLS": (MISSING, "1-3", SECURITY),
@@ -67,11 +73,6 @@ RANGES: dict[str, tuple[str, str, str]] = {
     "UPDATE_FEATURES": (MISSING, "0-2", CLUSTER),
     "DESCRIBE_CLUSTER": (MISSING, "0-2", PARITY),
     "UNREGISTER_BROKER": (MISSING, "0-0", CLUSTER),
-    "LIST_TRANSACTIONS": (
-        "0-1",
-        "0-2",
-        "v2's transactional id pattern (KIP-1152) comes with Kafka 4's schemas: issue #16.",
-    ),
     "LIST_CONFIG_RESOURCES": (MISSING, "0-1", PARITY),
     "DESCRIBE_TOPIC_PARTITIONS": (MISSING, "0-0", PARITY),
     "SHARE_GROUP_HEARTBEAT": (MISSING, "1-1", SHARE),
