@@ -22,12 +22,13 @@ in the transaction is INVALID_TXN_STATE; a coordinator that cannot answer now, o
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import structlog
 
 from broker.clock import BrokerClock
+from broker.events import EventTap
 from broker.offsets_log import OFFSETS_TOPIC
 from broker.transaction_state_log import TransactionStateLog
 from broker.txn_markers import TxnMarkerWriter
@@ -35,12 +36,15 @@ from broker.txn_verification import TxnVerification
 from coordinator.config import TransactionConfig
 from coordinator.coordinator import GroupCoordinator
 from coordinator.offset_base import TxnOffsetVerification
+from coordinator.offsets import TopicPartition
 from coordinator.persistence import AppendCallback
 from coordinator.transactions import ProducerIdAllocator, TransactionCoordinator, TransactionEvents, TxnMarkers
 from protocol.errors import ErrorCode
 from storage.log_manager import LogManager
 
 log = structlog.get_logger("broker.transactions")
+MarkersObserver = Callable[[TxnMarkers, Mapping[TopicPartition, ErrorCode]], None]
+"""Told of every round of markers once it is answered: the round and the partitions that failed (with why)."""
 
 #: What the group coordinator answers when a marker cannot be written there now; the marker is retried.
 _RETRY_ON_OFFSETS = frozenset(
@@ -74,7 +78,8 @@ class _MarkerRound:
 
 class MarkerChannel:
     """Writes the transaction coordinator's markers (see the module docstring); `intercept` lets the test
-    toolkit hold back or fail a round (faults), and is None in a plain broker."""
+    toolkit hold back or fail a round (faults), and is None in a plain broker; `observers` are told how each round
+    went (the toolkit's transaction timeline)."""
 
     def __init__(
         self,
@@ -95,6 +100,7 @@ class MarkerChannel:
         self.intercept: Callable[[TxnMarkers, Callable[[ErrorCode | None], None]], None] | None = None
         """Called with each round and a `go(error)` continuation: None writes the markers, an error fails the
         whole round with it without writing anything (the toolkit's marker faults)."""
+        self.observers: list[MarkersObserver] = []
 
     def send(self, markers: TxnMarkers) -> None:
         """The coordinator's `MarkerSink`: queue the round; it is written on the next turn of the loop."""
@@ -174,6 +180,11 @@ class MarkerChannel:
         coordinator.markers_written(
             round_.markers, self._clock.monotonic_ms(), self._clock.wall_ms(), errors=round_.errors or None
         )
+        for observer in self.observers:
+            try:
+                observer(round_.markers, round_.errors)
+            except Exception:  # an observability bug must never stop the markers
+                log.exception("txn_markers.observer_failed", transactional_id=round_.markers.transactional_id)
         self._rearm()
 
 
@@ -198,13 +209,15 @@ class TransactionService:
         self._rearm = rearm
         self._verification = verification
         self.log = TransactionStateLog(logs, clock.wall_ms, loop.call_soon, self._deliver_durability)
+        #: The coordinator's events, tapped: an extension point like `Broker.events` (the transaction timeline).
+        self.events = EventTap(structlog.get_logger("transaction_coordinator"))
         self.channel = MarkerChannel(loop, clock, logs, writer, groups, rearm)
         self.coordinator = TransactionCoordinator(
             config,
             self.log,
             producer_ids,
             self.channel,
-            events=TransactionEvents(),
+            events=TransactionEvents(self.events),
             known_partition=lambda topic, partition: logs.get(topic, partition) is not None,
         )
         self.channel.coordinator = self.coordinator

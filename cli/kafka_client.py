@@ -15,8 +15,13 @@ from protocol import api
 from protocol.errors import ErrorCode
 from protocol.messages.api_versions import ApiVersionsRequest
 from protocol.messages.find_coordinator import FindCoordinatorRequest
+from protocol.messages.metadata import MetadataRequest
 from protocol.messages.request_header import RequestHeader
 from protocol.registry import APIS, ApiKey
+
+GROUP_KEY = 0
+"""FindCoordinator key types: a group, a transactional id."""
+TRANSACTION_KEY = 1
 
 # Highest version per API whose request shape this client builds.
 VERSION_CAPS = {
@@ -32,6 +37,19 @@ VERSION_CAPS = {
 
 class KafkaClientError(RuntimeError):
     """The broker answered with an error, or we cannot talk to it."""
+
+
+class RetriableError(KafkaClientError):
+    """A coordinator that cannot answer yet (loading, not available): worth asking again shortly."""
+
+
+RETRIABLE = frozenset({ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE})
+
+
+def check(error: int, what: str) -> None:
+    """Raise for an error code: `RetriableError` for a coordinator not ready yet, else `KafkaClientError`."""
+    if error != ErrorCode.NONE:
+        raise (RetriableError if error in RETRIABLE else KafkaClientError)(f"{what}: {ErrorCode(error).name}")
 
 
 class Connection:
@@ -90,28 +108,38 @@ class Connection:
 
 
 class KafkaClient:
-    """Bootstrap connection plus one connection per coordinator, opened on demand."""
+    """Bootstrap connection plus one connection per other broker (coordinators, leaders), opened on demand."""
 
     def __init__(self, bootstrap: str) -> None:
         host, _, port = bootstrap.rpartition(":")
         self.bootstrap = Connection(host, int(port))
-        self._coordinators: dict[tuple[str, int], Connection] = {}
+        self._connections: dict[tuple[str, int], Connection] = {}
 
-    def find_coordinator(self, group_id: str) -> tuple[str, int, int]:
-        """The group's coordinator: host, port and node id."""
-        _, response = self.bootstrap.call(ApiKey.FIND_COORDINATOR, FindCoordinatorRequest(key=group_id, key_type=0))
-        if response.error_code != ErrorCode.NONE:
-            raise KafkaClientError(f"FindCoordinator: {ErrorCode(response.error_code).name}")
+    def find_coordinator(self, key: str, key_type: int = GROUP_KEY) -> tuple[str, int, int]:
+        """The coordinator of a group (key type 0) or a transactional id (key type 1): host, port and node id."""
+        request = FindCoordinatorRequest(key=key, key_type=key_type)
+        _, response = self.bootstrap.call(ApiKey.FIND_COORDINATOR, request)
+        check(response.error_code, "FindCoordinator")
         return response.host, response.port, response.node_id
 
-    def coordinator(self, group_id: str) -> Connection:
-        host, port, _ = self.find_coordinator(group_id)
+    def coordinator(self, key: str, key_type: int = GROUP_KEY) -> Connection:
+        host, port, _ = self.find_coordinator(key, key_type)
+        return self.connection(host, port)
+
+    def connection(self, host: str, port: int) -> Connection:
+        """A connection to this broker (opened once, closed with the client)."""
         address = (host, port)
-        if address not in self._coordinators:
-            self._coordinators[address] = Connection(*address)
-        return self._coordinators[address]
+        if address not in self._connections:
+            self._connections[address] = Connection(*address)
+        return self._connections[address]
+
+    def brokers(self) -> list[tuple[int, str, int]]:
+        """Every broker of the cluster (node id, host, port), from Metadata, by node id."""
+        request = MetadataRequest(topics=[], allow_auto_topic_creation=False)
+        _, response = self.bootstrap.call(ApiKey.METADATA, request)
+        return sorted((b.node_id, b.host, b.port) for b in response.brokers)
 
     def close(self) -> None:
         self.bootstrap.close()
-        for connection in self._coordinators.values():
+        for connection in self._connections.values():
             connection.close()

@@ -1,7 +1,9 @@
-"""`group-broker`: serve, and look after consumer groups the way `kafka-consumer-groups.sh` does.
+"""`group-broker`: serve, look after consumer groups the way `kafka-consumer-groups.sh` does, and transactions the
+way `kafka-transactions.sh` does.
 
-Group commands speak the Kafka protocol, so they work against any Kafka-compatible broker; `groups timeline`
-uses group-broker's control API, which only group-broker has.
+Group and transaction commands speak the Kafka protocol, so they work against any Kafka-compatible broker;
+`groups timeline`, `transactions timeline` and `storage` use group-broker's control API, which only group-broker
+has.
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ import argparse
 import dataclasses
 import json
 import sys
+import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,6 +24,7 @@ from broker.storage_status import format_storage_status
 from cli.describe_format import format_describe, format_group_list, format_members, format_reset, format_state
 from cli.group_describe import GroupDescription, describe
 from cli.kafka_client import Connection, KafkaClient, KafkaClientError
+from cli.transactions import DESCRIBE_HEADERS, LIST_HEADERS, describe_row, list_rows, table
 from protocol.errors import ErrorCode
 from protocol.messages.list_groups import ListGroupsRequest
 from protocol.messages.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
@@ -213,6 +218,24 @@ def _parser() -> argparse.ArgumentParser:
     timeline.add_argument("group", help="the group id")
     _control_options(timeline)
 
+    transactions = commands.add_parser(
+        "transactions", help="transactions, like kafka-transactions.sh", formatter_class=_HELP
+    ).add_subparsers(dest="transactions_command", required=True)
+    txn_list = transactions.add_parser(
+        "list", help="every transactional id: coordinator, producer id, state", formatter_class=_HELP
+    )
+    _bootstrap_option(txn_list)
+    txn_describe = transactions.add_parser(
+        "describe", help="the state of a transactional id, as DescribeTransactions answers", formatter_class=_HELP
+    )
+    _bootstrap_option(txn_describe)
+    txn_describe.add_argument("--transactional-id", required=True, help="the transactional id")
+    txn_timeline = transactions.add_parser(
+        "timeline", help="the transaction timeline of an id (group-broker control API)", formatter_class=_HELP
+    )
+    txn_timeline.add_argument("--transactional-id", required=True, help="the transactional id")
+    _control_options(txn_timeline)
+
     storage = commands.add_parser(
         "storage", help="damaged data and __consumer_offsets loading (group-broker control API)", formatter_class=_HELP
     )
@@ -265,6 +288,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "groups" and args.groups_command == "timeline":
             fmt = "json" if args.json else "text"
             url = f"{args.control.rstrip('/')}/groups/{args.group}/timeline?format={fmt}"
+            with _control_get(args.control, url) as response:
+                print(response.read().decode())
+            return 0
+        if args.command == "transactions" and args.transactions_command == "timeline":
+            fmt = "json" if args.json else "text"
+            quoted = urllib.parse.quote(args.transactional_id, safe="")
+            url = f"{args.control.rstrip('/')}/transactions/{quoted}/timeline?format={fmt}"
             with _control_get(args.control, url) as response:
                 print(response.read().decode())
             return 0
@@ -323,6 +353,13 @@ def _storage_command(control: str, *, as_json: bool) -> int:
 
 
 def _run_wire_command(client: KafkaClient, args: argparse.Namespace) -> int:
+    if args.command == "transactions":
+        if args.transactions_command == "list":
+            print(table(LIST_HEADERS, list_rows(client)), end="")
+        else:
+            row = describe_row(client, args.transactional_id, lambda: int(time.time() * 1000))
+            print(table(DESCRIBE_HEADERS, [row]), end="")
+        return 0
     if args.command == "groups" and args.groups_command == "list":
         _, response = client.bootstrap.call(ApiKey.LIST_GROUPS, ListGroupsRequest())
         _check(response.error_code, "ListGroups")

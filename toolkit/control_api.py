@@ -35,7 +35,8 @@ from toolkit.control_spec import AtLeast, Control, ControlError, Endpoint, decla
 from toolkit.controls import BrokerControls
 from toolkit.names import api_key_of
 from toolkit.timeline.html import render_html
-from toolkit.timeline.text import render_text
+from toolkit.timeline.text import render_text, render_transaction_text
+from toolkit.timeline.txn_html import render_transaction_html
 
 if TYPE_CHECKING:
     from toolkit.kit import Toolkit
@@ -223,7 +224,7 @@ class ControlApi:
     async def index(self, request: web.Request) -> web.Response:
         return _json({"endpoints": [endpoint.line() for endpoint in endpoints()]})
 
-    @route("GET", "/faults", "the rules in force")
+    @route("GET", "/faults", "the rules in force (API errors and latencies, offsets append and marker faults)")
     async def faults(self, request: web.Request) -> web.Response:
         faults = self.kit.faults
         return _json(
@@ -233,6 +234,14 @@ class ControlApi:
                     for rule in faults.errors
                 ],
                 "latencies": [{**asdict(rule), "api": api_key_of(rule.api_key).name} for rule in faults.latencies],
+                "offsets_append_errors": [ErrorCode(error).name for error in faults.offsets_append_errors],
+                "marker_errors": [
+                    {**asdict(rule), "error": rule.error.name if rule.error is not None else None}
+                    for rule in faults.marker_errors
+                ],
+                "marker_delays": [
+                    {k: v for k, v in asdict(rule).items() if k != "error"} for rule in faults.marker_delays
+                ],
             }
         )
 
@@ -268,14 +277,15 @@ class ControlApi:
             }
         )
 
-    @route("GET", "/groups/{id}/timeline", "the rebalance timeline", "?format=html|json|text&heartbeats=0&refresh=2")
+    @route(
+        "GET",
+        "/groups/{id}/timeline",
+        "the rebalance timeline (and the transactions that sent the group's offsets)",
+        "?format=html|json|text&heartbeats=0&refresh=2",
+    )
     async def timeline(self, request: web.Request) -> web.Response:
         group_id = request.match_info["id"]
-        fmt = request.query.get("format")
-        if fmt is None:
-            fmt = "json" if "application/json" in request.headers.get("Accept", "") else "html"
-        if fmt not in ("html", "json", "text"):
-            raise ControlError(400, "format must be html, json or text")
+        fmt = _timeline_format(request)
         clock = self.broker.clock
         now = clock.monotonic_ms()
         view = self.kit.timeline.view(
@@ -287,13 +297,24 @@ class ControlApi:
         )
         if view is None:
             raise ControlError(404, f"no group {group_id!r} on this broker and nothing in its timeline")
-        if fmt == "json":
-            return _json(view)
-        if fmt == "text":
-            return web.Response(text=render_text(view), content_type="text/plain")
-        refresh = request.query.get("refresh")
-        refresh_s = int(refresh) if refresh and refresh.isdigit() and int(refresh) > 0 else None
-        return web.Response(text=render_html(view, refresh_s), content_type="text/html")
+        view["transactions"] = self.kit.transaction_timeline.transactional_ids_for_group(group_id)
+        return _rendered(request, fmt, view, render_text, render_html)
+
+    @route(
+        "GET",
+        "/transactions/{id}/timeline",
+        "the transaction timeline: states, requests, partitions and markers",
+        "?format=html|json|text&refresh=2",
+    )
+    async def transaction_timeline(self, request: web.Request) -> web.Response:
+        transactional_id = request.match_info["id"]
+        fmt = _timeline_format(request)
+        view = self.kit.transaction_timeline_view(transactional_id)
+        if view is None:
+            raise ControlError(
+                404, f"no transactional id {transactional_id!r} on this broker and nothing in its timeline"
+            )
+        return _rendered(request, fmt, view, render_transaction_text, render_transaction_html)
 
     @route("GET", "/requests", "the recorder's summaries", "?api=&client_id=&group_id=&limit=")
     async def requests(self, request: web.Request) -> web.Response:
@@ -341,6 +362,33 @@ class ControlApi:
         response = web.Response(body=self.broker.metrics.render())
         response.headers["Content-Type"] = METRICS_CONTENT_TYPE
         return response
+
+
+def _timeline_format(request: web.Request) -> str:
+    """`?format=`, else JSON for `Accept: application/json`, else the HTML page."""
+    fmt = request.query.get("format")
+    if fmt is None:
+        fmt = "json" if "application/json" in request.headers.get("Accept", "") else "html"
+    if fmt not in ("html", "json", "text"):
+        raise ControlError(400, "format must be html, json or text")
+    return fmt
+
+
+def _rendered(
+    request: web.Request,
+    fmt: str,
+    view: dict[str, Any],
+    text: Callable[[dict[str, Any]], str],
+    page: Callable[[dict[str, Any], int | None], str],
+) -> web.Response:
+    """A timeline view as asked: JSON, text, or the HTML page (reloading every `?refresh=` seconds)."""
+    if fmt == "json":
+        return _json(view)
+    if fmt == "text":
+        return web.Response(text=text(view), content_type="text/plain")
+    refresh = request.query.get("refresh")
+    refresh_s = int(refresh) if refresh and refresh.isdigit() and int(refresh) > 0 else None
+    return web.Response(text=page(view, refresh_s), content_type="text/html")
 
 
 def _error_name(code: int) -> str:

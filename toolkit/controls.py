@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from toolkit.coordinator_moves import CoordinatorMoves
     from toolkit.faults import Faults
     from toolkit.group_activity import GroupActivity
+    from toolkit.marker_faults import MarkerFaults
 
 Count = Annotated[int, AtLeast(1)]
 """How many requests (or appends) a fault applies to: at least one."""
@@ -119,14 +120,60 @@ def _loading(controls: BrokerControls, args: Mapping[str, Any], result: Any) -> 
     return {"partition": result, "duration_ms": args["duration_ms"]}
 
 
+def _failing_markers(controls: BrokerControls, args: Mapping[str, Any], result: Any) -> Any:
+    from toolkit.names import error_of
+
+    return {
+        "failing": error_of(args["error"]).name,
+        "count": args["count"],
+        "transactional_id": args["transactional_id"],
+    }
+
+
+def _delayed_markers(controls: BrokerControls, args: Mapping[str, Any], result: Any) -> Any:
+    return {"delay_ms": args["delay_ms"], "count": args["count"], "transactional_id": args["transactional_id"]}
+
+
+def _transaction(controls: BrokerControls, args: Mapping[str, Any], result: Any) -> Any:
+    transactional_id = args["transactional_id"]
+    if result is None:
+        raise ControlError(404, f"no transactional id {transactional_id!r} on this broker")
+    return result
+
+
+def _transactions(controls: BrokerControls, args: Mapping[str, Any], result: Any) -> Any:
+    return {"transactions": result}
+
+
+def _expired_transaction(controls: BrokerControls, args: Mapping[str, Any], result: Any) -> Any:
+    transactional_id = args["transactional_id"]
+    snapshot = _transaction(controls, args, controls.transaction(transactional_id))
+    if not result:
+        raise ControlError(
+            400,
+            f"transactional id {transactional_id!r} has no transaction to abort now (state {snapshot['state']}"
+            + (f", {snapshot['pending_state']} being written" if snapshot["pending_state"] else "")
+            + "): only an Ongoing transaction times out",
+        )
+    return {"expired": transactional_id, "transaction": snapshot}
+
+
 class BrokerControls:
     """The controls of one broker. Call them on the broker's loop (the handle and the control API do)."""
 
-    def __init__(self, broker: Broker, faults: Faults, moves: CoordinatorMoves, activity: GroupActivity) -> None:
+    def __init__(
+        self,
+        broker: Broker,
+        faults: Faults,
+        moves: CoordinatorMoves,
+        activity: GroupActivity,
+        markers: MarkerFaults,
+    ) -> None:
         self._broker = broker
         self._faults = faults
         self._moves = moves
         self._activity = activity
+        self._markers = markers
 
     def _now(self) -> int:
         return self._broker.clock.monotonic_ms()
@@ -269,6 +316,67 @@ class BrokerControls:
         from toolkit.names import error_of
 
         self._faults.offsets_append_errors.extend([error_of(error)] * count)
+
+    @control("POST", "/faults/markers/fail-next", answer=_failing_markers)
+    def fail_next_markers(
+        self, error: str | int = "NOT_LEADER_OR_FOLLOWER", count: Count = 1, *, transactional_id: str | None = None
+    ) -> None:
+        """Fail the next transaction marker writes.
+
+        The next `count` rounds of COMMIT/ABORT markers (optionally only those of one transactional id) fail with
+        `error` and write nothing. The coordinator reacts as Kafka's does to a WriteTxnMarkers answer: a retriable
+        error (NOT_LEADER_OR_FOLLOWER, the default) is retried after its backoff (a retry is the next round), a
+        fatal one (INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED) stops that transaction's markers and
+        leaves it in PrepareCommit/PrepareAbort."""
+        from toolkit.names import error_of
+
+        self._faults.fail_markers(error_of(error), count, transactional_id)
+
+    @control("POST", "/faults/markers/delay", answer=_delayed_markers)
+    def delay_markers(self, delay_ms: int, count: Count | None = None, *, transactional_id: str | None = None) -> None:
+        """Hold transaction markers back.
+
+        The next `count` rounds of markers (all of them when None; optionally only one transactional id's) are
+        written `delay_ms` later on the broker clock (with frozen time: once `advance` passes it), so the
+        transaction stays in PrepareCommit/PrepareAbort and read_committed readers wait at the last stable offset
+        meanwhile."""
+        self._faults.delay_markers(delay_ms, count, transactional_id)
+
+    # -- transactions --------------------------------------------------------------------------------------------
+
+    @control("GET", "/transactions", answer=_transactions)
+    def transactions(self) -> list[dict[str, Any]]:
+        """Every transactional id, as `transaction` shows it."""
+        from toolkit.transactions import transaction_snapshots
+
+        broker = self._broker
+        return transaction_snapshots(broker.transactions.coordinator, self._markers.held(), broker.clock)
+
+    @control("GET", "/transactions/{id}", answer=_transaction)
+    def transaction(self, transactional_id: str) -> dict[str, Any] | None:
+        """One transactional id, as the transaction coordinator sees it.
+
+        State (and a transition being written), producer id and epoch, timeout, start time, partitions, the
+        markers not yet written and those a fault holds back, and for an Ongoing transaction when its timeout
+        runs out and when the coordinator next looks for timed-out transactions; None when the broker has no
+        such id."""
+        from toolkit.transactions import transaction_snapshot
+
+        broker = self._broker
+        held = self._markers.held(transactional_id)
+        return transaction_snapshot(broker.transactions.coordinator, transactional_id, held, broker.clock)
+
+    @control("POST", "/transactions/{id}/expire", answer=_expired_transaction)
+    def expire_transaction(self, transactional_id: str) -> bool:
+        """The transaction times out now.
+
+        Kafka's own timeout path: the producer is fenced (epoch + 1) and the transaction aborted with that epoch
+        (PrepareAbort, ABORT markers, CompleteAbort), so the producer's next request fails as a fenced one does.
+        False when the id has no Ongoing transaction (or a transition is being written)."""
+        clock = self._broker.clock
+        done = self._broker.transactions.coordinator.abort_now(transactional_id, clock.monotonic_ms(), clock.wall_ms())
+        self._broker.rearm_timers()
+        return done
 
     # -- groups --------------------------------------------------------------------------------------------------
 

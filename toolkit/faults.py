@@ -1,8 +1,10 @@
-"""Fault injection: answer the next requests of an API with an error, slow an API down, fail offsets appends.
+"""Fault injection: answer the next requests of an API with an error, slow an API down, fail offsets appends, fail
+or hold back transaction markers.
 
 It reaches the server only through its extension points: `FaultMiddleware` sits in the dispatcher's middleware
-chain, `FailingRecordLog` wraps the coordinator's record log, and injected latency waits on the broker clock
-(`advance` moves it; a frozen clock makes it wait for `advance`).
+chain, `FailingRecordLog` wraps the coordinator's record log, the marker rules are applied by `MarkerFaults`
+(`toolkit/marker_faults.py`) through the marker channel's `intercept`, and injected latency and held markers wait
+on the broker clock (`advance` moves it; a frozen clock makes them wait for `advance`).
 
 Tests of consumer-group code need the failures Kafka produces in production (a NOT_COORDINATOR in the middle of a
 commit, a REBALANCE_IN_PROGRESS heartbeat, a slow JoinGroup) on demand. An injected error is answered in the shape
@@ -16,6 +18,8 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import structlog
 
 from broker.clock import BrokerClock
 from broker.context import RequestContext
@@ -34,6 +38,8 @@ from protocol.messages.offset_commit import (
 )
 from protocol.messages.produce import PartitionProduceResponse, ProduceResponse, TopicProduceResponse
 from protocol.registry import APIS, ApiKey
+
+log = structlog.get_logger("toolkit.faults")
 
 
 def _nothing() -> None:
@@ -64,12 +70,39 @@ class LatencyRule:
 
 
 @dataclass(slots=True)
+class MarkerRule:
+    """A rule for the next rounds of transaction markers (of one transactional id, or any): fail them with `error`,
+    or hold them back `delay_ms` on the broker clock. `remaining` None: until the faults are cleared."""
+
+    remaining: int | None
+    transactional_id: str | None = None
+    error: ErrorCode | None = None
+    delay_ms: int = 0
+
+    def matches(self, transactional_id: str) -> bool:
+        return self.transactional_id is None or self.transactional_id == transactional_id
+
+
+def _use(rules: list[Any], rule: ErrorRule | LatencyRule | MarkerRule) -> bool:
+    """Consume one use of `rule`; True when that was its last (it is then removed from `rules`)."""
+    if rule.remaining is None:
+        return False
+    rule.remaining -= 1
+    if rule.remaining > 0:
+        return False
+    rules.remove(rule)
+    return True
+
+
+@dataclass(slots=True)
 class Faults:
-    """The rules in force: injected errors and latencies, and errors for the next offsets appends."""
+    """The rules in force: injected errors and latencies, errors for the next offsets appends, and marker rules."""
 
     errors: list[ErrorRule] = field(default_factory=list)
     latencies: list[LatencyRule] = field(default_factory=list)
     offsets_append_errors: list[ErrorCode] = field(default_factory=list)
+    marker_errors: list[MarkerRule] = field(default_factory=list)
+    marker_delays: list[MarkerRule] = field(default_factory=list)
     #: Told when the set of APIs with a rule changes (the dispatcher then leaves the fault middleware out of the
     #: chains of APIs without one).
     on_change: Callable[[], None] = _nothing
@@ -98,11 +131,35 @@ class Faults:
         self.latencies.append(LatencyRule(api_key, delay_ms, count))
         self.on_change()
 
+    def fail_markers(self, error: ErrorCode, count: int, transactional_id: str | None = None) -> None:
+        self.marker_errors.append(MarkerRule(count, transactional_id, error=error))
+
+    def delay_markers(self, delay_ms: int, count: int | None, transactional_id: str | None = None) -> None:
+        self.marker_delays.append(MarkerRule(count, transactional_id, delay_ms=delay_ms))
+
     def clear(self) -> None:
         self.errors.clear()
         self.latencies.clear()
         self.offsets_append_errors.clear()
+        self.marker_errors.clear()
+        self.marker_delays.clear()
         self.on_change()
+
+    def take_marker_error(self, transactional_id: str) -> ErrorCode | None:
+        """The error the next round of markers of this id fails with (one use of the first matching rule)."""
+        rule = next((r for r in self.marker_errors if r.matches(transactional_id)), None)
+        if rule is None:
+            return None
+        _use(self.marker_errors, rule)
+        return rule.error
+
+    def take_marker_delay_ms(self, transactional_id: str) -> int:
+        """How long the next round of markers of this id is held back (one use of the first matching rule)."""
+        rule = next((r for r in self.marker_delays if r.matches(transactional_id)), None)
+        if rule is None:
+            return 0
+        _use(self.marker_delays, rule)
+        return rule.delay_ms
 
     def take_error(self, api_key: int, client_id: str | None, request: Any) -> ErrorCode | None:
         """The error to answer this request with, consuming one use of the first matching rule."""
@@ -111,9 +168,7 @@ class Faults:
         group_id = getattr(request, "group_id", None)
         for rule in self.errors:
             if rule.matches(api_key, client_id, group_id):
-                rule.remaining -= 1
-                if rule.remaining <= 0:
-                    self.errors.remove(rule)
+                if _use(self.errors, rule):
                     self.on_change()
                 return rule.error
         return None
@@ -121,11 +176,8 @@ class Faults:
     def take_latency_ms(self, api_key: int) -> int:
         for rule in self.latencies:
             if rule.api_key == api_key:
-                if rule.remaining is not None:
-                    rule.remaining -= 1
-                    if rule.remaining <= 0:
-                        self.latencies.remove(rule)
-                        self.on_change()
+                if _use(self.latencies, rule):
+                    self.on_change()
                 return rule.delay_ms
         return 0
 
@@ -185,23 +237,29 @@ class Sleeper:
     def __init__(self, clock: BrokerClock, rearm: Any) -> None:
         self._clock = clock
         self._rearm = rearm
-        self._waiting: list[tuple[int, asyncio.Future[None]]] = []
+        self._waiting: list[tuple[int, Callable[[], None]]] = []
+
+    def call_later_ms(self, delay_ms: int, callback: Callable[[], None]) -> None:
+        """Call `callback` once the broker clock has moved `delay_ms` on (with a frozen clock: by `advance`)."""
+        self._waiting.append((self._clock.monotonic_ms() + delay_ms, callback))
+        self._rearm()
 
     async def sleep_ms(self, delay_ms: int) -> None:
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiting.append((self._clock.monotonic_ms() + delay_ms, future))
-        self._rearm()
+        self.call_later_ms(delay_ms, lambda: None if future.done() else future.set_result(None))
         await future
 
     def next_deadline_ms(self) -> int | None:
         return min((deadline for deadline, _ in self._waiting), default=None)
 
     def tick(self, now_ms: int) -> None:
-        due = [(d, f) for d, f in self._waiting if d <= now_ms]
-        self._waiting = [(d, f) for d, f in self._waiting if d > now_ms]
-        for _, future in due:
-            if not future.done():
-                future.set_result(None)
+        due = [(d, c) for d, c in self._waiting if d <= now_ms]
+        self._waiting = [(d, c) for d, c in self._waiting if d > now_ms]
+        for _, callback in due:
+            try:
+                callback()
+            except Exception:  # one failing callback must not keep the others waiting
+                log.exception("faults.delayed_callback_failed")
 
 
 class FaultMiddleware:

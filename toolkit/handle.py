@@ -41,6 +41,10 @@ class GroupNotReadyError(AssertionError):
     """`wait_for_group` timed out, or waits on frozen time; the message shows the group as it was."""
 
 
+class TransactionNotReadyError(AssertionError):
+    """`wait_for_transaction` timed out; the message shows the transaction as it was."""
+
+
 class FrozenTimeError(GroupNotReadyError):
     """`wait_for_group` gave up before its timeout: time is frozen and only an `advance` can move the group on.
 
@@ -173,6 +177,48 @@ class GroupBrokerHandle(_Controls):
             if now > deadline:
                 raise GroupNotReadyError(f"group {group_id!r} not as expected within {timeout_s}s: {snapshot}")
             time.sleep(0.02)
+
+    # -- transactions --------------------------------------------------------------------------------------------
+
+    async def wait_for_transaction(
+        self, transactional_id: str, *, state: str | None = None, timeout_s: float = 15.0
+    ) -> dict[str, Any]:
+        """Wait (without blocking the caller's event loop) until the transactional id is in `state` (known at all
+        when None); returns its snapshot (`transaction`)."""
+        import asyncio  # here, not at import time: the plugin module stays a leaf
+
+        snapshot: dict[str, Any] = await asyncio.to_thread(
+            self.wait_for_transaction_blocking, transactional_id, state=state, timeout_s=timeout_s
+        )
+        return snapshot
+
+    def wait_for_transaction_blocking(
+        self, transactional_id: str, *, state: str | None = None, timeout_s: float = 15.0
+    ) -> dict[str, Any]:
+        """`wait_for_transaction` for blocking tests.
+
+        A state is the one written to `__transaction_state` (a transition being written shows as `pending_state`).
+        Markers are written and records become durable on the broker's next loop turns, so a transaction reaches
+        CompleteCommit/CompleteAbort shortly after the EndTxn, timeout or `advance` that decided it; this waits for
+        that. Raises `TransactionNotReadyError` after `timeout_s`, showing the
+        transaction as it was (a marker fault holding it back, a retry waiting for `advance` under frozen time)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            snapshot = self.transaction(transactional_id)
+            if snapshot is not None and (state is None or snapshot["state"] == state):
+                return snapshot
+            if time.monotonic() > deadline:
+                raise TransactionNotReadyError(
+                    f"transactional id {transactional_id!r} not {state or 'known'} within {timeout_s}s: {snapshot}"
+                )
+            time.sleep(0.02)
+
+    def transaction_timeline(self, transactional_id: str) -> dict[str, Any] | None:
+        """The id's transaction timeline as JSON (what `GET /transactions/{id}/timeline?format=json` answers):
+        its live state, its state bands, the partitions involved and every event; None when nothing knows it."""
+        kit = self._embedded.kit
+        view: dict[str, Any] | None = self._embedded.call(lambda: kit.transaction_timeline_view(transactional_id))
+        return view
 
     # -- recorder ------------------------------------------------------------------------------------------------
 

@@ -1,13 +1,15 @@
-"""The toolkit attached to a broker: faults, the recorder, the rebalance timeline, the controls, the control API.
+"""The toolkit attached to a broker: faults, the recorder, the rebalance and transaction timelines, the controls,
+the control API.
 
 `Toolkit.build(config)` makes a broker with the toolkit's record-log wrapper and attaches the rest through the
-server's extension points (middlewares, observers, coordinator event sinks, a timer target on the broker clock).
+server's extension points (middlewares, observers, coordinator event sinks, a timer target on the broker clock,
+the transaction marker channel's intercept and observers).
 The broker itself never imports any of this. Build it inside the event loop that will run it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from broker.app import Broker
 from broker.config import BrokerConfig, parse_control_listener
@@ -16,8 +18,10 @@ from toolkit.controls import BrokerControls
 from toolkit.coordinator_moves import CoordinatorMoves
 from toolkit.faults import FailingRecordLog, FaultMiddleware, Faults, Sleeper
 from toolkit.group_activity import GroupActivity
+from toolkit.marker_faults import MarkerFaults
 from toolkit.recorder import Recorder
 from toolkit.timeline.model import Timeline
+from toolkit.timeline.transactions import TransactionTimeline
 
 if TYPE_CHECKING:
     from toolkit.control_api import ControlApi
@@ -34,17 +38,30 @@ class Toolkit:
             max_groups=broker.config["timeline.max.groups"],
             events_per_group=broker.config["timeline.events.per.group"],
         )
+        transactions = broker.transactions
+        self.transaction_timeline = TransactionTimeline(
+            broker.clock.monotonic_ms,
+            transactions.coordinator.transaction,
+            max_transactions=broker.config["timeline.max.groups"],
+            events_per_transaction=broker.config["timeline.events.per.group"],
+        )
         moves = CoordinatorMoves(broker)
         activity = GroupActivity()
-        self.controls = BrokerControls(broker, faults, moves, activity)
         sleeper = Sleeper(broker.clock, broker.rearm_timers)
         broker.driver.add(sleeper)
+        self.marker_faults = MarkerFaults(faults, sleeper, broker.clock)
+        self.marker_faults.listener = self.transaction_timeline.on_fault
+        transactions.channel.intercept = self.marker_faults.intercept
+        transactions.channel.observers.append(self.transaction_timeline.on_markers)
+        transactions.events.subscribe(self.transaction_timeline.on_event)
+        self.controls = BrokerControls(broker, faults, moves, activity, self.marker_faults)
         broker.dispatcher.use(FaultMiddleware(faults, sleeper))
         broker.dispatcher.use(moves)
         faults.on_change = broker.dispatcher.refresh
         broker.dispatcher.observe(self.timeline)
         broker.dispatcher.observe(self.recorder)
         broker.dispatcher.observe(activity)
+        broker.dispatcher.observe(self.transaction_timeline)
         broker.events.subscribe(self.timeline.on_event)
         self.control_api: ControlApi | None = None
 
@@ -61,6 +78,18 @@ class Toolkit:
     def control_url(self) -> str | None:
         """The control API's address (`control.listener` with its port resolved), or None when it is off."""
         return self.control_api.url if self.control_api is not None else None
+
+    def transaction_timeline_view(self, transactional_id: str) -> dict[str, Any] | None:
+        """The id's transaction timeline with its live state (None when neither knows it); on the broker's loop."""
+        from toolkit.transactions import transaction_snapshot
+
+        broker = self.broker
+        clock = broker.clock
+        live = transaction_snapshot(
+            broker.transactions.coordinator, transactional_id, self.marker_faults.held(transactional_id), clock
+        )
+        now = clock.monotonic_ms()
+        return self.transaction_timeline.view(transactional_id, live, now, clock.wall_ms() - now)
 
     async def start(self) -> None:
         """Start the broker, then the control API when `control.listener` is set."""

@@ -19,9 +19,16 @@ from collections.abc import Iterator
 
 import pytest
 
-from toolkit.handle import FrozenTimeError, GroupBrokerHandle, GroupNotReadyError
+from toolkit.handle import FrozenTimeError, GroupBrokerHandle, GroupNotReadyError, TransactionNotReadyError
 
-__all__ = ["FrozenTimeError", "GroupBrokerHandle", "GroupNotReadyError", "group_broker", "group_broker_config"]
+__all__ = [
+    "FrozenTimeError",
+    "GroupBrokerHandle",
+    "GroupNotReadyError",
+    "TransactionNotReadyError",
+    "group_broker",
+    "group_broker_config",
+]
 
 
 @pytest.fixture

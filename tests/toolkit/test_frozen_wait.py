@@ -93,7 +93,7 @@ def _controls_over(deadlines: dict[Any, int], now: int) -> Any:
         group=lambda group_id: group, consumer_group=lambda group_id: None, timer=_Timers(deadlines)
     )
     broker = SimpleNamespace(clock=SimpleNamespace(frozen=True, monotonic_ms=lambda: now), coordinator=coordinator)
-    return BrokerControls(broker, faults=None, moves=None, activity=GroupActivity())  # type: ignore[arg-type]
+    return BrokerControls(broker, faults=None, moves=None, activity=GroupActivity(), markers=None)  # type: ignore[arg-type]
 
 
 def test_a_timer_due_now_is_not_a_frozen_wait() -> None:

@@ -20,6 +20,7 @@ cannot go untested. How each kind is covered:
 | sh, Operator CLI | `cli.main`'s parser, `serve`'s and `dump-log`'s own parsers |
 | text, `offsets reset` output | `cli.describe_format.format_reset` renders it byte for byte |
 | text, `groups describe --members --verbose` output | `cli.describe_format.format_members` renders it byte for byte |
+| text, `transactions describe` output | `cli.transactions.table` renders it byte for byte |
 | sh, pipeline Install and run | `pip` extras in pyproject.toml; `pipeline.cli.build_parser` |
 | sh, Spark standalone cluster | zipped directories exist; `spark-submit`'s application by the pipeline parser |
 | sh, differential suite | `tests.differential`'s parser |
@@ -60,6 +61,7 @@ INVENTORY: dict[tuple[str, str], tuple[str, str]] = {
     ("sh", "group-broker serve "): (COMMANDS, "cli.main, cli.serve and storage.dump parsers"),
     ("text", "GROUP           TOPIC"): ("reset-table", "cli.describe_format.format_reset"),
     ("text", "GROUP           CONSUMER-ID"): ("members-table", "cli.describe_format.format_members"),
+    ("text", "CoordinatorId\tTransactionalId"): ("txn-describe-table", "cli.transactions.table"),
     ("sh", "pip install -e "): (COMMANDS, "pyproject.toml extras, pipeline.cli.build_parser"),
     ("sh", "# the cluster "): (COMMANDS, "repository directories, pipeline.cli.build_parser"),
     ("sh", "python -m tests.differential"): (COMMANDS, "tests.differential parser"),
@@ -230,6 +232,15 @@ def test_the_members_output_is_what_the_cli_prints() -> None:
         members.append(MemberDescription(member, None, host, client, assigned, int(epoch), wanted, int(target_epoch)))
     group = GroupDescription("billing", "consumer", "Reconciling", "uniform", ("127.0.0.1", 9092, 1), members, 2, 2)
     assert format_members(group, verbose=True) == block.body
+
+
+def test_the_transactions_describe_output_is_what_the_cli_prints() -> None:
+    from cli.transactions import DESCRIBE_HEADERS, table
+
+    [block] = _blocks_checked_as("txn-describe-table")
+    header, row = ([value.rstrip(" ") for value in line.split("\t")[:-1]] for line in block.body.splitlines())
+    assert header == list(DESCRIBE_HEADERS)
+    assert table(DESCRIBE_HEADERS, [row]) == block.body
 
 
 def test_the_developer_map_rows_are_the_import_layers() -> None:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from coordinator.consumer_group.views import show
 from toolkit.timeline.labels import REBALANCING_STATES, client, describe, rel, secs, severity, wall
@@ -43,7 +46,7 @@ WIDTH = 1160
 AXIS_H = 28
 MIN_SPAN_MS = 100
 
-_CSS = """
+CSS = """
 body { font: 14px system-ui, sans-serif; margin: 16px; color: #222; }
 h1 { font-size: 20px; margin: 0 0 4px; } h2 { font-size: 16px; margin: 0 0 6px; }
 .sub { color: #555; margin-bottom: 12px; } section { margin: 12px 0; }
@@ -71,7 +74,7 @@ svg text { font: 12px ui-monospace, monospace; }
 """
 
 
-def _shape(kind: str, cls: str, x: float, y: float) -> str:
+def mark_shape(kind: str, cls: str, x: float, y: float) -> str:
     if kind == "circle":
         return f'<circle class="{cls}" cx="{x:.1f}" cy="{y}" r="6"/>'
     if kind == "square":
@@ -98,33 +101,94 @@ def _short(member: str, limit: int = 34) -> str:
     return member if len(member) <= limit else member[: limit - 13] + "…" + member[-12:]
 
 
+def lane_backgrounds(count: int) -> list[str]:
+    """The alternating backgrounds of `count` swim lanes below the axis."""
+    return [
+        f'<rect class="lane-bg{" odd" if i % 2 else ""}" x="0" y="{AXIS_H + LANE_H * i}" width="{WIDTH}" '
+        f'height="{LANE_H}"/>'
+        for i in range(count)
+    ]
+
+
+def axis(start: int, end: int, height: int, x: Callable[[int], float]) -> list[str]:
+    """The time axis from `start` to `end` (broker-clock ms): a labelled tick every round step, +0 at `start`."""
+    out = ['<g class="axis">']
+    for tick in range(0, end - start + 1, _tick_step(end - start)):
+        tx = x(start + tick)
+        out.append(f'<line x1="{tx:.1f}" y1="{AXIS_H - 6}" x2="{tx:.1f}" y2="{height - 8}" opacity=".35"/>')
+        out.append(f'<text x="{tx:.1f}" y="{AXIS_H - 10}" text-anchor="middle">+{tick / 1000:g}s</text>')
+    out.append("</g>")
+    return out
+
+
+def now_line(now_x: float, height: int) -> str:
+    return (
+        f'<line class="now" x1="{now_x:.1f}" y1="{AXIS_H}" x2="{now_x:.1f}" y2="{height - 8}"><title>now</title></line>'
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Plot:
+    """What both timeline pages draw on: broker-clock time from `start` to `end` on x (after the lane labels),
+    `lanes` swim lanes on y below the axis."""
+
+    start: int
+    end: int
+    lanes: int
+
+    @classmethod
+    def of(cls, view: dict[str, Any], lanes: int) -> Plot:
+        """From the view's origin to now or its last event, whichever is later (at least `MIN_SPAN_MS`)."""
+        start: int = view["origin_ms"]
+        end = max(view["now_ms"], *(ev["at_ms"] for ev in view["events"]), start + MIN_SPAN_MS)
+        return cls(start, end, lanes)
+
+    @property
+    def height(self) -> int:
+        return AXIS_H + LANE_H * self.lanes + 8
+
+    def x(self, at_ms: int) -> float:
+        plot_w = WIDTH - LABEL_W - RIGHT_W
+        return LABEL_W + (min(max(at_ms, self.start), self.end) - self.start) * plot_w / (self.end - self.start)
+
+    @staticmethod
+    def y(index: int) -> int:
+        return AXIS_H + LANE_H * index + LANE_H // 2
+
+    def open(self, label: str) -> list[str]:
+        """The `<svg>` element's start (`label` for screen readers) and the lanes' backgrounds."""
+        height = self.height
+        return [
+            f'<svg xmlns="http://www.w3.org/2000/svg" id="swimlanes" width="{WIDTH}" height="{height}" '
+            f'viewBox="0 0 {WIDTH} {height}" role="img" aria-label="{html.escape(label)}">',
+            *lane_backgrounds(self.lanes),
+        ]
+
+    def state_band(self, start_ms: int, end_ms: int, state: str, color: str, title: str) -> list[str]:
+        """One state as a coloured band on lane 0, labelled where it is wide enough, `title` on hover."""
+        e = html.escape
+        x1, x2 = self.x(start_ms), self.x(end_ms)
+        out = [
+            f'<g class="state-band" data-state="{e(state)}"><rect x="{x1:.1f}" y="{self.y(0) - 9}" '
+            f'width="{max(x2 - x1, 1.5):.1f}" height="18" fill="{color}" opacity=".75"/><title>{e(title)}</title>'
+        ]
+        if x2 - x1 > 7.5 * len(state) + 6:
+            out.append(f'<text class="state-label" x="{x1 + 4:.1f}" y="{self.y(0) + 4}">{e(state)}</text>')
+        out.append("</g>")
+        return out
+
+
 def _svg(view: dict[str, Any]) -> str:
     e = html.escape
     events = view["events"]
     live = view["live"]
-    start: int = view["origin_ms"]
-    end: int = max([view["now_ms"], *(ev["at_ms"] for ev in events)])
-    end = max(end, start + MIN_SPAN_MS)
-    plot_w = WIDTH - LABEL_W - RIGHT_W
-
-    def x(at_ms: int) -> float:
-        return LABEL_W + (min(max(at_ms, start), end) - start) * plot_w / (end - start)
-
     lanes = [lane["member"] for lane in view["lanes"]]
     clients = {lane["member"]: lane["client_id"] for lane in view["lanes"]}
     row = {member: i + 1 for i, member in enumerate(lanes)}  # row 0: the group itself
-    height = AXIS_H + LANE_H * (len(lanes) + 1) + 8
-
-    def y(index: int) -> int:
-        return AXIS_H + LANE_H * index + LANE_H // 2
-
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" id="swimlanes" width="{WIDTH}" height="{height}" '
-        f'viewBox="0 0 {WIDTH} {height}" role="img" aria-label="rebalance timeline of {e(view["group_id"])}">'
-    ]
-    for i in range(len(lanes) + 1):
-        odd = " odd" if i % 2 else ""
-        out.append(f'<rect class="lane-bg{odd}" x="0" y="{AXIS_H + LANE_H * i}" width="{WIDTH}" height="{LANE_H}"/>')
+    plot = Plot.of(view, len(lanes) + 1)
+    start, end, height, x, y = plot.start, plot.end, plot.height, plot.x, plot.y
+    plot_w = WIDTH - LABEL_W - RIGHT_W
+    out = plot.open(f"rebalance timeline of {view['group_id']}")
     # the group lane: one band per state, labelled where it is wide enough
     changes = [ev for ev in events if ev["kind"] == "group.state" and ev["detail"]]
     if changes or live is not None:
@@ -134,16 +198,8 @@ def _svg(view: dict[str, Any]) -> str:
             bands = [(start, live["state"])]
         for i, (band_start, state) in enumerate(bands):
             band_end = bands[i + 1][0] if i + 1 < len(bands) else view["now_ms"]
-            x1, x2 = x(band_start), x(band_end)
             title = f"{state} from {rel(view, band_start)} to {rel(view, band_end)}"
-            out.append(
-                f'<g class="state-band" data-state="{e(state)}"><rect x="{x1:.1f}" y="{y(0) - 9}" '
-                f'width="{max(x2 - x1, 1.5):.1f}" height="18" fill="{_STATE_COLORS.get(state, "#999")}" opacity=".75"/>'
-                f"<title>{e(title)}</title>"
-            )
-            if x2 - x1 > 7.5 * len(state) + 6:
-                out.append(f'<text class="state-label" x="{x1 + 4:.1f}" y="{y(0) + 4}">{e(state)}</text>')
-            out.append("</g>")
+            out.extend(plot.state_band(band_start, band_end, state, _STATE_COLORS.get(state, "#999"), title))
     for r in view["rebalances"]:
         x1, x2 = x(r["start_ms"]), x(r["end_ms"] if r["end_ms"] is not None else view["now_ms"])
         state = "open" if r["end_ms"] is None else "closed"
@@ -156,13 +212,7 @@ def _svg(view: dict[str, Any]) -> str:
             f'<rect class="rebalance {state}" x="{x1:.1f}" y="{AXIS_H + LANE_H}" width="{max(x2 - x1, 2):.1f}" '
             f'height="{LANE_H * len(lanes)}"><title>{e(title)}</title></rect>'
         )
-    step = _tick_step(end - start)
-    out.append('<g class="axis">')
-    for tick in range(0, end - start + 1, step):
-        tx = x(start + tick)
-        out.append(f'<line x1="{tx:.1f}" y1="{AXIS_H - 6}" x2="{tx:.1f}" y2="{height - 8}" opacity=".35"/>')
-        out.append(f'<text x="{tx:.1f}" y="{AXIS_H - 10}" text-anchor="middle">+{tick / 1000:g}s</text>')
-    out.append("</g>")
+    out.extend(axis(start, end, height, x))
     out.append(f'<text class="lane-label" x="8" y="{y(0) + 4}">group {e(_short(view["group_id"]))}</text>')
     out.extend(
         f'<g class="lane" data-member="{e(member)}"><text class="lane-label" x="8" y="{y(row[member]) - 2}">'
@@ -195,7 +245,7 @@ def _svg(view: dict[str, Any]) -> str:
         level = severity(ev["error"])
         out.append(
             f'<g class="event" data-kind="{e(ev["kind"])}">'
-            f"{_shape(shape, f'mark {cls} {level}'.rstrip(), x(ev['at_ms']), ly)}<title>{title}</title></g>"
+            f"{mark_shape(shape, f'mark {cls} {level}'.rstrip(), x(ev['at_ms']), ly)}<title>{title}</title></g>"
         )
     for p in view["pending"]:
         lane = p["member"] or new_member_lane(p["client_id"])
@@ -220,10 +270,7 @@ def _svg(view: dict[str, Any]) -> str:
                 f"<title>{e(text)}</title></line>"
             )
         out.append(f'<text class="deadline-label" x="{LABEL_W + plot_w + 8}" y="{ly + 4}">{e(text)}</text>')
-    now_x = x(view["now_ms"])
-    out.append(
-        f'<line class="now" x1="{now_x:.1f}" y1="{AXIS_H}" x2="{now_x:.1f}" y2="{height - 8}"><title>now</title></line>'
-    )
+    out.append(now_line(x(view["now_ms"]), height))
     out.append("</svg>")
     return "\n".join(out)
 
@@ -317,11 +364,23 @@ def _summary(live: dict[str, Any] | None) -> str:
     )
 
 
+def _transactions_panel(view: dict[str, Any]) -> str:
+    """Links to the transaction timelines of the ids that sent the group's offsets (consume-transform-produce)."""
+    e = html.escape
+    ids = view.get("transactions") or []
+    if not ids:
+        return ""
+    links = ", ".join(
+        f"<a class='transaction' href='../../transactions/{quote(t, safe='')}/timeline'>{e(t)}</a>" for t in ids
+    )
+    return f"<section id='transactions'>Transactions that sent this group's offsets: {links}.</section>"
+
+
 def render_html(view: dict[str, Any], refresh_s: int | None = None) -> str:
     e = html.escape
     summary = _summary(view["live"])
     legend = "".join(
-        f'<span class="legend-item"><svg width="16" height="16">{_shape(shape, f"mark {cls}", 8, 8)}</svg>'
+        f'<span class="legend-item"><svg width="16" height="16">{mark_shape(shape, f"mark {cls}", 8, 8)}</svg>'
         f"{e(text)}</span>"
         for cls, shape, text in _MARKS.values()
     )
@@ -340,12 +399,12 @@ def render_html(view: dict[str, Any], refresh_s: int | None = None) -> str:
     dropped = f" ({view['dropped_events']} older events dropped)" if view["dropped_events"] else ""
     return (
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">{refresh}'
-        f"<title>Timeline: group {e(view['group_id'])}</title><style>{_CSS}</style></head><body>"
+        f"<title>Timeline: group {e(view['group_id'])}</title><style>{CSS}</style></head><body>"
         f"<h1>Rebalance timeline: group <span id='group-id'>{e(view['group_id'])}</span></h1>"
         f"<div class='sub'>{summary}. Time +0 = {wall(view, view['origin_ms'])}, now = "
         f"{rel(view, view['now_ms'])}{dropped}. Also as <a href='?format=json'>JSON</a> and "
         f"<a href='?format=text'>text</a>.</div>"
-        f"{_waiting_panel(view)}<section id='lanes'>{_svg(view)}<div class='legend'>{legend}"
+        f"{_transactions_panel(view)}{_waiting_panel(view)}<section id='lanes'>{_svg(view)}<div class='legend'>{legend}"
         f"<span class='legend-item'>shaded: rebalance in progress</span></div></section>"
         f"<section><h2>Events</h2><table id='events'><tr><th>time</th><th>event</th><th>member</th>"
         f"<th>details</th></tr>{event_rows}</table></section></body></html>"

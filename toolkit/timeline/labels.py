@@ -53,3 +53,52 @@ def describe(e: dict[str, Any]) -> str:
         parts.append(f"reason={json.dumps(e['reason'])}")
     parts.extend(f"{key}={value}" for key, value in (e["detail"] or {}).items() if value is not None)
     return " ".join(parts)
+
+
+def describe_transaction_event(e: dict[str, Any]) -> str:
+    """A transaction timeline event's details: producer id/epoch, client, partitions, the error, the rest."""
+    parts = []
+    if e["producer_id"] is not None:
+        epoch = "" if e["producer_epoch"] is None else f"/{e['producer_epoch']}"
+        parts.append(f"producer={e['producer_id']}{epoch}")
+    if e["client_id"] is not None:
+        parts.append(f"client={e['client_id']}")
+    if e["partitions"]:
+        parts.append(f"partitions={','.join(e['partitions'])}")
+    if e["error"] is not None:
+        parts.append(f"-> {e['error']}")
+    parts.extend(f"{key}={value}" for key, value in (e["detail"] or {}).items() if value is not None)
+    return " ".join(parts)
+
+
+def transaction_summary(live: dict[str, Any] | None) -> str:
+    """One line on a transactional id as the coordinator sees it now (both renderers print it)."""
+    if live is None:
+        return "not known to the coordinator now (expired, unloaded or never initialised)"
+    pending = f" ({live['pending_state']} being written)" if live["pending_state"] else ""
+    return (
+        f"state={live['state']}{pending} producer_id={live['producer_id']} epoch={live['producer_epoch']} "
+        f"timeout_ms={live['timeout_ms']} partitions={','.join(live['partitions']) or '-'}"
+    )
+
+
+def transaction_waits(live: dict[str, Any] | None) -> list[str]:
+    """What the transaction waits for now, in sentences: its timeout, markers not yet written, markers held."""
+    if live is None:
+        return []
+    lines = []
+    if live["timeout_expires_in_ms"] is not None:
+        scan = live["next_timeout_scan_in_ms"]
+        lines.append(
+            f"its timeout runs out in {secs(live['timeout_expires_in_ms'])}; the coordinator aborts timed-out "
+            f"transactions at its next scan (in {secs(scan)})"
+        )
+    lines.extend(
+        f"{m['result']} markers (epoch {m['producer_epoch']}) not yet written to {','.join(m['partitions'])}"
+        for m in live["pending_markers"]
+    )
+    lines.extend(
+        f"{m['result']} markers to {','.join(m['partitions'])} held back by a fault for {secs(m['release_in_ms'])} more"
+        for m in live["held_markers"]
+    )
+    return lines

@@ -33,7 +33,7 @@ builds the live part of a view, `text` and `html` render views.
 from __future__ import annotations
 
 import heapq
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -43,6 +43,7 @@ import structlog
 from broker.context import RequestContext
 from protocol.errors import ErrorCode
 from protocol.registry import ApiKey
+from toolkit.timeline.bounded import BoundedLogs
 from toolkit.timeline.live import lanes, live_state, rebalances
 
 if TYPE_CHECKING:
@@ -106,26 +107,16 @@ class Timeline:
 
     def __init__(self, now_ms: Callable[[], int], *, max_groups: int = 1000, events_per_group: int = 500) -> None:
         self.now_ms = now_ms  # the broker binds its clock's `monotonic_ms` here once it has one
-        self._max_groups = max_groups
         self._capacity = events_per_group
-        self._groups: OrderedDict[str, GroupLog] = OrderedDict()
+        self._groups: BoundedLogs[GroupLog] = BoundedLogs(max_groups, lambda: GroupLog(events_per_group))
         self._pending: dict[tuple[int, int], _Pending] = {}
-        self.dropped_groups = 0
 
-    def _log(self, group_id: str) -> GroupLog:
-        groups = self._groups
-        log = groups.get(group_id)
-        if log is None:
-            if len(groups) >= self._max_groups:
-                groups.popitem(last=False)
-                self.dropped_groups += 1
-            log = groups[group_id] = GroupLog(self._capacity)
-        else:
-            groups.move_to_end(group_id)
-        return log
+    @property
+    def dropped_groups(self) -> int:
+        return self._groups.dropped_keys
 
     def _append(self, group_id: str, event: TimelineEvent) -> None:
-        log = self._log(group_id)
+        log = self._groups.touch(group_id)
         if len(log.events) == self._capacity:
             log.dropped += 1
         log.events.append(event)
@@ -160,7 +151,7 @@ class Timeline:
             self._finished_leave(ctx, request, response)
 
     def _heartbeat(self, group_id: str, beat: tuple[str, str, str | None, int, int]) -> None:
-        log = self._groups.get(group_id) or self._log(group_id)
+        log = self._groups.get(group_id) or self._groups.touch(group_id)
         beats = log.heartbeats
         if len(beats) == self._capacity:
             log.dropped += 1
@@ -244,7 +235,7 @@ class Timeline:
     # -- reading ---------------------------------------------------------------------------------------------
 
     def group_ids(self) -> list[str]:
-        return list(self._groups)
+        return self._groups.keys()
 
     def events(self, group_id: str, *, heartbeats: bool = True) -> list[TimelineEvent]:
         """The group's events in time order (heartbeats merged in unless asked not to)."""

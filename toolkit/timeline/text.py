@@ -1,11 +1,22 @@
-"""The text rendering of a timeline view (`?format=text`, what `group-broker groups timeline` prints)."""
+"""The text rendering of a timeline view (`?format=text`, what `group-broker groups timeline` prints), and of a
+transaction timeline view (what `group-broker transactions timeline` prints)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from coordinator.consumer_group.views import show
-from toolkit.timeline.labels import REBALANCING_STATES, client, describe, rel, secs, wall
+from toolkit.timeline.labels import (
+    REBALANCING_STATES,
+    client,
+    describe,
+    describe_transaction_event,
+    rel,
+    secs,
+    transaction_summary,
+    transaction_waits,
+    wall,
+)
 
 if TYPE_CHECKING:
     pass
@@ -37,6 +48,8 @@ def render_text(view: dict[str, Any]) -> str:
                 f"{rel(view, m['session_deadline_ms'])} (in {secs(m['session_fires_in_ms'])})"
                 for m in live["waiting_for"]
             )
+    if view.get("transactions"):
+        lines.append(f"  transactions that sent its offsets: {', '.join(view['transactions'])}")
     for p in view["pending"]:
         who = p["member"] or "(new member)"
         lines.append(f"  pending {p['api']} from {who} client={client(p['client_id'])} for {secs(p['waiting_ms'])}")
@@ -72,3 +85,20 @@ def _consumer_lines(view: dict[str, Any], live: dict[str, Any]) -> list[str]:
         lines.append(line)
     lines.extend(f"  {sentence}" for sentence in live["reconciliation"])
     return lines
+
+
+def render_transaction_text(view: dict[str, Any]) -> str:
+    """A transaction timeline view (`/transactions/<id>/timeline?format=text`, `group-broker transactions
+    timeline`): the id now, what it waits for, its states over time, then every event."""
+    lines = [f"transaction {view['transactional_id']}", f"  {transaction_summary(view['live'])}"]
+    lines.extend(f"  {sentence}" for sentence in transaction_waits(view["live"]))
+    if view["states"]:
+        lines.append("  states: " + ", ".join(f"{b['state']} {rel(view, b['start_ms'])}" for b in view["states"]))
+    if view["dropped_events"]:
+        lines.append(f"  ({view['dropped_events']} older events dropped)")
+    lines.append(f"  events (+0 = {wall(view, view['origin_ms'])}):")
+    lines.extend(
+        f"  {rel(view, e['at_ms']):>11}  {e['kind']:<24} {describe_transaction_event(e)}".rstrip()
+        for e in view["events"]
+    )
+    return "\n".join(lines) + "\n"
