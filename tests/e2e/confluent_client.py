@@ -247,3 +247,15 @@ class ConfluentTxnAdapter(ConfluentAdapter):
     def reader(self, topic: str, name: str, read_committed: bool) -> ConfluentConsumer:
         isolation = "read_committed" if read_committed else "read_uncommitted"
         return self.consumer(unique(f"{name}-group"), topic, name, **{"isolation.level": isolation})
+
+
+def commit_refused(producer: Producer) -> KafkaError:
+    """The error commit_transaction() raised (an AssertionError if it succeeded). Not pytest.raises: its
+    ExceptionInfo would keep the test's frame, and with it the producer, alive after the test (a librdkafka handle
+    reconnecting to the next module's broker)."""
+    try:
+        producer.commit_transaction(TIMEOUT_S)
+    except KafkaException as exc:
+        error: KafkaError = exc.args[0]
+        return error
+    raise AssertionError("commit_transaction() succeeded")

@@ -21,10 +21,16 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from confluent_kafka import KafkaError, KafkaException, Producer
+from confluent_kafka import KafkaError, Producer
 
 from tests.e2e.aiokafka_client import AiokafkaTxnAdapter
-from tests.e2e.confluent_client import TIMEOUT_S, ConfluentTxnAdapter, produce_acked, transactional_producer
+from tests.e2e.confluent_client import (
+    TIMEOUT_S,
+    ConfluentTxnAdapter,
+    commit_refused,
+    produce_acked,
+    transactional_producer,
+)
 from tests.e2e.java_client import JavaTxnAdapter
 from tests.e2e.kafka_python_client import KafkaPythonTxnAdapter
 from tests.e2e.kafkajs_client import KafkajsTxnAdapter
@@ -88,17 +94,6 @@ def _produce_unchecked(producer: Producer, topic: str, records: list[tuple[str, 
     return reports
 
 
-def _commit_refused(producer: Producer) -> KafkaError:
-    """The error commit_transaction() raised. Not pytest.raises: its ExceptionInfo would keep the test's frame, and
-    with it the producer, alive after the test (a librdkafka handle reconnecting to the next module's broker)."""
-    try:
-        producer.commit_transaction(TIMEOUT_S)
-    except KafkaException as exc:
-        error: KafkaError = exc.args[0]
-        return error
-    raise AssertionError("the fenced producer's commit_transaction() succeeded")
-
-
 @pytest.mark.parametrize("zombie_writes_again", [False, True], ids=["zombie-commits", "zombie-writes-then-commits"])
 def test_zombie_producer_is_fenced_and_its_writes_never_become_visible(
     e2e_target: E2ETarget, zombie_writes_again: bool
@@ -122,7 +117,7 @@ def test_zombie_producer_is_fenced_and_its_writes_never_become_visible(
         successor = transactional_producer(adapter.bootstrap, transactional_id)
 
         late = _produce_unchecked(zombie, topic, late_records) if zombie_writes_again else {}
-        error = _commit_refused(zombie)
+        error = commit_refused(zombie)
         assert (error.code(), error.fatal()) == (KafkaError._FENCED, True), error
         if zombie_writes_again:
             assert zombie.flush(TIMEOUT_S) == 0

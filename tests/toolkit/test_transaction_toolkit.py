@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import ProducerFenced
-from confluent_kafka import KafkaError, KafkaException, Producer
+from confluent_kafka import KafkaError, Producer
 
 from cli.main import main
-from tests.e2e.confluent_client import TIMEOUT_S, ConfluentTxnAdapter, produce_acked
+from tests.e2e.confluent_client import TIMEOUT_S, ConfluentTxnAdapter, commit_refused, produce_acked
 from tests.e2e.scenario import Rec, keyed, unique
 from tests.e2e.txn_scenario import assert_read_exactly, read_to_sentinels, sentinels
 from tests.support.broker_process import wait_until
@@ -49,16 +49,6 @@ def _producer(broker: GroupBrokerHandle, transactional_id: str) -> Producer:
     )
     producer.init_transactions(TIMEOUT_S)
     return producer
-
-
-def _commit_refused(producer: Producer) -> KafkaError:
-    """What commit_transaction() raised (not pytest.raises: see tests/e2e/test_transactions.py)."""
-    try:
-        producer.commit_transaction(TIMEOUT_S)
-    except KafkaException as exc:
-        error: KafkaError = exc.args[0]
-        return error
-    raise AssertionError("commit_transaction() succeeded")
 
 
 def _committed_view(adapter: ConfluentTxnAdapter, topic: str, name: str) -> tuple[list[Rec], list[Rec]]:
@@ -117,7 +107,7 @@ def test_advancing_virtual_time_past_the_timeout_aborts_an_open_transaction(
 
         read, ends = _committed_view(adapter, topic, "timeout-reader")
         assert_read_exactly(read, ends, "the read_committed reader")
-        error = _commit_refused(producer)
+        error = commit_refused(producer)
         assert (error.code(), error.fatal()) == (KafkaError._FENCED, True), error
         del producer
 
