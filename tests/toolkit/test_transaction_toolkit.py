@@ -71,8 +71,10 @@ def _event(broker: GroupBrokerHandle, transactional_id: str, kind: str) -> dict[
 def _describe(broker: GroupBrokerHandle, transactional_id: str, capsys: pytest.CaptureFixture[str]) -> dict[str, str]:
     """`group-broker transactions describe` (DescribeTransactions over the wire): its one row by header."""
     args = ["transactions", "describe", "--transactional-id", transactional_id]
+    capsys.readouterr()  # drop what was printed before (the embedded broker's log lines, when it logs to stdout)
     assert main([*args, "--bootstrap-server", broker.bootstrap_servers]) == 0
-    header, row = (line.split("\t")[:-1] for line in capsys.readouterr().out.splitlines())
+    table = [line for line in capsys.readouterr().out.splitlines() if "\t" in line]  # log lines have no tab
+    header, row = (line.split("\t")[:-1] for line in table)
     return {name.strip(): value.strip() for name, value in zip(header, row, strict=True)}
 
 
