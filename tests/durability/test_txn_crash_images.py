@@ -1,7 +1,8 @@
 """A crash at each exact point between a transaction's decision and its completion, as crash images (issue #15).
 
 The window a SIGKILL right after EndTxn hits only by chance (tests/durability/test_txn_kill9_steps.py): the
-PrepareCommit/PrepareAbort record is durable and the markers reached none, some or all of the transaction's
+PrepareCommit/PrepareAbort record is durable (after EndTxn, or after the coordinator aborted the transaction at its
+timeout with the producer's epoch bumped) and the markers reached none, some or all of the transaction's
 partitions, with CompleteCommit/CompleteAbort not written. Here an in-process broker holds the marker round back
 (`MarkerChannel.intercept`, the hook the toolkit's marker faults use, never calling it on), the test writes the
 markers of some partitions itself exactly as the channel would (the data partitions' through `Broker.txn_markers`,
@@ -29,10 +30,10 @@ from coordinator.transactions import TxnMarkers
 from protocol.errors import ErrorCode
 from tests.broker.conftest import broker_config
 from tests.broker.txn_offsets_wire import complete_transaction
-from tests.durability.offsets_client import connect, create_topic
+from tests.durability.offsets_client import connect
 from tests.durability.txn_driver import run_transaction
 from tests.durability.txn_ledger import Ledger
-from tests.support.broker_process import wait_until_awaited
+from tests.support.broker_process import wait_until_async, wait_until_awaited
 from tests.support.txn_wire import TxnWire, describe
 
 OUTPUT, INPUT = "txn-out", "txn-in"
@@ -91,22 +92,34 @@ async def _write_markers(broker: Broker, markers: TxnMarkers, cut: tuple[int | s
         assert error == ErrorCode.NONE, (partition, error)
 
 
-async def _crash_image(tmp_path: Path, ledger: Ledger, cut: tuple[int | str, ...], commit: bool) -> Path:
-    """A broker where TXN_ID committed a baseline transaction and decided a second one (EndTxn answered), with the
-    cut's markers written; returns the copy of its log directory taken right then."""
+async def _decide(broker: Broker, producer: TxnWire, ledger: Ledger, decision: str) -> None:
+    """The second transaction is decided: by its producer's EndTxn (answered), or by the coordinator aborting it as
+    its timeout does (fenced: epoch + 1)."""
+    if decision != "timeout":
+        await run_transaction(producer, ledger, OUTPUT_PARTITIONS, commit=decision == "commit")
+        return
+    await run_transaction(producer, ledger, OUTPUT_PARTITIONS, stop_after="commit_offsets")
+    clock = broker.clock
+    assert broker.transactions.coordinator.abort_now(TXN_ID, clock.monotonic_ms(), clock.wall_ms())
+    broker.rearm_timers()
+
+
+async def _crash_image(tmp_path: Path, ledger: Ledger, cut: tuple[int | str, ...], decision: str) -> Path:
+    """A broker where TXN_ID committed a baseline transaction and decided a second one, with the cut's markers
+    written; returns the copy of its log directory taken right then."""
     broker = await _started(tmp_path / "live")
     try:
         client = await connect(broker.ports[0])
-        await create_topic(client, OUTPUT, len(OUTPUT_PARTITIONS))
-        await create_topic(client, INPUT, len(INPUT_PARTITIONS))
+        await ledger.create_topics(client)
         producer = TxnWire(client, TXN_ID, 60_000)
         assert await producer.init() == ErrorCode.NONE
         await run_transaction(producer, ledger, OUTPUT_PARTITIONS)
         await wait_until_awaited(lambda: ledger.settled(client), what="the baseline transaction to complete")
         held = _hold_markers(broker)
-        await run_transaction(producer, ledger, OUTPUT_PARTITIONS, commit=commit)
+        await _decide(broker, producer, ledger, decision)
+        await wait_until_async(lambda: held, what="the decision to be durable and its markers handed over")
         [markers] = held
-        assert markers.committed is commit
+        assert markers.committed is (decision == "commit")
         await _write_markers(broker, markers, cut)
         image = tmp_path / "image"
         shutil.copytree(tmp_path / "live" / "data", image / "data")
@@ -116,13 +129,13 @@ async def _crash_image(tmp_path: Path, ledger: Ledger, cut: tuple[int | str, ...
         await broker.stop()
 
 
-@pytest.mark.parametrize("commit", [True, False], ids=["commit", "abort"])
+@pytest.mark.parametrize("decision", ["commit", "abort", "timeout"])
 @pytest.mark.parametrize("cut", list(CUTS))
 async def test_a_transaction_decided_before_the_crash_completes_after_the_restart(
-    tmp_path: Path, cut: str, commit: bool
+    tmp_path: Path, cut: str, decision: str
 ) -> None:
     ledger = Ledger(OUTPUT, OUTPUT_PARTITIONS, INPUT, INPUT_PARTITIONS)
-    image = await _crash_image(tmp_path, ledger, CUTS[cut], commit)
+    image = await _crash_image(tmp_path, ledger, CUTS[cut], decision)
     broker = await _started(image)
     try:
         client = await connect(broker.ports[0])
@@ -130,7 +143,8 @@ async def test_a_transaction_decided_before_the_crash_completes_after_the_restar
         await wait_until_awaited(lambda: ledger.settled(client), what="the decided transaction to complete")
         await ledger.check_settled(client, f"{cut}: completed")
         described = await describe(client, TXN_ID)
-        assert described.state == ("CompleteCommit" if commit else "CompleteAbort")
+        assert described.state == ("CompleteCommit" if decision == "commit" else "CompleteAbort")
+        assert described.producer_epoch == (1 if decision == "timeout" else 0)  # the timeout fenced the producer
         assert not broker.transactions.coordinator.pending_markers()
         await client.close()
     finally:

@@ -22,7 +22,9 @@ Then two restarts, each after a SIGKILL:
 2. with the scan every 100 ms: the Ongoing transactions abort at their timeout (the coordinator logs
    `txn.timed_out`, bumps the epoch), nothing is left open, and the settled invariants hold (the ledger's
    docstring): all-or-nothing per transaction, every answered commit visible, offsets exactly the latest
-   committed transaction's. A new producer of every id then commits one more transaction.
+   committed transaction's. The old producers (alive all along: only the broker died) go on: the in-flight
+   EndTxn sent again is answered NONE, an Ongoing transaction is refused (fenced at its timeout) and stays
+   invisible. A new producer of every id then commits one more transaction.
 """
 
 from __future__ import annotations
@@ -31,10 +33,12 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
+
 from protocol.errors import ErrorCode
 from tests.broker.wire import WireClient
-from tests.durability.offsets_client import connect, create_topic
-from tests.durability.txn_driver import run_transaction
+from tests.durability.offsets_client import connect
+from tests.durability.txn_driver import TxnFailed, advance, run_transaction
 from tests.durability.txn_ledger import Ledger
 from tests.support.broker_process import BrokerProcess, wait_until_awaited
 from tests.support.txn_wire import TxnWire, describe, offsets
@@ -65,9 +69,9 @@ async def _producer(port: int, transactional_id: str) -> TxnWire:
     return producer
 
 
-async def _park_every_step(broker: BrokerProcess, ledger: Ledger) -> dict[str, tuple[int, int]]:
+async def _park_every_step(broker: BrokerProcess, ledger: Ledger) -> dict[str, TxnWire]:
     """Baseline and parked transactions of every id; the broker is SIGKILLed once both in-flight EndTxns answered.
-    Returns each id's producer id and epoch."""
+    Returns each id's producer (disconnected)."""
     producers = {}
     for transactional_id in [*ONGOING, *COMPLETED, *IN_FLIGHT]:
         producer = await _producer(broker.port, transactional_id)
@@ -77,20 +81,16 @@ async def _park_every_step(broker: BrokerProcess, ledger: Ledger) -> dict[str, t
         await run_transaction(producers[transactional_id], ledger, OUTPUT_PARTITIONS, commit=commit)
     for transactional_id, step in ONGOING.items():
         await run_transaction(producers[transactional_id], ledger, OUTPUT_PARTITIONS, stop_after=step)
-    in_flight = [
-        await run_transaction(producers[t], ledger, OUTPUT_PARTITIONS, stop_after="commit_offsets") for t in IN_FLIGHT
-    ]
+    in_flight = {
+        t: await run_transaction(producers[t], ledger, OUTPUT_PARTITIONS, commit=c, stop_after="commit_offsets")
+        for t, c in IN_FLIGHT.items()
+    }
     await _wait_states(producers[next(iter(COMPLETED))].client, {t: _complete(c) for t, c in COMPLETED.items()})
-    for txn, commit in zip(in_flight, IN_FLIGHT.values(), strict=True):
-        txn.end = commit
-    answers = await asyncio.gather(*(producers[t].end(c) for t, c in IN_FLIGHT.items()))
+    await asyncio.gather(*(advance(producers[t], txn, ledger) for t, txn in in_flight.items()))
     broker.kill()
-    for txn, answer in zip(in_flight, answers, strict=True):
-        assert answer == ErrorCode.NONE, f"{txn.where()}: EndTxn answered {answer.name}"
-        txn.end_answer = answer
     for producer in producers.values():
         producer.client.writer.close()
-    return {t: (p.producer_id, p.epoch) for t, p in producers.items()}
+    return producers
 
 
 def _complete(commit: bool) -> str:
@@ -117,7 +117,7 @@ def _timed_out_ids(broker: BrokerProcess) -> set[str]:
     return found
 
 
-async def _check_held(broker: BrokerProcess, ledger: Ledger, epochs: dict[str, tuple[int, int]]) -> None:
+async def _check_held(broker: BrokerProcess, ledger: Ledger, producers: dict[str, TxnWire]) -> None:
     """Restart 1, the timeout scan held off: decided transactions complete, Ongoing ones stay open."""
     client = await connect(broker.port)
     await ledger.check_unsettled(client, "restarted, decided transactions completing")
@@ -125,7 +125,7 @@ async def _check_held(broker: BrokerProcess, ledger: Ledger, epochs: dict[str, t
     await _wait_states(client, {**decided, **dict.fromkeys(ONGOING, "Ongoing")})
     await ledger.check_unsettled(client, "restarted, decided transactions complete")
     for transactional_id in ONGOING:
-        assert (await describe(client, transactional_id)).producer_epoch == epochs[transactional_id][1]
+        assert (await describe(client, transactional_id)).producer_epoch == producers[transactional_id].epoch
     open_offsets = await offsets(client, ledger.group("at-offset-commit"), INPUT, INPUT_PARTITIONS, require_stable=True)
     assert {p: e for p, (_, e) in open_offsets.items()} == dict.fromkeys(
         INPUT_PARTITIONS, ErrorCode.UNSTABLE_OFFSET_COMMIT
@@ -135,7 +135,7 @@ async def _check_held(broker: BrokerProcess, ledger: Ledger, epochs: dict[str, t
     await client.close()
 
 
-async def _check_settled(broker: BrokerProcess, ledger: Ledger, epochs: dict[str, tuple[int, int]]) -> None:
+async def _check_settled(broker: BrokerProcess, ledger: Ledger, producers: dict[str, TxnWire]) -> None:
     """Restart 2, the scan every 100 ms: the Ongoing transactions abort at their timeout and nothing stays open."""
     client = await connect(broker.port)
     await ledger.check_unsettled(client, "restarted again, Ongoing transactions timing out")
@@ -144,7 +144,29 @@ async def _check_settled(broker: BrokerProcess, ledger: Ledger, epochs: dict[str
     assert set(ONGOING) <= _timed_out_ids(broker)
     for transactional_id in ONGOING:
         described = await describe(client, transactional_id)
-        assert (described.state, described.producer_epoch) == ("CompleteAbort", epochs[transactional_id][1] + 1)
+        assert (described.state, described.producer_epoch) == ("CompleteAbort", producers[transactional_id].epoch + 1)
+    await client.close()
+
+
+async def _producers_come_back(broker: BrokerProcess, ledger: Ledger, producers: dict[str, TxnWire]) -> None:
+    """The producers lived on through the crashes (only the broker died) and go on with their transactions: an
+    in-flight EndTxn sent again is answered NONE (the outcome was decided), an Ongoing transaction aborted at its
+    timeout is refused (its producer was fenced), and nothing of it becomes visible."""
+    for transactional_id, producer in producers.items():
+        producer.client = await connect(broker.port)
+        txn = ledger.last(transactional_id)
+        assert txn is not None
+        if transactional_id in IN_FLIGHT:
+            txn.end_answer = None  # a client whose answer was lost sends it again
+            await advance(producer, txn, ledger)
+            assert txn.end_answer == ErrorCode.NONE
+        elif transactional_id in ONGOING:
+            with pytest.raises(TxnFailed) as refused:
+                await advance(producer, txn, ledger)
+            assert refused.value.error in (ErrorCode.INVALID_PRODUCER_EPOCH, ErrorCode.PRODUCER_FENCED)
+        await producer.client.close()
+    client = await connect(broker.port)
+    await ledger.check_settled(client, "after the old producers came back")
     await client.close()
 
 
@@ -154,20 +176,20 @@ async def test_kill9_at_every_step_of_a_transaction_then_restart(tmp_path: Path)
     try:
         broker.start()
         client = await connect(broker.port)
-        await create_topic(client, OUTPUT, len(OUTPUT_PARTITIONS))
-        await create_topic(client, INPUT, len(INPUT_PARTITIONS))
+        await ledger.create_topics(client)
         await client.close()
-        epochs = await _park_every_step(broker, ledger)
+        producers = await _park_every_step(broker, ledger)
 
         broker.start()
-        await _check_held(broker, ledger, epochs)
+        await _check_held(broker, ledger, producers)
         broker.kill()
 
         broker.overrides.update(SCANNING)
         broker.start()
-        await _check_settled(broker, ledger, epochs)
+        await _check_settled(broker, ledger, producers)
+        await _producers_come_back(broker, ledger, producers)
 
-        for transactional_id in epochs:  # the pipelines come back and go on
+        for transactional_id in producers:  # the pipelines come back and go on
             producer = await _producer(broker.port, transactional_id)
             await run_transaction(producer, ledger, OUTPUT_PARTITIONS)
             await producer.client.close()

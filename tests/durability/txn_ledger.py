@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from protocol.errors import ErrorCode
 from tests.broker.wire import WireClient
+from tests.durability.offsets_client import create_topic
 from tests.support.txn_wire import CommittedView, describe, offsets, read_committed
 
 SETTLED_STATES = frozenset({"Empty", "CompleteCommit", "CompleteAbort"})
@@ -35,13 +36,19 @@ UNSTABLE = ErrorCode.UNSTABLE_OFFSET_COMMIT
 
 @dataclass(eq=False)
 class Txn:
-    """One transaction as its client saw it (compared by identity)."""
+    """One transaction as its client planned it and saw it (compared by identity)."""
 
     transactional_id: str
     number: int
     offsets: dict[int, int]
+    partitions: list[int]  # the output partitions it writes to
+    per_partition: int  # records per partition
+    commit: bool  # how the client means to end it
+    added: bool = False  # AddPartitionsToTxn answered
     sent: dict[int, list[bytes]] = field(default_factory=dict)  # output partition -> values sent in Produce
-    offsets_acked: bool = False
+    acked: set[int] = field(default_factory=set)  # output partitions whose Produce was answered
+    offsets_added: bool = False  # AddOffsetsToTxn answered
+    offsets_acked: bool = False  # TxnOffsetCommit answered
     end: bool | None = None  # None: no EndTxn sent; True: commit; False: abort
     end_answer: ErrorCode | None = None  # None: no answer (killed before it)
 
@@ -77,13 +84,18 @@ class Ledger:
     input_partitions: list[int]
     txns: dict[tuple[str, int], Txn] = field(default_factory=dict)
 
+    async def create_topics(self, client: WireClient) -> None:
+        await create_topic(client, self.output, len(self.output_partitions))
+        await create_topic(client, self.input, len(self.input_partitions))
+
     @staticmethod
     def group(transactional_id: str) -> str:
         return f"group-{transactional_id}"
 
-    def begin(self, transactional_id: str) -> Txn:
+    def begin(self, transactional_id: str, partitions: list[int], per_partition: int, commit: bool) -> Txn:
         number = 1 + max((n for tid, n in self.txns if tid == transactional_id), default=-1)
-        txn = Txn(transactional_id, number, offsets_of(number, self.input_partitions))
+        offsets = offsets_of(number, self.input_partitions)
+        txn = Txn(transactional_id, number, offsets, partitions, per_partition, commit)
         self.txns[(transactional_id, number)] = txn
         return txn
 
@@ -123,13 +135,14 @@ class Ledger:
         unstable = {p for p, (_, error) in answered.items() if error == UNSTABLE}
         if before.state in SETTLED_STATES:
             assert not unstable, f"{where}: {transactional_id} is {before.state}, {group} still unstable {unstable}"
-        last = self._last(transactional_id)
+        last = self.last(transactional_id)
         if after.state == "Ongoing" and last is not None and last.offsets_acked and last.end is None:
             assert unstable == set(self.input_partitions), (
                 f"{where}: {last.where()} still Ongoing with acknowledged offsets; require_stable answered {answered}"
             )
 
-    def _last(self, transactional_id: str) -> Txn | None:
+    def last(self, transactional_id: str) -> Txn | None:
+        """The id's latest transaction."""
         numbers = [n for tid, n in self.txns if tid == transactional_id]
         return self.txns[(transactional_id, max(numbers))] if numbers else None
 

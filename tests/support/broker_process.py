@@ -154,11 +154,11 @@ async def wait_until_async(
     detail: Callable[[], str] | None = None,
 ) -> None:
     """`wait_until` for async tests: polls without blocking the event loop the clients run on."""
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(_timed_out(what, timeout_s, detail))
-        await asyncio.sleep(interval_s)
+
+    async def check() -> object:
+        return predicate()
+
+    await wait_until_awaited(check, timeout_s, interval_s, what=what, detail=detail)
 
 
 async def wait_until_awaited(

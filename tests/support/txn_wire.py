@@ -157,14 +157,19 @@ class TxnWire:
         return await self._retrying(call)
 
     async def end(self, commit: bool) -> ErrorCode:
-        """EndTxn v3: answered once PrepareCommit/PrepareAbort is durable (the markers come after)."""
-        request = EndTxnRequest(
-            transactional_id=self.transactional_id,
-            producer_id=self.producer_id,
-            producer_epoch=self.epoch,
-            committed=commit,
-        )
-        return ErrorCode((await self.client.call(ApiKey.END_TXN, 3, request)).error_code)
+        """EndTxn v3: answered once PrepareCommit/PrepareAbort is durable (the markers come after); retried while
+        the same outcome is still being completed (CONCURRENT_TRANSACTIONS), as clients retry it."""
+
+        async def call() -> int:
+            request = EndTxnRequest(
+                transactional_id=self.transactional_id,
+                producer_id=self.producer_id,
+                producer_epoch=self.epoch,
+                committed=commit,
+            )
+            return int((await self.client.call(ApiKey.END_TXN, 3, request)).error_code)
+
+        return await self._retrying(call)
 
 
 def _worst(codes: Iterable[int]) -> int:
