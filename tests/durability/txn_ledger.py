@@ -16,6 +16,8 @@ transactional id), so committed offsets are traced back too. Invariants:
 * at any moment after a restart, before settling:
   - read_committed never sees a record of a transaction whose EndTxn(commit) was never sent, and within one
     partition sees all of a transaction's records there or none (markers may have reached only some partitions);
+  - OffsetFetch serves all the offsets of one transaction whose EndTxn(commit) was sent, or none (never those
+    of a transaction still open or aborted, never some partitions from one transaction and some from another);
   - require_stable answers UNSTABLE_OFFSET_COMMIT while the transaction that committed offsets is still Ongoing,
     and never once the id is Empty/CompleteCommit/CompleteAbort (the offsets are decided and written).
 """
@@ -135,6 +137,12 @@ class Ledger:
         unstable = {p for p, (_, error) in answered.items() if error == UNSTABLE}
         if before.state in SETTLED_STATES:
             assert not unstable, f"{where}: {transactional_id} is {before.state}, {group} still unstable {unstable}"
+        plain = await offsets(client, group, self.input, self.input_partitions, require_stable=False)
+        served = {p: o for p, (o, _) in plain.items()}
+        possible = [t.offsets for t in self.txns.values() if t.transactional_id == transactional_id and t.may_commit]
+        assert served in [*possible, dict.fromkeys(self.input_partitions, -1)], (
+            f"{where}: {group} serves {served}, not all the offsets of one transaction that may have committed"
+        )
         last = self.last(transactional_id)
         if after.state == "Ongoing" and last is not None and last.offsets_acked and last.end is None:
             assert unstable == set(self.input_partitions), (
