@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -154,8 +154,24 @@ async def wait_until_async(
     detail: Callable[[], str] | None = None,
 ) -> None:
     """`wait_until` for async tests: polls without blocking the event loop the clients run on."""
+
+    async def check() -> object:
+        return predicate()
+
+    await wait_until_awaited(check, timeout_s, interval_s, what=what, detail=detail)
+
+
+async def wait_until_awaited(
+    predicate: Callable[[], Awaitable[object]],
+    timeout_s: float = 20.0,
+    interval_s: float = 0.05,
+    *,
+    what: str = "a condition",
+    detail: Callable[[], str] | None = None,
+) -> None:
+    """`wait_until_async` for a condition that needs requests to check (an async predicate)."""
     deadline = time.monotonic() + timeout_s
-    while not predicate():
+    while not await predicate():
         if time.monotonic() > deadline:
             raise AssertionError(_timed_out(what, timeout_s, detail))
         await asyncio.sleep(interval_s)
