@@ -27,9 +27,13 @@ Transactions (KIP-98): every batch that carries a producer id goes through the p
 batches, and tracks the transactions open on the partition; :meth:`PartitionLog.append_end_txn_marker` writes the
 COMMIT/ABORT marker that closes one. The last stable offset (the first offset of the oldest open transaction, or
 the high watermark) bounds what read_committed consumers see, and each segment's ``.txnindex`` lists the aborted
-transactions whose markers it holds (:mod:`storage.txn_index`). The producer state is rebuilt from the log the
-first time it is needed after the log is opened (:mod:`storage.txn_replay`), which also rebuilds the
-aborted-transaction indexes that cannot be trusted; a damaged ``.txnindex`` is quarantined first.
+transactions whose markers it holds (:mod:`storage.txn_index`). The producer state is rebuilt the first time it is
+needed after the log is opened (:mod:`storage.txn_replay`): from the latest producer state snapshot
+(:mod:`storage.producer_snapshot`, written when a segment rolls and at :meth:`PartitionLog.close`) that lies at or
+below the log end and the first segment whose ``.txnindex`` must be rebuilt, replaying only the batches after it,
+or from the whole log when there is none. The replay also rebuilds the aborted-transaction indexes that cannot be
+trusted; a damaged ``.txnindex`` or snapshot is quarantined first. Snapshots beyond the log end (a torn tail cut
+by recovery, a truncation) describe offsets the log no longer has: they are deleted, as Kafka does.
 
 Everything is synchronous. The asyncio server calls it from its loop thread; the one other caller is the
 compaction cleaner (:mod:`storage.cleaner`), which runs in a worker thread and only reads closed segment files
@@ -76,6 +80,14 @@ from storage.errors import (
     os_error_fields,
 )
 from storage.files import fsync_dir
+from storage.producer_snapshot import (
+    SNAPSHOT_SUFFIX,
+    SnapshotError,
+    decode_snapshot,
+    list_snapshots,
+    snapshot_path,
+    write_snapshot,
+)
 from storage.producer_state import CompletedTxn, ProducerAppend, ProducerStateManager, ProducerSummary
 from storage.segment import (
     CLEANED_SUFFIX,
@@ -99,8 +111,15 @@ __all__ = ["AppendOrigin", "AppendResult", "CommittedRead", "PartitionLog", "Tim
 _log = structlog.get_logger("storage")
 
 #: Leftovers that are deleted on open: an interrupted cleaning, Kafka's delayed-delete files, and the index files
-#: of a swap killed between its renames (indexes are rebuilt from the data, as Kafka's LogLoader does).
-_DISCARD_SUFFIXES = (CLEANED_SUFFIX, ".deleted", INDEX_SUFFIX + SWAP_SUFFIX, TIME_INDEX_SUFFIX + SWAP_SUFFIX)
+#: of a swap killed between its renames (indexes are rebuilt from the data, as Kafka's LogLoader does), and a
+#: snapshot whose atomic write was interrupted.
+_DISCARD_SUFFIXES = (
+    CLEANED_SUFFIX,
+    ".deleted",
+    INDEX_SUFFIX + SWAP_SUFFIX,
+    TIME_INDEX_SUFFIX + SWAP_SUFFIX,
+    SNAPSHOT_SUFFIX + ".tmp",
+)
 #: A segment's index files, which describe its log file and go where it goes.
 _INDEX_SUFFIXES = (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)
 #: Names that claim to be segment files; one that does not parse as ``<20 digits><suffix>`` is quarantined.
@@ -437,21 +456,87 @@ class PartitionLog:
         return self._producers().prepare(batches, origin)
 
     def _producers(self) -> ProducerStateManager:
-        """The producer state, replayed from the log the first time it is needed (call with the lock held)."""
+        """The producer state, loaded and replayed the first time it is needed (call with the lock held)."""
         state = self._producer_state
         if state is None:
-            state = self._producer_state = rebuild_producer_state(self._segments, f"{self.topic}-{self.partition}")
+            snapshot_offset, snapshot = self._latest_snapshot()
+            state, replayed = rebuild_producer_state(
+                self._segments, f"{self.topic}-{self.partition}", snapshot, snapshot_offset or 0
+            )
+            self._producer_state = state
             ongoing = state.ongoing_transactions()
             _log.log(
                 logging.INFO if ongoing else logging.DEBUG,
                 "producer_state.rebuilt",
                 topic=self.topic,
                 partition=self.partition,
+                snapshot_offset=snapshot_offset,
+                replayed_batches=replayed,
                 producers=len(state.active_producers()),
                 open_transactions=len(ongoing),
                 first_unstable_offset=state.first_unstable_offset(),
             )
         return state
+
+    def _latest_snapshot(self) -> tuple[int | None, ProducerStateManager | None]:
+        """The latest snapshot a replay may start from, with its offset: at or below the log end and the first
+        segment whose aborted-transaction index must be rebuilt or was lost (a closed segment always has a
+        ``.txnindex`` file, maybe empty), as only a replay of that whole segment can write it. A
+        damaged one is quarantined and the next older one tried; (None, None) when none is left."""
+        last = self._segments[-1]
+        limit = next(
+            (
+                s.base_offset
+                for s in self._segments
+                if not s.txn_index_trusted or (s is not last and not s.txn_index.exists)
+            ),
+            self.log_end_offset,
+        )
+        for offset in reversed(list_snapshots(self.directory)):
+            if offset > min(limit, self.log_end_offset):
+                continue
+            path = snapshot_path(self.directory, offset)
+            try:
+                return offset, decode_snapshot(path.read_bytes(), f"{self.topic}-{self.partition}")
+            except SnapshotError as exc:
+                self._quarantine(path.name, f"producer state snapshot: {exc}")
+        return None, None
+
+    def _write_snapshot(self, offset: int) -> None:
+        """Snapshot the producer state (every batch below ``offset`` applied). Only an optimisation of the next
+        start, so a failed write is one warning and the next start replays more."""
+        state = self._producers()
+        try:
+            write_snapshot(self.directory, offset, state)
+        except OSError as exc:
+            _log.warning(
+                "producer_snapshot.write_failed",
+                topic=self.topic,
+                partition=self.partition,
+                offset=offset,
+                **os_error_fields(exc),
+            )
+            return
+        _log.debug(
+            "producer_snapshot.written",
+            topic=self.topic,
+            partition=self.partition,
+            offset=offset,
+            producers=len(state.entries()),
+        )
+
+    def _delete_snapshots(self, keep: Callable[[int], bool], reason: str) -> None:
+        """Delete the snapshots whose offset ``keep`` refuses: they describe offsets the log no longer has."""
+        for offset in list_snapshots(self.directory):
+            if not keep(offset):
+                snapshot_path(self.directory, offset).unlink(missing_ok=True)
+                _log.info(
+                    "producer_snapshot.deleted",
+                    topic=self.topic,
+                    partition=self.partition,
+                    offset=offset,
+                    reason=reason,
+                )
 
     def _note_transactions(
         self, started: list[tuple[int, int]], completed: list[CompletedTxn], segment: LogSegment
@@ -535,11 +620,13 @@ class PartitionLog:
             return old
         old.seal()
         old.write_indexes()
+        old.txn_index.ensure_file()
         # Only once the new segment exists does the old one stop being active: a roll that fails (disk full)
         # leaves the list as it was, and the next append simply tries to roll again.
         segment = self._create_segment(self.log_end_offset, now_ms)
         self._flush_pending.append(old)
         self._add(segment)
+        self._write_snapshot(segment.base_offset)  # Kafka snapshots at every roll: the next start replays from here
         return segment
 
     def _create_segment(self, base_offset: int, now_ms: int, suffix: str = "") -> LogSegment:
@@ -844,6 +931,10 @@ class PartitionLog:
         for segment in doomed:
             segment.delete()
         self._flush_pending = [s for s in self._flush_pending if not s.closed]
+        # Kafka keeps the snapshots of the segments it keeps: one older than the log start is kept only while it is
+        # the latest (replaying from the log start then still gives the state).
+        start, latest = self.log_start_offset, max(list_snapshots(self.directory), default=None)
+        self._delete_snapshots(lambda snapshot: snapshot >= start or snapshot == latest, "below the log start")
         _log.info(
             "log_segments_deleted",
             dir=str(self.directory),
@@ -880,6 +971,8 @@ class PartitionLog:
         self._flush_pending = [s for s in self._flush_pending if not s.closed and s is not self._segments[-1]]
         self.recovery_point = min(self.recovery_point, self.log_end_offset)
         self._producer_state = None  # markers and batches may be gone: replayed again from what is left
+        end = self.log_end_offset
+        self._delete_snapshots(lambda snapshot: snapshot <= end, "truncated")
 
     @_locked
     def truncate_fully_and_start_at(self, offset: int, *, now_ms: int | None = None) -> None:
@@ -893,6 +986,7 @@ class PartitionLog:
         self._reindex()
         self.recovery_point = offset
         self._producer_state = None
+        self._delete_snapshots(lambda snapshot: False, "truncated fully")
 
     # --- cleaner hooks ----------------------------------------------------------------------------------------
 
@@ -957,6 +1051,7 @@ class PartitionLog:
                 e for e in entries if e.last_offset >= segment.base_offset and (upper is None or e.last_offset < upper)
             ]
             segment.txn_index.replace(mine)
+            segment.txn_index.ensure_file()
 
     def _replacement_start(self, old: Sequence[LogSegment], new: Sequence[LogSegment]) -> int:
         """Index of ``old[0]`` in the segment list after checking that ``new`` may replace ``old``."""
@@ -981,6 +1076,8 @@ class PartitionLog:
         """Write index files and close descriptors; no fsync (call :meth:`flush` first for a clean shutdown)."""
         if self._closed:
             return
+        if self._producer_state is not None:
+            self._write_snapshot(self.log_end_offset)  # Kafka's snapshot at shutdown (never replays the log to make it)
         for segment in self._segments:
             segment.close()
         self._closed = True
@@ -1070,6 +1167,8 @@ class PartitionLog:
             if last.size < last.file_bytes or last.next_offset < point:
                 self._add(self._create_segment(max(point, last.next_offset), now_ms))
         self.recovery_point = min(point, self.log_end_offset)
+        end = self.log_end_offset
+        self._delete_snapshots(lambda snapshot: snapshot <= end, "beyond the log end")
 
     def _may_cut_to_empty(self, segment: LogSegment, previous: LogSegment | None) -> bool:
         """An active segment whose only batch is torn continues the log; any other file without a batch is junk."""

@@ -23,8 +23,9 @@ refused or failed write leaves the state as it was. The first unstable offset (t
 open transaction) is what the log's last stable offset is made from.
 
 The state is rebuilt by replaying the log's batch headers and markers (:meth:`ProducerStateManager.replay`, no
-checks, like Kafka's recovery), so it survives restarts exactly: a transaction whose marker was never written is
-open again after a restart, and holds the last stable offset back until its marker arrives.
+checks, like Kafka's recovery), from the latest snapshot (:mod:`storage.producer_snapshot`,
+:meth:`ProducerStateManager.from_entries`) when there is one, so it survives restarts: a transaction whose marker
+was never written is open again after a restart, and holds the last stable offset back until its marker arrives.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from storage.validation import AppendOrigin
 
 __all__ = [
     "BATCHES_REMEMBERED",
+    "BatchMetadata",
     "CompletedTxn",
     "ProducerAppend",
     "ProducerEntry",
@@ -58,7 +60,9 @@ _INT32_MAX = 2**31 - 1
 
 
 @dataclass(frozen=True, slots=True)
-class _Batch:
+class BatchMetadata:
+    """Sequence range and offsets of one batch a producer wrote (Kafka's ``BatchMetadata``)."""
+
     first_seq: int
     last_seq: int
     first_offset: int
@@ -76,13 +80,13 @@ class ProducerEntry:
     last_timestamp: int = -1
     #: First offset of the transaction open on this partition, None when there is none.
     current_txn_first_offset: int | None = None
-    batches: deque[_Batch] = field(default_factory=lambda: deque(maxlen=BATCHES_REMEMBERED))
+    batches: deque[BatchMetadata] = field(default_factory=lambda: deque(maxlen=BATCHES_REMEMBERED))
 
     @property
     def last_seq(self) -> int:
         return self.batches[-1].last_seq if self.batches else NO_SEQUENCE
 
-    def duplicate_of(self, header: BatchHeader) -> _Batch | None:
+    def duplicate_of(self, header: BatchHeader) -> BatchMetadata | None:
         """The remembered batch with exactly this epoch and sequence range: ``header`` is a producer's retry."""
         if header.producer_epoch != self.epoch:
             return None
@@ -165,7 +169,21 @@ class ProducerStateManager:
         #: Open transactions: first offset -> producer id.
         self._ongoing: dict[int, int] = {}
 
+    @classmethod
+    def from_entries(cls, partition: str, entries: Sequence[ProducerEntry]) -> ProducerStateManager:
+        """A state holding ``entries`` (read back from a snapshot), with their open transactions."""
+        state = cls(partition)
+        for entry in entries:
+            state._producers[entry.producer_id] = entry
+            if entry.current_txn_first_offset is not None:
+                state._ongoing[entry.current_txn_first_offset] = entry.producer_id
+        return state
+
     # --- queries ----------------------------------------------------------------------------------------------
+
+    def entries(self) -> list[ProducerEntry]:
+        """Every producer's entry, by producer id (what a snapshot stores); the caller must not change them."""
+        return [entry for _, entry in sorted(self._producers.items())]
 
     def entry(self, producer_id: int) -> ProducerEntry | None:
         return self._producers.get(producer_id)
@@ -291,7 +309,9 @@ class ProducerStateManager:
 
     def _apply_data(self, entry: ProducerEntry, header: BatchHeader, staged: ProducerAppend) -> None:
         entry._set_epoch(header.producer_epoch)
-        entry.batches.append(_Batch(header.base_sequence, header.last_sequence, header.base_offset, header.last_offset))
+        entry.batches.append(
+            BatchMetadata(header.base_sequence, header.last_sequence, header.base_offset, header.last_offset)
+        )
         entry.last_timestamp = header.max_timestamp
         if entry.current_txn_first_offset is None and header.is_transactional:
             entry.current_txn_first_offset = header.base_offset

@@ -130,7 +130,8 @@ class TransactionIndex:
             self.replace(self._entries[:keep])
 
     def replace(self, entries: list[AbortedTxn]) -> None:
-        """Make ``entries`` the whole index (a rebuild), rewriting the file; an empty index keeps no file."""
+        """Make ``entries`` the whole index (a rebuild), rewriting the file; an empty index keeps no file (callers
+        with a closed segment then call :meth:`ensure_file`)."""
         self._entries = list(entries)
         self._last_offsets = [entry.last_offset for entry in self._entries]
         if not self._entries:
@@ -138,6 +139,12 @@ class TransactionIndex:
             self._file = IndexFile(self.path, 0)
             return
         self._file.rewrite(b"".join(entry.encode() for entry in self._entries), len(self._entries))
+
+    def ensure_file(self) -> None:
+        """Create the file, empty, when there is none: every closed segment keeps one, so that a missing file is
+        noticed (a replay from a producer state snapshot skips the segments whose files are all present)."""
+        if not self.exists:
+            self.path.touch()
 
     def flush(self) -> None:
         """Write what a failed write left out and fsync (with the segment); a segment without aborts has no file."""

@@ -1,16 +1,18 @@
 """Rebuild a log's producer state and aborted-transaction indexes from its segments, and search those indexes.
 
-Kafka loads producer state from its latest ``.snapshot`` file and replays the log from there; this broker keeps no
-snapshot files and replays every batch header of the log instead (one header walk per partition and process, the
-first time the state is needed; control batches are read whole, they hold one tiny record). The replay applies
-what the log holds without checks, as Kafka's recovery does, so open transactions, epochs, sequences and
-coordinator epochs come back exactly as they were: a transaction whose marker never made it to the log before a
-crash is open again, and holds the last stable offset back until its marker is written.
+Like Kafka, the replay starts from the state of the latest usable ``.snapshot`` file (chosen by the log, see
+:mod:`storage.producer_snapshot`) and walks the batch headers from its offset on, or from a fresh state and the
+log start when there is none (control batches are read whole, they hold one tiny record). The replay applies what
+the log holds without checks, as Kafka's recovery does, so open transactions, epochs, sequences and coordinator
+epochs come back exactly as they were: a transaction whose marker never made it to the log before a crash is open
+again, and holds the last stable offset back until its marker is written.
 
-The same pass yields, for each segment, the aborted transactions whose ABORT marker it holds, which is what the
-segment's ``.txnindex`` must contain. A segment whose index file is trusted (it was not recovered and its file
-passed the sanity check) keeps its file; any other (recovered, damaged and quarantined, or missing although the
-segment holds aborts) gets the replay's entries written, with one ``txn_index.rebuilt`` line when that changed it.
+The same pass yields, for each segment it walks from its start, the aborted transactions whose ABORT marker it
+holds, which is what the segment's ``.txnindex`` must contain. A segment whose index file is trusted (it was not
+recovered and its file passed the sanity check) keeps its file; any other (recovered, damaged and quarantined, or
+missing although the segment holds aborts) gets the replay's entries written, with one ``txn_index.rebuilt`` line
+when that changed it. Every closed segment walked keeps a file, empty when it holds no abort, so that a lost file is
+noticed by the log even when a snapshot would let the replay skip the segment.
 
 A control batch whose CRC or marker does not check out is damage like any other: noted on its segment (reported
 once through the log's damage hook) and skipped.
@@ -54,14 +56,27 @@ def read_marker(segment: LogSegment, position: int, header: BatchHeader) -> EndT
         return None
 
 
-def rebuild_producer_state(segments: Sequence[LogSegment], partition: str) -> ProducerStateManager:
-    """Replay ``segments`` (oldest first) into a fresh state; rebuild the aborted-transaction indexes that need it."""
-    state = ProducerStateManager(partition)
+def rebuild_producer_state(
+    segments: Sequence[LogSegment], partition: str, snapshot: ProducerStateManager | None = None, from_offset: int = 0
+) -> tuple[ProducerStateManager, int]:
+    """Replay the batches of ``segments`` (oldest first) from ``from_offset`` on into ``snapshot`` (the state with
+    every batch below ``from_offset`` applied; a fresh state by default); returns the state and how many batches
+    (with a producer id) were replayed. Rebuilds the aborted-transaction indexes that need it, of the segments
+    walked from their start (the log never starts a replay after the start of a segment whose index needs it)."""
+    state = snapshot if snapshot is not None else ProducerStateManager(partition)
+    replayed = 0
     for segment in segments:
+        if segment.next_offset <= from_offset:
+            continue
+        start = 0
+        if segment.base_offset < from_offset:
+            found = segment.find(from_offset)
+            start = segment.size if found is None else found[0]
         aborted: list[AbortedTxn] = []
-        for position, header in segment.iter_headers():
-            if header.producer_id == NO_PRODUCER_ID:
+        for position, header in segment.iter_headers(start):
+            if header.producer_id == NO_PRODUCER_ID or header.last_offset < from_offset:
                 continue
+            replayed += 1
             marker = None
             if header.is_control:
                 marker = read_marker(segment, position, header)
@@ -70,8 +85,11 @@ def rebuild_producer_state(segments: Sequence[LogSegment], partition: str) -> Pr
             completed = state.replay(header, marker)
             if completed is not None and completed.is_aborted:
                 aborted.append(aborted_entry(completed))
-        _reconcile(segment, aborted, partition)
-    return state
+        if segment.base_offset >= from_offset:
+            _reconcile(segment, aborted, partition)
+        if segment is not segments[-1]:
+            segment.txn_index.ensure_file()  # closed: its file must exist (see PartitionLog._latest_snapshot)
+    return state, replayed
 
 
 def _reconcile(segment: LogSegment, aborted: list[AbortedTxn], partition: str) -> None:
