@@ -52,6 +52,12 @@ IN_FLIGHT = NOT_READY | {ErrorCode.CONCURRENT_TRANSACTIONS}
 ID_KEYS = ("producer_id", "producer_id_filters")
 
 
+#: Produce answers a producer retries with the same batch (the leader of a new topic is not known yet).
+PRODUCE_RETRIABLE = frozenset(
+    {ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.LEADER_NOT_AVAILABLE}
+)
+
+
 @dataclass(slots=True)
 class Txns:
     """One scenario's view of producer ids: names them in the order learnt and records answers with the names."""
@@ -144,14 +150,21 @@ class Txns:
         return await self.settled(ApiKey.END_TXN, version, body, step, lambda r: r.error_code in IN_FLIGHT)
 
     async def produce(self, tid: str, pid: int, epoch: int, topic: str, partition: int, seq: int, step: str) -> None:
-        """One transactional record (Produce v9, acks=all); its error code and offset are recorded."""
+        """One transactional record (Produce v9, acks=all); its error code and offset are recorded. A retriable
+        answer (Kafka's leader for a topic created a moment ago is not always known yet: NOT_LEADER_OR_FOLLOWER) is
+        asked again, as a producer retries the same batch."""
         records = batch(b"txn", producer_id=pid, epoch=epoch, sequence=seq, transactional=True)
         body = produce_request(topic, records, partition=partition, transactional_id=tid)
-        answer = await ask(self.conn, ApiKey.PRODUCE, 9, body)
-        if answer is None:
-            self.s.note(step, {"closed": True})
-            return
-        result = answer.responses[0].partition_responses[0]
+        deadline = time.monotonic() + SETTLE_S
+        while True:
+            answer = await ask(self.conn, ApiKey.PRODUCE, 9, body)
+            if answer is None:
+                self.s.note(step, {"closed": True})
+                return
+            result = answer.responses[0].partition_responses[0]
+            if result.error_code not in PRODUCE_RETRIABLE or time.monotonic() > deadline:
+                break
+            await self.s.sleep_ms(50)
         self.s.note(step, {"error_code": result.error_code, "base_offset": result.base_offset})
 
     async def offset_commit(
