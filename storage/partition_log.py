@@ -118,6 +118,7 @@ _DISCARD_SUFFIXES = (
     ".deleted",
     INDEX_SUFFIX + SWAP_SUFFIX,
     TIME_INDEX_SUFFIX + SWAP_SUFFIX,
+    TXN_INDEX_SUFFIX + SWAP_SUFFIX,  # rebuilt by the producer-state replay, which a missing .txnindex triggers
     SNAPSHOT_SUFFIX + ".tmp",
 )
 #: A segment's index files, which describe its log file and go where it goes.
