@@ -299,15 +299,6 @@ class GroupCoordinator(TimerDriven):
     def config(self) -> CoordinatorConfig:
         return self._config
 
-    @property
-    def timer(self) -> Timer:
-        """The purgatory, for inspection (tests assert deadlines by key); only the coordinator schedules."""
-        return self._timer
-
-    @property
-    def now_ms(self) -> int:
-        return self._time.now_ms
-
     def group(self, group_id: str) -> ClassicGroup | None:
         """The group's live metadata, for inspection only (tests, the simulator's invariants)."""
         return self._groups.group(group_id)

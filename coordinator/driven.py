@@ -26,3 +26,12 @@ class TimerDriven:
     def next_deadline_ms(self) -> int | None:
         """When `tick` next has work to do, or None if nothing is scheduled."""
         return self._timer.next_deadline_ms()
+
+    @property
+    def timer(self) -> Timer:
+        """The purgatory, for inspection (tests assert deadlines by key); only the coordinator schedules."""
+        return self._timer
+
+    @property
+    def now_ms(self) -> int:
+        return self._time.now_ms

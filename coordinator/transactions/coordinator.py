@@ -262,15 +262,6 @@ class TransactionCoordinator(TimerDriven):
     def config(self) -> TransactionConfig:
         return self._config
 
-    @property
-    def timer(self) -> Timer:
-        """The purgatory, for inspection; only the coordinator schedules."""
-        return self._timer
-
-    @property
-    def now_ms(self) -> int:
-        return self._time.now_ms
-
     def transaction(self, transactional_id: str) -> TransactionMetadata | None:
         """The id's live metadata (for inspection only), None if unknown or not loaded here."""
         found = self._parts.cache.lookup(transactional_id)
