@@ -75,7 +75,7 @@ class Dispatcher:
         #: Each route's handler wrapped in the middlewares, composed once (not per request) and rebuilt when a
         #: middleware or a route is added.
         self._chains: dict[int, Handler] = {}
-        self.register(ApiKey.API_VERSIONS, self._api_versions)
+        self.register(ApiKey.API_VERSIONS, self._api_versions, (0, 4))  # v5 (KIP-1242): issue #16
 
     def use(self, middleware: Middleware) -> None:
         """Add a middleware; the first added is the outermost."""

@@ -98,12 +98,11 @@ def list_offsets(
             request = ListOffsetsRequest(
                 replica_id=-1, topics=[ListOffsetsTopic(name=t, partitions=ps) for t, ps in topics.items()]
             )
-            version, response = connection.call(ApiKey.LIST_OFFSETS, request)
+            _, response = connection.call(ApiKey.LIST_OFFSETS, request)
             for topic_response in response.topics:
                 for p in topic_response.partitions:
                     if p.error_code == ErrorCode.NONE:
-                        offset = p.old_style_offsets[0] if version == 0 and p.old_style_offsets else p.offset
-                        found[(topic_response.name, p.partition_index)] = offset
+                        found[(topic_response.name, p.partition_index)] = p.offset
         finally:
             connection.close()
     return found

@@ -26,8 +26,6 @@ from coordinator.state import GroupState
 from coordinator.topic_order import merged_by_topic
 from protocol.errors import ErrorCode
 
-DEFAULT_TIMESTAMP = -1
-
 
 class PartitionAnswer(Protocol):
     """A response partition of OffsetCommit or TxnOffsetCommit."""
@@ -80,7 +78,6 @@ class CommitSlot:
     leader_epoch: int
     metadata: str | None
     answer: PartitionAnswer
-    commit_timestamp: int = DEFAULT_TIMESTAMP
     position: int = -1
     """Where the record stands in log order once it is written (`GroupOffsets.add_pending`)."""
     value: OffsetAndMetadata | None = None
@@ -121,7 +118,6 @@ class CommitBase(OffsetManagerBase):
                     p.committed_leader_epoch,
                     p.committed_metadata,
                     answer(p.partition_index),
-                    getattr(p, "commit_timestamp", DEFAULT_TIMESTAMP),
                 )
                 if known is not None and not known(slot.topic, slot.partition):
                     slot.answer.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
@@ -179,12 +175,11 @@ class CommitBase(OffsetManagerBase):
             if metadata is not None and java_string_length(metadata) > max_metadata:
                 slot.answer.error_code = ErrorCode.OFFSET_METADATA_TOO_LARGE
                 continue
-            timestamp = slot.commit_timestamp
             slot.value = OffsetAndMetadata(
                 offset=slot.offset,
                 leader_epoch=slot.leader_epoch,
                 metadata=metadata or "",
-                commit_timestamp_ms=wall_ms if timestamp == DEFAULT_TIMESTAMP else timestamp,
+                commit_timestamp_ms=wall_ms,
                 expire_timestamp_ms=expire_ms,
             )
             writes.append(slot)

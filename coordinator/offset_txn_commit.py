@@ -72,7 +72,9 @@ class TxnOffsetCommitMixin(CommitBase):
         response = TxnOffsetCommitResponse(topics=answered_topics(slots, rejected, _topic))
         if not slots:  # KafkaApis does not ask the coordinator: no group is created or validated
             return CoordinatorResult.of(response)
-        who = CommitIdentity(request.group_id, request.member_id, request.group_instance_id, request.generation_id)
+        who = CommitIdentity(
+            request.group_id, request.member_id, request.group_instance_id, request.generation_id_or_member_epoch
+        )
         group: ClassicGroup | ConsumerGroup | None = None
         try:
             group = self._txn_commit_group(ctx.api_version, request, who)

@@ -65,21 +65,32 @@ def _type_name(kafka_type: str) -> str:
     return kafka_type[2:] if kafka_type.startswith("[]") else kafka_type
 
 
-def _collect(module: _Module, name: str, fields: list[dict[str, Any]], common: dict[str, Any]) -> None:
-    """Register a struct and, depth first, every struct it uses, so classes are defined before their users."""
+def _collect(module: _Module, name: str, fields: list[dict[str, Any]], common: dict[str, Any], owner: str) -> str:
+    """Register a struct and, depth first, every struct it uses, so classes are defined before their users.
+
+    Request and response share a module, and a few schemas give different structs one name on both sides
+    (DescribeQuorum's `PartitionData`); the second one is then named after its message (`<owner><name>`), as
+    Kafka's generator scopes it inside its message class. Returns the name the struct got.
+    """
+    resolved = []
     for f in fields:
         element = _type_name(f["type"])
         if element in PRIMITIVE_TYPES:
+            resolved.append(f)
             continue
         sub_fields = f.get("fields") or common[element]["fields"]
-        _collect(module, element, sub_fields, common)
+        got = _collect(module, element, sub_fields, common, owner)
+        resolved.append(f if got == element else {**f, "type": f["type"].replace(element, got)})
     existing = module.structs.get(name)
     if existing is not None:
-        if existing.fields != fields:
-            raise ValueError(f"{module.name}: struct {name} declared twice with different fields")
-        return
-    module.structs[name] = _Struct(name, fields)
+        if existing.fields == resolved:
+            return name
+        if name == owner:
+            raise ValueError(f"{module.name}: message {name} declared twice with different fields")
+        return _collect(module, owner + name, resolved, common, owner)
+    module.structs[name] = _Struct(name, resolved)
     module.order.append(name)
+    return name
 
 
 def _default(f: dict[str, Any]) -> tuple[str, str]:
@@ -220,6 +231,8 @@ def _render_module(module: _Module) -> str:
         lines.append(f"    valid={_versions_expr(message['validVersions'])},")
         lines.append(f"    flexible={_versions_expr(message.get('flexibleVersions', 'none'))},")
         lines.append(f"    struct=_{name}_DECL,")
+        if message.get("latestVersionUnstable"):
+            lines.append("    latest_unstable=True,")
         lines.append(")")
     return "\n".join(lines) + "\n"
 
@@ -272,7 +285,7 @@ def generate() -> dict[str, str]:
         module = modules.setdefault(mod_name, _Module(mod_name))
         module.sources.append(path.name)
         common = {c["name"]: c for c in schema.get("commonStructs", [])}
-        _collect(module, schema["name"], schema["fields"], common)
+        _collect(module, schema["name"], schema["fields"], common, schema["name"])
         module.messages.append(schema)
     files = {f"{name}.py": _render_module(module) for name, module in sorted(modules.items())}
     files[f"{API_TABLE}.py"] = _render_api_table(modules)

@@ -103,3 +103,6 @@ class MessageDecl:
     valid: Versions
     flexible: Versions
     struct: StructDecl
+    #: Kafka's `latestVersionUnstable`: the newest valid version is still being designed and brokers do not
+    #: advertise it.
+    latest_unstable: bool = False

@@ -31,22 +31,12 @@ class ApiSpec:
         return version in self.request.flexible
 
 
-#: Where the codec speaks fewer versions than Kafka's schemas define (every other API: all of them), and why.
-#: Produce below v3 and Fetch below v4 predate message format v2, the only one the log stores; the newest
-#: versions belong to features the broker does not have: Produce v11 (KIP-890 transactions), Fetch v17 (KIP-853
-#: directory ids), ListOffsets v9 and v10 (KIP-1005 tiered offsets, KIP-1075 async remote lookups).
-_NARROWED: dict[ApiKey, tuple[int, int]] = {
-    ApiKey.PRODUCE: (3, 10),
-    ApiKey.FETCH: (4, 16),
-    ApiKey.LIST_OFFSETS: (0, 8),
-}
-
-
 def _spec(key: ApiKey, request: MessageDecl, response: MessageDecl) -> ApiSpec:
+    """Every valid version but an unstable newest one (Kafka's `latestVersionUnstable`, which brokers do not
+    advertise)."""
     assert request.valid.hi is not None, key
-    lo, hi = _NARROWED.get(key, (request.valid.lo, request.valid.hi))
-    assert lo in request.valid and hi in request.valid, (key, lo, hi)
-    return ApiSpec(key, request, response, lo, hi)
+    hi = request.valid.hi - 1 if request.latest_unstable else request.valid.hi
+    return ApiSpec(key, request, response, request.valid.lo, hi)
 
 
 APIS: dict[int, ApiSpec] = {key: _spec(key, request, response) for key, request, response in API_MESSAGES}

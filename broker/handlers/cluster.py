@@ -78,7 +78,7 @@ class ClusterHandlers:
         self._changes: set[asyncio.Task[Any]] = set()
 
     def register(self, d: Dispatcher) -> None:
-        d.register(ApiKey.METADATA, self.metadata)
+        d.register(ApiKey.METADATA, self.metadata, (0, 12))  # v13 (top-level error code): issue #16
         d.register(ApiKey.CREATE_TOPICS, self.create_topics)
         d.register(ApiKey.DELETE_TOPICS, self.delete_topics)
         d.register(ApiKey.CREATE_PARTITIONS, self.create_partitions)
@@ -344,10 +344,7 @@ class ClusterHandlers:
                 if keys and name not in keys:
                     continue
                 item = DescribeConfigsResourceResult(name=name, value=value, read_only=read_only)
-                if ctx.api_version == 0:
-                    item.is_default = source == SOURCE_DEFAULT
-                else:
-                    item.config_source = source
+                item.config_source = source
                 if ctx.api_version >= 3:
                     item.config_type = CONFIG_TYPE_STRING
                     item.documentation = None

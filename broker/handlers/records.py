@@ -97,9 +97,11 @@ class RecordHandlers:
         self.verifier: TransactionVerifier = ACCEPT_ALL
 
     def register(self, d: Dispatcher) -> None:
-        d.register(ApiKey.PRODUCE, self.produce)
-        d.register(ApiKey.FETCH, self.fetch)
-        d.register(ApiKey.LIST_OFFSETS, self.list_offsets)
+        # Capped below Kafka 4.4's newest until their features land (issue #16): Produce v12-13 (transaction
+        # version 2, topic ids), Fetch v17-18 (replica fields), ListOffsets v9-11 (tiered storage offsets).
+        d.register(ApiKey.PRODUCE, self.produce, (3, 11))
+        d.register(ApiKey.FETCH, self.fetch, (4, 16))
+        d.register(ApiKey.LIST_OFFSETS, self.list_offsets, (1, 8))
         d.register(ApiKey.DESCRIBE_PRODUCERS, self.describe_producers)
 
     # -- Produce -----------------------------------------------------------------------------------------------
@@ -359,12 +361,9 @@ class RecordHandlers:
                 except StorageError as exc:
                     result.error_code = exc.error_code
                     continue
-                if ctx.api_version == 0:
-                    result.old_style_offsets = [] if offset < 0 else [offset][: max(wanted.max_num_offsets, 0)]
-                else:
-                    result.offset, result.timestamp = offset, timestamp
-                    if ctx.api_version >= 4:
-                        result.leader_epoch = 0 if offset >= 0 else -1
+                result.offset, result.timestamp = offset, timestamp
+                if ctx.api_version >= 4:
+                    result.leader_epoch = 0 if offset >= 0 else -1
         return ListOffsetsResponse(topics=topics)
 
     @staticmethod

@@ -23,7 +23,7 @@ class AddPartitionsToTxnTopic:
     name: str = ''
     """The name of the topic."""
     partitions: list[int] = field(default_factory=list)
-    """The partition indexes to add to the transaction"""
+    """The partition indexes to add to the transaction."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
@@ -83,7 +83,7 @@ class AddPartitionsToTxnTopicResult:
     name: str = ''
     """The topic name."""
     results_by_partition: list[AddPartitionsToTxnPartitionResult] = field(default_factory=list)
-    """The results for each partition"""
+    """The results for each partition."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 

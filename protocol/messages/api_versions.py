@@ -24,6 +24,10 @@ class ApiVersionsRequest:
     """The name of the client."""
     client_software_version: str = ''
     """The version of the client."""
+    cluster_id: str | None = None
+    """The cluster ID the client intends to connect to. Provide both ClusterId and NodeId, if known."""
+    node_id: int = -1
+    """The node ID the client intends to connect to. Provide both ClusterId and NodeId, if known."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
@@ -87,7 +91,7 @@ class ApiVersionsResponse:
     finalized_features: list[FinalizedFeatureKey] = field(default_factory=list)
     """List of cluster-wide finalized features. The information is valid only if FinalizedFeaturesEpoch >= 0."""
     zk_migration_ready: bool = False
-    """Set by a KRaft controller if the required configurations for ZK migration are present"""
+    """Set by a KRaft controller if the required configurations for ZK migration are present."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
@@ -98,6 +102,8 @@ _ApiVersionsRequest_DECL = StructDecl(
     (
         F('client_software_name', 'ClientSoftwareName', 'string', V(3, None), default='', ignorable=True),
         F('client_software_version', 'ClientSoftwareVersion', 'string', V(3, None), default='', ignorable=True),
+        F('cluster_id', 'ClusterId', 'string', V(5, None), nullable=V(5, None), default=None, ignorable=True),
+        F('node_id', 'NodeId', 'int32', V(5, None), default=-1, ignorable=True),
     ),
 )
 _ApiVersion_DECL = StructDecl(
@@ -144,7 +150,7 @@ API_VERSIONS_REQUEST = MessageDecl(
     name='ApiVersionsRequest',
     kind='request',
     api_key=18,
-    valid=V(0, 4),
+    valid=V(0, 5),
     flexible=V(3, None),
     struct=_ApiVersionsRequest_DECL,
 )
@@ -152,7 +158,7 @@ API_VERSIONS_RESPONSE = MessageDecl(
     name='ApiVersionsResponse',
     kind='response',
     api_key=18,
-    valid=V(0, 4),
+    valid=V(0, 5),
     flexible=V(3, None),
     struct=_ApiVersionsResponse_DECL,
 )

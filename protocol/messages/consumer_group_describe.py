@@ -21,7 +21,7 @@ class ConsumerGroupDescribeRequest:
     """Kafka `ConsumerGroupDescribeRequest`; fields in wire order, absent versions take the default."""
 
     group_ids: list[str] = field(default_factory=list)
-    """The ids of the groups to describe"""
+    """The ids of the groups to describe."""
     include_authorized_operations: bool = False
     """Whether to include authorized operations."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)

@@ -21,7 +21,9 @@ class TopicPartition:
     """Kafka `TopicPartition`; fields in wire order, absent versions take the default."""
 
     topic: str = ''
+    """The topic name."""
     partitions: list[int] = field(default_factory=list)
+    """The list of partitions assigned to this consumer."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
@@ -31,7 +33,9 @@ class ConsumerProtocolAssignment:
     """Kafka `ConsumerProtocolAssignment`; fields in wire order, absent versions take the default."""
 
     assigned_partitions: list[TopicPartition] = field(default_factory=list)
+    """The list of topics and partitions assigned to this consumer."""
     user_data: bytes | None = None
+    """User data."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 

@@ -21,7 +21,9 @@ class TopicPartition:
     """Kafka `TopicPartition`; fields in wire order, absent versions take the default."""
 
     topic: str = ''
+    """The topic name."""
     partitions: list[int] = field(default_factory=list)
+    """The partition ids."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
@@ -31,10 +33,15 @@ class ConsumerProtocolSubscription:
     """Kafka `ConsumerProtocolSubscription`; fields in wire order, absent versions take the default."""
 
     topics: list[str] = field(default_factory=list)
+    """The topics that the member wants to consume."""
     user_data: bytes | None = None
+    """User data that will be passed back to the consumer."""
     owned_partitions: list[TopicPartition] = field(default_factory=list)
+    """The partitions that the member owns."""
     generation_id: int = -1
+    """The generation id of the member."""
     rack_id: str | None = None
+    """The rack id of the member."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 

@@ -97,7 +97,7 @@ class CreatableTopicResult:
     name: str = ''
     """The topic name."""
     topic_id: uuid.UUID = ZERO_UUID
-    """The unique topic ID"""
+    """The unique topic ID."""
     error_code: int = 0
     """The error code, or 0 if there was no error."""
     error_message: str | None = ''
@@ -199,7 +199,7 @@ CREATE_TOPICS_REQUEST = MessageDecl(
     name='CreateTopicsRequest',
     kind='request',
     api_key=19,
-    valid=V(0, 7),
+    valid=V(2, 7),
     flexible=V(5, None),
     struct=_CreateTopicsRequest_DECL,
 )
@@ -207,7 +207,7 @@ CREATE_TOPICS_RESPONSE = MessageDecl(
     name='CreateTopicsResponse',
     kind='response',
     api_key=19,
-    valid=V(0, 7),
+    valid=V(2, 7),
     flexible=V(5, None),
     struct=_CreateTopicsResponse_DECL,
 )

@@ -31,9 +31,11 @@ class DeletableGroupResult:
     """Kafka `DeletableGroupResult`; fields in wire order, absent versions take the default."""
 
     group_id: str = ''
-    """The group id"""
+    """The group id."""
     error_code: int = 0
     """The deletion error, or 0 if the deletion succeeded."""
+    error_message: str | None = None
+    """The error message, or null if there was no error."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
@@ -45,7 +47,7 @@ class DeleteGroupsResponse:
     throttle_time_ms: int = 0
     """The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota."""
     results: list[DeletableGroupResult] = field(default_factory=list)
-    """The deletion results"""
+    """The deletion results."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
@@ -63,6 +65,7 @@ _DeletableGroupResult_DECL = StructDecl(
     (
         F('group_id', 'GroupId', 'string', V(0, None), default=''),
         F('error_code', 'ErrorCode', 'int16', V(0, None), default=0),
+        F('error_message', 'ErrorMessage', 'string', V(3, None), nullable=V(3, None), default=None, ignorable=True),
     ),
 )
 _DeleteGroupsResponse_DECL = StructDecl(
@@ -77,7 +80,7 @@ DELETE_GROUPS_REQUEST = MessageDecl(
     name='DeleteGroupsRequest',
     kind='request',
     api_key=42,
-    valid=V(0, 2),
+    valid=V(0, 3),
     flexible=V(2, None),
     struct=_DeleteGroupsRequest_DECL,
 )
@@ -85,7 +88,7 @@ DELETE_GROUPS_RESPONSE = MessageDecl(
     name='DeleteGroupsResponse',
     kind='response',
     api_key=42,
-    valid=V(0, 2),
+    valid=V(0, 3),
     flexible=V(2, None),
     struct=_DeleteGroupsResponse_DECL,
 )

@@ -21,9 +21,9 @@ class DeleteTopicState:
     """Kafka `DeleteTopicState`; fields in wire order, absent versions take the default."""
 
     name: str | None = None
-    """The topic name"""
+    """The topic name."""
     topic_id: uuid.UUID = ZERO_UUID
-    """The unique topic ID"""
+    """The unique topic ID."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
@@ -33,9 +33,9 @@ class DeleteTopicsRequest:
     """Kafka `DeleteTopicsRequest`; fields in wire order, absent versions take the default."""
 
     topics: list[DeleteTopicState] = field(default_factory=list)
-    """The name or topic ID of the topic"""
+    """The name or topic ID of the topic."""
     topic_names: list[str] = field(default_factory=list)
-    """The names of the topics to delete"""
+    """The names of the topics to delete."""
     timeout_ms: int = 0
     """The length of time in milliseconds to wait for the deletions to complete."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
@@ -47,9 +47,9 @@ class DeletableTopicResult:
     """Kafka `DeletableTopicResult`; fields in wire order, absent versions take the default."""
 
     name: str | None = ''
-    """The topic name"""
+    """The topic name."""
     topic_id: uuid.UUID = ZERO_UUID
-    """the unique topic ID"""
+    """The unique topic ID."""
     error_code: int = 0
     """The deletion error, or 0 if the deletion succeeded."""
     error_message: str | None = None
@@ -109,7 +109,7 @@ DELETE_TOPICS_REQUEST = MessageDecl(
     name='DeleteTopicsRequest',
     kind='request',
     api_key=20,
-    valid=V(0, 6),
+    valid=V(1, 6),
     flexible=V(4, None),
     struct=_DeleteTopicsRequest_DECL,
 )
@@ -117,7 +117,7 @@ DELETE_TOPICS_RESPONSE = MessageDecl(
     name='DeleteTopicsResponse',
     kind='response',
     api_key=20,
-    valid=V(0, 6),
+    valid=V(1, 6),
     flexible=V(4, None),
     struct=_DeleteTopicsResponse_DECL,
 )

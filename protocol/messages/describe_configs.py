@@ -68,8 +68,6 @@ class DescribeConfigsResourceResult:
     """The configuration value."""
     read_only: bool = False
     """True if the configuration is read-only."""
-    is_default: bool = False
-    """True if the configuration is not set."""
     config_source: int = -1
     """The configuration source."""
     is_sensitive: bool = False
@@ -77,7 +75,7 @@ class DescribeConfigsResourceResult:
     synonyms: list[DescribeConfigsSynonym] = field(default_factory=list)
     """The synonyms for this configuration key."""
     config_type: int = 0
-    """The configuration data type. Type can be one of the following values - BOOLEAN, STRING, INT, SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD"""
+    """The configuration data type. Type can be one of the following values - BOOLEAN, STRING, INT, SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD."""
     documentation: str | None = ''
     """The configuration documentation."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
@@ -148,7 +146,6 @@ _DescribeConfigsResourceResult_DECL = StructDecl(
         F('name', 'Name', 'string', V(0, None), default=''),
         F('value', 'Value', 'string', V(0, None), nullable=V(0, None), default=''),
         F('read_only', 'ReadOnly', 'bool', V(0, None), default=False),
-        F('is_default', 'IsDefault', 'bool', V(0, 0), default=False),
         F('config_source', 'ConfigSource', 'int8', V(1, None), default=-1, ignorable=True),
         F('is_sensitive', 'IsSensitive', 'bool', V(0, None), default=False),
         F('synonyms', 'Synonyms', '[]struct', V(1, None), default=[], ignorable=True, struct=_DescribeConfigsSynonym_DECL),
@@ -179,7 +176,7 @@ DESCRIBE_CONFIGS_REQUEST = MessageDecl(
     name='DescribeConfigsRequest',
     kind='request',
     api_key=32,
-    valid=V(0, 4),
+    valid=V(1, 4),
     flexible=V(4, None),
     struct=_DescribeConfigsRequest_DECL,
 )
@@ -187,7 +184,7 @@ DESCRIBE_CONFIGS_RESPONSE = MessageDecl(
     name='DescribeConfigsResponse',
     kind='response',
     api_key=32,
-    valid=V(0, 4),
+    valid=V(1, 4),
     flexible=V(4, None),
     struct=_DescribeConfigsResponse_DECL,
 )

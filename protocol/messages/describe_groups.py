@@ -21,7 +21,7 @@ class DescribeGroupsRequest:
     """Kafka `DescribeGroupsRequest`; fields in wire order, absent versions take the default."""
 
     groups: list[str] = field(default_factory=list)
-    """The names of the groups to describe"""
+    """The names of the groups to describe."""
     include_authorized_operations: bool = False
     """Whether to include authorized operations."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
@@ -33,7 +33,7 @@ class DescribedGroupMember:
     """Kafka `DescribedGroupMember`; fields in wire order, absent versions take the default."""
 
     member_id: str = ''
-    """The member ID assigned by the group coordinator."""
+    """The member id."""
     group_instance_id: str | None = None
     """The unique identifier of the consumer instance provided by end user."""
     client_id: str = ''
@@ -54,6 +54,8 @@ class DescribedGroup:
 
     error_code: int = 0
     """The describe error, or 0 if there was no error."""
+    error_message: str | None = None
+    """The describe error message, or null if there was no error."""
     group_id: str = ''
     """The group ID string."""
     group_state: str = ''
@@ -107,6 +109,7 @@ _DescribedGroup_DECL = StructDecl(
     DescribedGroup,
     (
         F('error_code', 'ErrorCode', 'int16', V(0, None), default=0),
+        F('error_message', 'ErrorMessage', 'string', V(6, None), nullable=V(6, None), default=None),
         F('group_id', 'GroupId', 'string', V(0, None), default=''),
         F('group_state', 'GroupState', 'string', V(0, None), default=''),
         F('protocol_type', 'ProtocolType', 'string', V(0, None), default=''),
@@ -127,7 +130,7 @@ DESCRIBE_GROUPS_REQUEST = MessageDecl(
     name='DescribeGroupsRequest',
     kind='request',
     api_key=15,
-    valid=V(0, 5),
+    valid=V(0, 6),
     flexible=V(5, None),
     struct=_DescribeGroupsRequest_DECL,
 )
@@ -135,7 +138,7 @@ DESCRIBE_GROUPS_RESPONSE = MessageDecl(
     name='DescribeGroupsResponse',
     kind='response',
     api_key=15,
-    valid=V(0, 5),
+    valid=V(0, 6),
     flexible=V(5, None),
     struct=_DescribeGroupsResponse_DECL,
 )

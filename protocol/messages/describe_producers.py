@@ -33,6 +33,7 @@ class DescribeProducersRequest:
     """Kafka `DescribeProducersRequest`; fields in wire order, absent versions take the default."""
 
     topics: list[TopicRequest] = field(default_factory=list)
+    """The topics to list producers for."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
@@ -42,11 +43,17 @@ class ProducerState:
     """Kafka `ProducerState`; fields in wire order, absent versions take the default."""
 
     producer_id: int = 0
+    """The producer id."""
     producer_epoch: int = 0
+    """The producer epoch."""
     last_sequence: int = -1
+    """The last sequence number sent by the producer."""
     last_timestamp: int = -1
+    """The last timestamp sent by the producer."""
     coordinator_epoch: int = 0
+    """The current epoch of the producer group."""
     current_txn_start_offset: int = -1
+    """The current transaction start offset of the producer."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
@@ -60,8 +67,9 @@ class PartitionResponse:
     error_code: int = 0
     """The partition error code, or 0 if there was no error."""
     error_message: str | None = None
-    """The partition error message, which may be null if no additional details are available"""
+    """The partition error message, which may be null if no additional details are available."""
     active_producers: list[ProducerState] = field(default_factory=list)
+    """The active producers for the partition."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
@@ -71,7 +79,7 @@ class TopicResponse:
     """Kafka `TopicResponse`; fields in wire order, absent versions take the default."""
 
     name: str = ''
-    """The topic name"""
+    """The topic name."""
     partitions: list[PartitionResponse] = field(default_factory=list)
     """Each partition in the response."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)

@@ -31,7 +31,9 @@ class TopicData:
     """Kafka `TopicData`; fields in wire order, absent versions take the default."""
 
     topic: str = ''
+    """The topic name."""
     partitions: list[int] = field(default_factory=list)
+    """The partition ids included in the current transaction."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
@@ -41,12 +43,19 @@ class TransactionState:
     """Kafka `TransactionState`; fields in wire order, absent versions take the default."""
 
     error_code: int = 0
+    """The error code."""
     transactional_id: str = ''
+    """The transactional id."""
     transaction_state: str = ''
+    """The current transaction state of the producer."""
     transaction_timeout_ms: int = 0
+    """The timeout in milliseconds for the transaction."""
     transaction_start_time_ms: int = 0
+    """The start time of the transaction in milliseconds."""
     producer_id: int = 0
+    """The current producer id associated with the transaction."""
     producer_epoch: int = 0
+    """The current epoch associated with the producer id."""
     topics: list[TopicData] = field(default_factory=list)
     """The set of partitions included in the current transaction (if active). When a transaction is preparing to commit or abort, this will include only partitions which do not have markers."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
@@ -60,6 +69,7 @@ class DescribeTransactionsResponse:
     throttle_time_ms: int = 0
     """The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota."""
     transaction_states: list[TransactionState] = field(default_factory=list)
+    """The current state of the transaction."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 

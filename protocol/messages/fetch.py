@@ -39,13 +39,15 @@ class FetchPartition:
     fetch_offset: int = 0
     """The message offset."""
     last_fetched_epoch: int = -1
-    """The epoch of the last fetched record or -1 if there is none"""
+    """The epoch of the last fetched record or -1 if there is none."""
     log_start_offset: int = -1
     """The earliest available offset of the follower replica.  The field is only used when the request is sent by the follower."""
     partition_max_bytes: int = 0
     """The maximum bytes to fetch from this partition.  See KIP-74 for cases where this limit may not be honored."""
     replica_directory_id: uuid.UUID = ZERO_UUID
-    """The directory id of the follower fetching"""
+    """The directory id of the follower fetching."""
+    high_watermark: int = 9223372036854775807
+    """The high-watermark known by the replica. -1 if the high-watermark is not known and 9223372036854775807 if the feature is not supported."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
@@ -57,7 +59,7 @@ class FetchTopic:
     topic: str = ''
     """The name of the topic to fetch."""
     topic_id: uuid.UUID = ZERO_UUID
-    """The unique topic ID"""
+    """The unique topic ID."""
     partitions: list[FetchPartition] = field(default_factory=list)
     """The partitions to fetch."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
@@ -71,7 +73,7 @@ class ForgottenTopic:
     topic: str = ''
     """The topic name."""
     topic_id: uuid.UUID = ZERO_UUID
-    """The unique topic ID"""
+    """The unique topic ID."""
     partitions: list[int] = field(default_factory=list)
     """The partitions indexes to forget."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
@@ -87,6 +89,7 @@ class FetchRequest:
     replica_id: int = -1
     """The broker ID of the follower, of -1 if this request is from a consumer."""
     replica_state: ReplicaState = field(default_factory=ReplicaState)
+    """The state of the replica in the follower."""
     max_wait_ms: int = 0
     """The maximum time in milliseconds to wait for the response."""
     min_bytes: int = 0
@@ -94,7 +97,7 @@ class FetchRequest:
     max_bytes: int = 2147483647
     """The maximum bytes to fetch.  See KIP-74 for cases where this limit may not be honored."""
     isolation_level: int = 0
-    """This setting controls the visibility of transactional records. Using READ_UNCOMMITTED (isolation_level = 0) makes all records visible. With READ_COMMITTED (isolation_level = 1), non-transactional and COMMITTED transactional records are visible. To be more concrete, READ_COMMITTED returns all data from offsets smaller than the current LSO (last stable offset), and enables the inclusion of the list of aborted transactions in the result, which allows consumers to discard ABORTED transactional records"""
+    """This setting controls the visibility of transactional records. Using READ_UNCOMMITTED (isolation_level = 0) makes all records visible. With READ_COMMITTED (isolation_level = 1), non-transactional and COMMITTED transactional records are visible. To be more concrete, READ_COMMITTED returns all data from offsets smaller than the current LSO (last stable offset), and enables the inclusion of the list of aborted transactions in the result, which allows consumers to discard ABORTED transactional records."""
     session_id: int = 0
     """The fetch session ID."""
     session_epoch: int = -1
@@ -104,7 +107,7 @@ class FetchRequest:
     forgotten_topics_data: list[ForgottenTopic] = field(default_factory=list)
     """In an incremental fetch request, the partitions to remove."""
     rack_id: str = ''
-    """Rack ID of the consumer making this request"""
+    """Rack ID of the consumer making this request."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
@@ -114,7 +117,9 @@ class EpochEndOffset:
     """Kafka `EpochEndOffset`; fields in wire order, absent versions take the default."""
 
     epoch: int = -1
+    """The largest epoch."""
     end_offset: int = -1
+    """The end offset of the epoch."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
@@ -126,7 +131,7 @@ class LeaderIdAndEpoch:
     leader_id: int = -1
     """The ID of the current leader or -1 if the leader is unknown."""
     leader_epoch: int = -1
-    """The latest known leader epoch"""
+    """The latest known leader epoch."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
@@ -136,7 +141,9 @@ class SnapshotId:
     """Kafka `SnapshotId`; fields in wire order, absent versions take the default."""
 
     end_offset: int = -1
+    """The end offset of the epoch."""
     epoch: int = -1
+    """The largest epoch."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
@@ -164,18 +171,19 @@ class PartitionData:
     high_watermark: int = 0
     """The current high water mark."""
     last_stable_offset: int = -1
-    """The last stable offset (or LSO) of the partition. This is the last offset such that the state of all transactional records prior to this offset have been decided (ABORTED or COMMITTED)"""
+    """The last stable offset (or LSO) of the partition. This is the last offset such that the state of all transactional records prior to this offset have been decided (ABORTED or COMMITTED)."""
     log_start_offset: int = -1
     """The current log start offset."""
     diverging_epoch: EpochEndOffset = field(default_factory=EpochEndOffset)
-    """In case divergence is detected based on the `LastFetchedEpoch` and `FetchOffset` in the request, this field indicates the largest epoch and its end offset such that subsequent records are known to diverge"""
+    """In case divergence is detected based on the `LastFetchedEpoch` and `FetchOffset` in the request, this field indicates the largest epoch and its end offset such that subsequent records are known to diverge."""
     current_leader: LeaderIdAndEpoch = field(default_factory=LeaderIdAndEpoch)
+    """The current leader of the partition."""
     snapshot_id: SnapshotId = field(default_factory=SnapshotId)
     """In the case of fetching an offset less than the LogStartOffset, this is the end offset and epoch that should be used in the FetchSnapshot request."""
     aborted_transactions: list[AbortedTransaction] | None = field(default_factory=list)
     """The aborted transactions."""
     preferred_read_replica: int = -1
-    """The preferred read replica for the consumer to use on its next fetch request"""
+    """The preferred read replica for the consumer to use on its next fetch request."""
     records: bytes | None = b""
     """The record data."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
@@ -189,7 +197,7 @@ class FetchableTopicResponse:
     topic: str = ''
     """The topic name."""
     topic_id: uuid.UUID = ZERO_UUID
-    """The unique topic ID"""
+    """The unique topic ID."""
     partitions: list[PartitionData] = field(default_factory=list)
     """The topic partitions."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
@@ -249,6 +257,7 @@ _FetchPartition_DECL = StructDecl(
         F('log_start_offset', 'LogStartOffset', 'int64', V(5, None), default=-1, ignorable=True),
         F('partition_max_bytes', 'PartitionMaxBytes', 'int32', V(0, None), default=0),
         F('replica_directory_id', 'ReplicaDirectoryId', 'uuid', V(17, None), tagged=V(17, None), tag=0, default=ZERO_UUID, ignorable=True),
+        F('high_watermark', 'HighWatermark', 'int64', V(18, None), tagged=V(18, None), tag=1, default=9223372036854775807, ignorable=True),
     ),
 )
 _FetchTopic_DECL = StructDecl(
@@ -370,7 +379,7 @@ FETCH_REQUEST = MessageDecl(
     name='FetchRequest',
     kind='request',
     api_key=1,
-    valid=V(0, 17),
+    valid=V(4, 18),
     flexible=V(12, None),
     struct=_FetchRequest_DECL,
 )
@@ -378,7 +387,7 @@ FETCH_RESPONSE = MessageDecl(
     name='FetchResponse',
     kind='response',
     api_key=1,
-    valid=V(0, 17),
+    valid=V(4, 18),
     flexible=V(12, None),
     struct=_FetchResponse_DECL,
 )

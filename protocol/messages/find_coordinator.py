@@ -23,7 +23,7 @@ class FindCoordinatorRequest:
     key: str = ''
     """The coordinator key."""
     key_type: int = 0
-    """The coordinator key type. (Group, transaction, etc.)"""
+    """The coordinator key type. (group, transaction, share)."""
     coordinator_keys: list[str] = field(default_factory=list)
     """The coordinator keys."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
@@ -67,7 +67,7 @@ class FindCoordinatorResponse:
     port: int = 0
     """The port."""
     coordinators: list[Coordinator] = field(default_factory=list)
-    """Each coordinator result in the response"""
+    """Each coordinator result in the response."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 

@@ -28,6 +28,10 @@ class InitProducerIdRequest:
     """The producer id. This is used to disambiguate requests if a transactional id is reused following its expiration."""
     producer_epoch: int = -1
     """The producer's current epoch. This will be checked against the producer epoch on the broker, and the request will return an error if they do not match."""
+    enable2_pc: bool = False
+    """True if the client wants to enable two-phase commit (2PC) protocol for transactions."""
+    keep_prepared_txn: bool = False
+    """True if the client wants to keep the currently ongoing transaction instead of aborting it."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
@@ -44,6 +48,10 @@ class InitProducerIdResponse:
     """The current producer id."""
     producer_epoch: int = 0
     """The current epoch associated with the producer id."""
+    ongoing_txn_producer_id: int = -1
+    """The producer id for ongoing transaction when KeepPreparedTxn is used, -1 if there is no transaction ongoing."""
+    ongoing_txn_producer_epoch: int = -1
+    """The epoch associated with the  producer id for ongoing transaction when KeepPreparedTxn is used, -1 if there is no transaction ongoing."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
@@ -56,6 +64,8 @@ _InitProducerIdRequest_DECL = StructDecl(
         F('transaction_timeout_ms', 'TransactionTimeoutMs', 'int32', V(0, None), default=0),
         F('producer_id', 'ProducerId', 'int64', V(3, None), default=-1),
         F('producer_epoch', 'ProducerEpoch', 'int16', V(3, None), default=-1),
+        F('enable2_pc', 'Enable2Pc', 'bool', V(6, None), default=False),
+        F('keep_prepared_txn', 'KeepPreparedTxn', 'bool', V(6, None), default=False),
     ),
 )
 _InitProducerIdResponse_DECL = StructDecl(
@@ -66,21 +76,24 @@ _InitProducerIdResponse_DECL = StructDecl(
         F('error_code', 'ErrorCode', 'int16', V(0, None), default=0),
         F('producer_id', 'ProducerId', 'int64', V(0, None), default=-1),
         F('producer_epoch', 'ProducerEpoch', 'int16', V(0, None), default=0),
+        F('ongoing_txn_producer_id', 'OngoingTxnProducerId', 'int64', V(6, None), default=-1),
+        F('ongoing_txn_producer_epoch', 'OngoingTxnProducerEpoch', 'int16', V(6, None), default=-1),
     ),
 )
 INIT_PRODUCER_ID_REQUEST = MessageDecl(
     name='InitProducerIdRequest',
     kind='request',
     api_key=22,
-    valid=V(0, 5),
+    valid=V(0, 6),
     flexible=V(2, None),
     struct=_InitProducerIdRequest_DECL,
+    latest_unstable=True,
 )
 INIT_PRODUCER_ID_RESPONSE = MessageDecl(
     name='InitProducerIdResponse',
     kind='response',
     api_key=22,
-    valid=V(0, 5),
+    valid=V(0, 6),
     flexible=V(2, None),
     struct=_InitProducerIdResponse_DECL,
 )

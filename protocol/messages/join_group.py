@@ -87,6 +87,7 @@ class JoinGroupResponse:
     member_id: str = ''
     """The member ID assigned by the group coordinator."""
     members: list[JoinGroupResponseMember] = field(default_factory=list)
+    """The group members."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 

@@ -26,8 +26,6 @@ class ListOffsetsPartition:
     """The current leader epoch."""
     timestamp: int = 0
     """The current timestamp."""
-    max_num_offsets: int = 1
-    """The maximum number of offsets to report."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
@@ -51,7 +49,7 @@ class ListOffsetsRequest:
     replica_id: int = 0
     """The broker ID of the requester, or -1 if this request is being made by a normal consumer."""
     isolation_level: int = 0
-    """This setting controls the visibility of transactional records. Using READ_UNCOMMITTED (isolation_level = 0) makes all records visible. With READ_COMMITTED (isolation_level = 1), non-transactional and COMMITTED transactional records are visible. To be more concrete, READ_COMMITTED returns all data from offsets smaller than the current LSO (last stable offset), and enables the inclusion of the list of aborted transactions in the result, which allows consumers to discard ABORTED transactional records"""
+    """This setting controls the visibility of transactional records. Using READ_UNCOMMITTED (isolation_level = 0) makes all records visible. With READ_COMMITTED (isolation_level = 1), non-transactional and COMMITTED transactional records are visible. To be more concrete, READ_COMMITTED returns all data from offsets smaller than the current LSO (last stable offset), and enables the inclusion of the list of aborted transactions in the result, which allows consumers to discard ABORTED transactional records."""
     topics: list[ListOffsetsTopic] = field(default_factory=list)
     """Each topic in the request."""
     timeout_ms: int = 0
@@ -68,13 +66,12 @@ class ListOffsetsPartitionResponse:
     """The partition index."""
     error_code: int = 0
     """The partition error code, or 0 if there was no error."""
-    old_style_offsets: list[int] = field(default_factory=list)
-    """The result offsets."""
     timestamp: int = -1
     """The timestamp associated with the returned offset."""
     offset: int = -1
     """The returned offset."""
     leader_epoch: int = -1
+    """The leader epoch associated with the returned offset."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
@@ -84,7 +81,7 @@ class ListOffsetsTopicResponse:
     """Kafka `ListOffsetsTopicResponse`; fields in wire order, absent versions take the default."""
 
     name: str = ''
-    """The topic name"""
+    """The topic name."""
     partitions: list[ListOffsetsPartitionResponse] = field(default_factory=list)
     """Each partition in the response."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
@@ -110,7 +107,6 @@ _ListOffsetsPartition_DECL = StructDecl(
         F('partition_index', 'PartitionIndex', 'int32', V(0, None), default=0),
         F('current_leader_epoch', 'CurrentLeaderEpoch', 'int32', V(4, None), default=-1, ignorable=True),
         F('timestamp', 'Timestamp', 'int64', V(0, None), default=0),
-        F('max_num_offsets', 'MaxNumOffsets', 'int32', V(0, 0), default=1),
     ),
 )
 _ListOffsetsTopic_DECL = StructDecl(
@@ -137,7 +133,6 @@ _ListOffsetsPartitionResponse_DECL = StructDecl(
     (
         F('partition_index', 'PartitionIndex', 'int32', V(0, None), default=0),
         F('error_code', 'ErrorCode', 'int16', V(0, None), default=0),
-        F('old_style_offsets', 'OldStyleOffsets', '[]int64', V(0, 0), default=[]),
         F('timestamp', 'Timestamp', 'int64', V(1, None), default=-1),
         F('offset', 'Offset', 'int64', V(1, None), default=-1),
         F('leader_epoch', 'LeaderEpoch', 'int32', V(4, None), default=-1),
@@ -163,7 +158,7 @@ LIST_OFFSETS_REQUEST = MessageDecl(
     name='ListOffsetsRequest',
     kind='request',
     api_key=2,
-    valid=V(0, 10),
+    valid=V(1, 11),
     flexible=V(6, None),
     struct=_ListOffsetsRequest_DECL,
 )
@@ -171,7 +166,7 @@ LIST_OFFSETS_RESPONSE = MessageDecl(
     name='ListOffsetsResponse',
     kind='response',
     api_key=2,
-    valid=V(0, 10),
+    valid=V(1, 11),
     flexible=V(6, None),
     struct=_ListOffsetsResponse_DECL,
 )

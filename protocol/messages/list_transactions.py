@@ -21,11 +21,13 @@ class ListTransactionsRequest:
     """Kafka `ListTransactionsRequest`; fields in wire order, absent versions take the default."""
 
     state_filters: list[str] = field(default_factory=list)
-    """The transaction states to filter by: if empty, all transactions are returned; if non-empty, then only transactions matching one of the filtered states will be returned"""
+    """The transaction states to filter by: if empty, all transactions are returned; if non-empty, then only transactions matching one of the filtered states will be returned."""
     producer_id_filters: list[int] = field(default_factory=list)
-    """The producerIds to filter by: if empty, all transactions will be returned; if non-empty, only transactions which match one of the filtered producerIds will be returned"""
+    """The producerIds to filter by: if empty, all transactions will be returned; if non-empty, only transactions which match one of the filtered producerIds will be returned."""
     duration_filter: int = -1
-    """Duration (in millis) to filter by: if < 0, all transactions will be returned; otherwise, only transactions running longer than this duration will be returned"""
+    """Duration (in millis) to filter by: if < 0, all transactions will be returned; otherwise, only transactions running longer than this duration will be returned."""
+    transactional_id_pattern: str | None = None
+    """The transactional ID regular expression pattern to filter by: if it is empty or null, all transactions are returned; Otherwise then only the transactions matching the given regular expression will be returned."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
@@ -35,9 +37,11 @@ class TransactionState:
     """Kafka `TransactionState`; fields in wire order, absent versions take the default."""
 
     transactional_id: str = ''
+    """The transactional id."""
     producer_id: int = 0
+    """The producer id."""
     transaction_state: str = ''
-    """The current transaction state of the producer"""
+    """The current transaction state of the producer."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
@@ -49,9 +53,11 @@ class ListTransactionsResponse:
     throttle_time_ms: int = 0
     """The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota."""
     error_code: int = 0
+    """The error code, or 0 if there was no error."""
     unknown_state_filters: list[str] = field(default_factory=list)
-    """Set of state filters provided in the request which were unknown to the transaction coordinator"""
+    """Set of state filters provided in the request which were unknown to the transaction coordinator."""
     transaction_states: list[TransactionState] = field(default_factory=list)
+    """The current state of the transaction for the transactional id."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
@@ -63,6 +69,7 @@ _ListTransactionsRequest_DECL = StructDecl(
         F('state_filters', 'StateFilters', '[]string', V(0, None), default=[]),
         F('producer_id_filters', 'ProducerIdFilters', '[]int64', V(0, None), default=[]),
         F('duration_filter', 'DurationFilter', 'int64', V(1, None), default=-1),
+        F('transactional_id_pattern', 'TransactionalIdPattern', 'string', V(2, None), nullable=V(2, None), default=None),
     ),
 )
 _TransactionState_DECL = StructDecl(
@@ -88,7 +95,7 @@ LIST_TRANSACTIONS_REQUEST = MessageDecl(
     name='ListTransactionsRequest',
     kind='request',
     api_key=66,
-    valid=V(0, 1),
+    valid=V(0, 2),
     flexible=V(0, None),
     struct=_ListTransactionsRequest_DECL,
 )
@@ -96,7 +103,7 @@ LIST_TRANSACTIONS_RESPONSE = MessageDecl(
     name='ListTransactionsResponse',
     kind='response',
     api_key=66,
-    valid=V(0, 1),
+    valid=V(0, 2),
     flexible=V(0, None),
     struct=_ListTransactionsResponse_DECL,
 )

@@ -118,6 +118,8 @@ class MetadataResponse:
     """Each topic in the response."""
     cluster_authorized_operations: int = -2147483648
     """32-bit bitfield to represent authorized operations for this cluster."""
+    error_code: int = 0
+    """The top-level error code, or 0 if there was no error."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
@@ -185,13 +187,14 @@ _MetadataResponse_DECL = StructDecl(
         F('controller_id', 'ControllerId', 'int32', V(1, None), default=-1, ignorable=True),
         F('topics', 'Topics', '[]struct', V(0, None), default=[], struct=_MetadataResponseTopic_DECL),
         F('cluster_authorized_operations', 'ClusterAuthorizedOperations', 'int32', V(8, 10), default=-2147483648),
+        F('error_code', 'ErrorCode', 'int16', V(13, None), default=0, ignorable=True),
     ),
 )
 METADATA_REQUEST = MessageDecl(
     name='MetadataRequest',
     kind='request',
     api_key=3,
-    valid=V(0, 12),
+    valid=V(0, 13),
     flexible=V(9, None),
     struct=_MetadataRequest_DECL,
 )
@@ -199,7 +202,7 @@ METADATA_RESPONSE = MessageDecl(
     name='MetadataResponse',
     kind='response',
     api_key=3,
-    valid=V(0, 12),
+    valid=V(0, 13),
     flexible=V(9, None),
     struct=_MetadataResponse_DECL,
 )

@@ -26,8 +26,6 @@ class OffsetCommitRequestPartition:
     """The message offset to be committed."""
     committed_leader_epoch: int = -1
     """The leader epoch of this partition."""
-    commit_timestamp: int = -1
-    """The timestamp of the commit."""
     committed_metadata: str | None = ''
     """Any associated metadata the client wants to keep."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
@@ -40,6 +38,8 @@ class OffsetCommitRequestTopic:
 
     name: str = ''
     """The topic name."""
+    topic_id: uuid.UUID = ZERO_UUID
+    """The topic ID."""
     partitions: list[OffsetCommitRequestPartition] = field(default_factory=list)
     """Each partition to commit offsets for."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
@@ -84,6 +84,8 @@ class OffsetCommitResponseTopic:
 
     name: str = ''
     """The topic name."""
+    topic_id: uuid.UUID = ZERO_UUID
+    """The topic ID."""
     partitions: list[OffsetCommitResponsePartition] = field(default_factory=list)
     """The responses for each partition in the topic."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
@@ -109,7 +111,6 @@ _OffsetCommitRequestPartition_DECL = StructDecl(
         F('partition_index', 'PartitionIndex', 'int32', V(0, None), default=0),
         F('committed_offset', 'CommittedOffset', 'int64', V(0, None), default=0),
         F('committed_leader_epoch', 'CommittedLeaderEpoch', 'int32', V(6, None), default=-1, ignorable=True),
-        F('commit_timestamp', 'CommitTimestamp', 'int64', V(1, 1), default=-1),
         F('committed_metadata', 'CommittedMetadata', 'string', V(0, None), nullable=V(0, None), default=''),
     ),
 )
@@ -117,7 +118,8 @@ _OffsetCommitRequestTopic_DECL = StructDecl(
     'OffsetCommitRequestTopic',
     OffsetCommitRequestTopic,
     (
-        F('name', 'Name', 'string', V(0, None), default=''),
+        F('name', 'Name', 'string', V(0, 9), default='', ignorable=True),
+        F('topic_id', 'TopicId', 'uuid', V(10, None), default=ZERO_UUID, ignorable=True),
         F('partitions', 'Partitions', '[]struct', V(0, None), default=[], struct=_OffsetCommitRequestPartition_DECL),
     ),
 )
@@ -145,7 +147,8 @@ _OffsetCommitResponseTopic_DECL = StructDecl(
     'OffsetCommitResponseTopic',
     OffsetCommitResponseTopic,
     (
-        F('name', 'Name', 'string', V(0, None), default=''),
+        F('name', 'Name', 'string', V(0, 9), default='', ignorable=True),
+        F('topic_id', 'TopicId', 'uuid', V(10, None), default=ZERO_UUID, ignorable=True),
         F('partitions', 'Partitions', '[]struct', V(0, None), default=[], struct=_OffsetCommitResponsePartition_DECL),
     ),
 )
@@ -161,7 +164,7 @@ OFFSET_COMMIT_REQUEST = MessageDecl(
     name='OffsetCommitRequest',
     kind='request',
     api_key=8,
-    valid=V(0, 9),
+    valid=V(2, 10),
     flexible=V(8, None),
     struct=_OffsetCommitRequest_DECL,
 )
@@ -169,7 +172,7 @@ OFFSET_COMMIT_RESPONSE = MessageDecl(
     name='OffsetCommitResponse',
     kind='response',
     api_key=8,
-    valid=V(0, 9),
+    valid=V(2, 10),
     flexible=V(8, None),
     struct=_OffsetCommitResponse_DECL,
 )

@@ -45,7 +45,7 @@ class OffsetDeleteRequest:
     group_id: str = ''
     """The unique group identifier."""
     topics: list[OffsetDeleteRequestTopic] = field(default_factory=list)
-    """The topics to delete offsets for"""
+    """The topics to delete offsets for."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 

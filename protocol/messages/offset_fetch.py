@@ -34,6 +34,8 @@ class OffsetFetchRequestTopics:
 
     name: str = ''
     """The topic name."""
+    topic_id: uuid.UUID = ZERO_UUID
+    """The topic ID."""
     partition_indexes: list[int] = field(default_factory=list)
     """The partition indexes we would like to fetch offsets for."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
@@ -47,7 +49,7 @@ class OffsetFetchRequestGroup:
     group_id: str = ''
     """The group ID."""
     member_id: str | None = None
-    """The member ID assigned by the group coordinator if using the new consumer protocol (KIP-848)."""
+    """The member id."""
     member_epoch: int = -1
     """The member epoch if using the new consumer protocol (KIP-848)."""
     topics: list[OffsetFetchRequestTopics] | None = field(default_factory=list)
@@ -65,7 +67,7 @@ class OffsetFetchRequest:
     topics: list[OffsetFetchRequestTopic] | None = field(default_factory=list)
     """Each topic we would like to fetch offsets for, or null to fetch offsets for all topics."""
     groups: list[OffsetFetchRequestGroup] = field(default_factory=list)
-    """Each group we would like to fetch offsets for"""
+    """Each group we would like to fetch offsets for."""
     require_stable: bool = False
     """Whether broker should hold on returning unstable offsets but set a retriable error code for the partitions."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
@@ -97,7 +99,7 @@ class OffsetFetchResponseTopic:
     name: str = ''
     """The topic name."""
     partitions: list[OffsetFetchResponsePartition] = field(default_factory=list)
-    """The responses per partition"""
+    """The responses per partition."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
@@ -126,8 +128,10 @@ class OffsetFetchResponseTopics:
 
     name: str = ''
     """The topic name."""
+    topic_id: uuid.UUID = ZERO_UUID
+    """The topic ID."""
     partitions: list[OffsetFetchResponsePartitions] = field(default_factory=list)
-    """The responses per partition"""
+    """The responses per partition."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
@@ -174,7 +178,8 @@ _OffsetFetchRequestTopics_DECL = StructDecl(
     'OffsetFetchRequestTopics',
     OffsetFetchRequestTopics,
     (
-        F('name', 'Name', 'string', V(8, None), default=''),
+        F('name', 'Name', 'string', V(8, 9), default='', ignorable=True),
+        F('topic_id', 'TopicId', 'uuid', V(10, None), default=ZERO_UUID, ignorable=True),
         F('partition_indexes', 'PartitionIndexes', '[]int32', V(8, None), default=[]),
     ),
 )
@@ -232,7 +237,8 @@ _OffsetFetchResponseTopics_DECL = StructDecl(
     'OffsetFetchResponseTopics',
     OffsetFetchResponseTopics,
     (
-        F('name', 'Name', 'string', V(8, None), default=''),
+        F('name', 'Name', 'string', V(8, 9), default='', ignorable=True),
+        F('topic_id', 'TopicId', 'uuid', V(10, None), default=ZERO_UUID, ignorable=True),
         F('partitions', 'Partitions', '[]struct', V(8, None), default=[], struct=_OffsetFetchResponsePartitions_DECL),
     ),
 )
@@ -259,7 +265,7 @@ OFFSET_FETCH_REQUEST = MessageDecl(
     name='OffsetFetchRequest',
     kind='request',
     api_key=9,
-    valid=V(0, 9),
+    valid=V(1, 10),
     flexible=V(6, None),
     struct=_OffsetFetchRequest_DECL,
 )
@@ -267,7 +273,7 @@ OFFSET_FETCH_RESPONSE = MessageDecl(
     name='OffsetFetchResponse',
     kind='response',
     api_key=9,
-    valid=V(0, 9),
+    valid=V(1, 10),
     flexible=V(6, None),
     struct=_OffsetFetchResponse_DECL,
 )

@@ -34,6 +34,8 @@ class TopicProduceData:
 
     name: str = ''
     """The topic name."""
+    topic_id: uuid.UUID = ZERO_UUID
+    """The unique topic ID"""
     partition_data: list[PartitionProduceData] = field(default_factory=list)
     """Each partition to produce to."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
@@ -61,9 +63,9 @@ class BatchIndexAndErrorMessage:
     """Kafka `BatchIndexAndErrorMessage`; fields in wire order, absent versions take the default."""
 
     batch_index: int = 0
-    """The batch index of the record that cause the batch to be dropped"""
+    """The batch index of the record that caused the batch to be dropped."""
     batch_index_error_message: str | None = None
-    """The error message of the record that caused the batch to be dropped"""
+    """The error message of the record that caused the batch to be dropped."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
@@ -75,7 +77,7 @@ class LeaderIdAndEpoch:
     leader_id: int = -1
     """The ID of the current leader or -1 if the leader is unknown."""
     leader_epoch: int = -1
-    """The latest known leader epoch"""
+    """The latest known leader epoch."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
@@ -95,10 +97,11 @@ class PartitionProduceResponse:
     log_start_offset: int = -1
     """The log start offset."""
     record_errors: list[BatchIndexAndErrorMessage] = field(default_factory=list)
-    """The batch indices of records that caused the batch to be dropped"""
+    """The batch indices of records that caused the batch to be dropped."""
     error_message: str | None = None
-    """The global error message summarizing the common root cause of the records that caused the batch to be dropped"""
+    """The global error message summarizing the common root cause of the records that caused the batch to be dropped."""
     current_leader: LeaderIdAndEpoch = field(default_factory=LeaderIdAndEpoch)
+    """The leader broker that the producer should use for future requests."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
@@ -108,7 +111,9 @@ class TopicProduceResponse:
     """Kafka `TopicProduceResponse`; fields in wire order, absent versions take the default."""
 
     name: str = ''
-    """The topic name"""
+    """The topic name."""
+    topic_id: uuid.UUID = ZERO_UUID
+    """The unique topic ID"""
     partition_responses: list[PartitionProduceResponse] = field(default_factory=list)
     """Each partition that we produced to within the topic."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
@@ -136,7 +141,7 @@ class ProduceResponse:
     """Kafka `ProduceResponse`; fields in wire order, absent versions take the default."""
 
     responses: list[TopicProduceResponse] = field(default_factory=list)
-    """Each produce response"""
+    """Each produce response."""
     throttle_time_ms: int = 0
     """The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota."""
     node_endpoints: list[NodeEndpoint] = field(default_factory=list)
@@ -157,7 +162,8 @@ _TopicProduceData_DECL = StructDecl(
     'TopicProduceData',
     TopicProduceData,
     (
-        F('name', 'Name', 'string', V(0, None), default=''),
+        F('name', 'Name', 'string', V(0, 12), default='', ignorable=True),
+        F('topic_id', 'TopicId', 'uuid', V(13, None), default=ZERO_UUID, ignorable=True),
         F('partition_data', 'PartitionData', '[]struct', V(0, None), default=[], struct=_PartitionProduceData_DECL),
     ),
 )
@@ -205,7 +211,8 @@ _TopicProduceResponse_DECL = StructDecl(
     'TopicProduceResponse',
     TopicProduceResponse,
     (
-        F('name', 'Name', 'string', V(0, None), default=''),
+        F('name', 'Name', 'string', V(0, 12), default='', ignorable=True),
+        F('topic_id', 'TopicId', 'uuid', V(13, None), default=ZERO_UUID, ignorable=True),
         F('partition_responses', 'PartitionResponses', '[]struct', V(0, None), default=[], struct=_PartitionProduceResponse_DECL),
     ),
 )
@@ -232,7 +239,7 @@ PRODUCE_REQUEST = MessageDecl(
     name='ProduceRequest',
     kind='request',
     api_key=0,
-    valid=V(0, 11),
+    valid=V(3, 13),
     flexible=V(9, None),
     struct=_ProduceRequest_DECL,
 )
@@ -240,7 +247,7 @@ PRODUCE_RESPONSE = MessageDecl(
     name='ProduceResponse',
     kind='response',
     api_key=0,
-    valid=V(0, 11),
+    valid=V(3, 13),
     flexible=V(9, None),
     struct=_ProduceResponse_DECL,
 )

@@ -39,14 +39,14 @@ _RequestHeader_DECL = StructDecl(
         F('request_api_key', 'RequestApiKey', 'int16', V(0, None), default=0),
         F('request_api_version', 'RequestApiVersion', 'int16', V(0, None), default=0),
         F('correlation_id', 'CorrelationId', 'int32', V(0, None), default=0),
-        F('client_id', 'ClientId', 'string', V(1, None), nullable=V(1, None), default='', ignorable=True, flexible=NONE),
+        F('client_id', 'ClientId', 'string', V(1, None), nullable=V(1, None), default='', flexible=NONE),
     ),
 )
 REQUEST_HEADER = MessageDecl(
     name='RequestHeader',
     kind='header',
     api_key=None,
-    valid=V(0, 2),
+    valid=V(1, 2),
     flexible=V(2, None),
     struct=_RequestHeader_DECL,
 )

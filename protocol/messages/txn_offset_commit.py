@@ -38,6 +38,8 @@ class TxnOffsetCommitRequestTopic:
 
     name: str = ''
     """The topic name."""
+    topic_id: uuid.UUID = ZERO_UUID
+    """The topic ID."""
     partitions: list[TxnOffsetCommitRequestPartition] = field(default_factory=list)
     """The partitions inside the topic that we want to commit offsets for."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
@@ -56,8 +58,8 @@ class TxnOffsetCommitRequest:
     """The current producer ID in use by the transactional ID."""
     producer_epoch: int = 0
     """The current epoch associated with the producer ID."""
-    generation_id: int = -1
-    """The generation of the consumer."""
+    generation_id_or_member_epoch: int = -1
+    """The generation of the group if using the classic group protocol or the member epoch if using the consumer protocol."""
     member_id: str = ''
     """The member ID assigned by the group coordinator."""
     group_instance_id: str | None = None
@@ -86,6 +88,8 @@ class TxnOffsetCommitResponseTopic:
 
     name: str = ''
     """The topic name."""
+    topic_id: uuid.UUID = ZERO_UUID
+    """The topic ID."""
     partitions: list[TxnOffsetCommitResponsePartition] = field(default_factory=list)
     """The responses for each partition in the topic."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
@@ -118,7 +122,8 @@ _TxnOffsetCommitRequestTopic_DECL = StructDecl(
     'TxnOffsetCommitRequestTopic',
     TxnOffsetCommitRequestTopic,
     (
-        F('name', 'Name', 'string', V(0, None), default=''),
+        F('name', 'Name', 'string', V(0, 5), default='', ignorable=True),
+        F('topic_id', 'TopicId', 'uuid', V(6, None), default=ZERO_UUID, ignorable=True),
         F('partitions', 'Partitions', '[]struct', V(0, None), default=[], struct=_TxnOffsetCommitRequestPartition_DECL),
     ),
 )
@@ -130,7 +135,7 @@ _TxnOffsetCommitRequest_DECL = StructDecl(
         F('group_id', 'GroupId', 'string', V(0, None), default=''),
         F('producer_id', 'ProducerId', 'int64', V(0, None), default=0),
         F('producer_epoch', 'ProducerEpoch', 'int16', V(0, None), default=0),
-        F('generation_id', 'GenerationId', 'int32', V(3, None), default=-1),
+        F('generation_id_or_member_epoch', 'GenerationIdOrMemberEpoch', 'int32', V(3, None), default=-1),
         F('member_id', 'MemberId', 'string', V(3, None), default=''),
         F('group_instance_id', 'GroupInstanceId', 'string', V(3, None), nullable=V(3, None), default=None),
         F('topics', 'Topics', '[]struct', V(0, None), default=[], struct=_TxnOffsetCommitRequestTopic_DECL),
@@ -148,7 +153,8 @@ _TxnOffsetCommitResponseTopic_DECL = StructDecl(
     'TxnOffsetCommitResponseTopic',
     TxnOffsetCommitResponseTopic,
     (
-        F('name', 'Name', 'string', V(0, None), default=''),
+        F('name', 'Name', 'string', V(0, 5), default='', ignorable=True),
+        F('topic_id', 'TopicId', 'uuid', V(6, None), default=ZERO_UUID, ignorable=True),
         F('partitions', 'Partitions', '[]struct', V(0, None), default=[], struct=_TxnOffsetCommitResponsePartition_DECL),
     ),
 )
@@ -164,7 +170,7 @@ TXN_OFFSET_COMMIT_REQUEST = MessageDecl(
     name='TxnOffsetCommitRequest',
     kind='request',
     api_key=28,
-    valid=V(0, 4),
+    valid=V(0, 6),
     flexible=V(3, None),
     struct=_TxnOffsetCommitRequest_DECL,
 )
@@ -172,7 +178,7 @@ TXN_OFFSET_COMMIT_RESPONSE = MessageDecl(
     name='TxnOffsetCommitResponse',
     kind='response',
     api_key=28,
-    valid=V(0, 4),
+    valid=V(0, 6),
     flexible=V(3, None),
     struct=_TxnOffsetCommitResponse_DECL,
 )

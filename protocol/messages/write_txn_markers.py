@@ -41,7 +41,9 @@ class WritableTxnMarker:
     topics: list[WritableTxnMarkerTopic] = field(default_factory=list)
     """Each topic that we want to write transaction marker(s) for."""
     coordinator_epoch: int = 0
-    """Epoch associated with the transaction state partition hosted by this transaction coordinator"""
+    """Epoch associated with the transaction state partition hosted by this transaction coordinator."""
+    transaction_version: int = 0
+    """Transaction version of the marker. Ex: 0/1 = legacy (TV0/TV1), 2 = TV2 etc."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
@@ -119,6 +121,7 @@ _WritableTxnMarker_DECL = StructDecl(
         F('transaction_result', 'TransactionResult', 'bool', V(0, None), default=False),
         F('topics', 'Topics', '[]struct', V(0, None), default=[], struct=_WritableTxnMarkerTopic_DECL),
         F('coordinator_epoch', 'CoordinatorEpoch', 'int32', V(0, None), default=0),
+        F('transaction_version', 'TransactionVersion', 'int8', V(2, None), default=0, ignorable=True),
     ),
 )
 _WriteTxnMarkersRequest_DECL = StructDecl(
@@ -163,7 +166,7 @@ WRITE_TXN_MARKERS_REQUEST = MessageDecl(
     name='WriteTxnMarkersRequest',
     kind='request',
     api_key=27,
-    valid=V(0, 1),
+    valid=V(1, 2),
     flexible=V(1, None),
     struct=_WriteTxnMarkersRequest_DECL,
 )
@@ -171,7 +174,7 @@ WRITE_TXN_MARKERS_RESPONSE = MessageDecl(
     name='WriteTxnMarkersResponse',
     kind='response',
     api_key=27,
-    valid=V(0, 1),
+    valid=V(1, 2),
     flexible=V(1, None),
     struct=_WriteTxnMarkersResponse_DECL,
 )

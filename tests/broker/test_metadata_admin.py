@@ -1215,11 +1215,6 @@ async def test_describe_configs_topic_override_is_a_dynamic_topic_config(broker:
     assert entries["cleanup.policy"].config_source == SOURCE_DEFAULT
     only = await describe_configs(client, 4, RESOURCE_TOPIC, "described", ["retention.ms"])
     assert [e.name for e in only.configs] == ["retention.ms"]
-    v0 = await describe_configs(client, 0, RESOURCE_TOPIC, "described")
-    assert {e.name: e.is_default for e in v0.configs if e.name in ("retention.ms", "cleanup.policy")} == {
-        "retention.ms": False,
-        "cleanup.policy": True,
-    }
     await client.close()
 
 

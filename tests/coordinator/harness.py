@@ -269,7 +269,6 @@ class CoordinatorTestContext:
         metadata: str | None = "",
         leader_epoch: int = -1,
         retention_time_ms: int = -1,
-        commit_timestamp: int = -1,
     ) -> OffsetCommitRequest:
         topics: dict[str, list[OffsetCommitRequestPartition]] = {}
         for (topic, partition), offset in (offsets or {("topic", 0): 1}).items():
@@ -279,7 +278,6 @@ class CoordinatorTestContext:
                     committed_offset=offset,
                     committed_metadata=metadata,
                     committed_leader_epoch=leader_epoch,
-                    commit_timestamp=commit_timestamp,
                 )
             )
         return OffsetCommitRequest(
@@ -320,7 +318,7 @@ class CoordinatorTestContext:
             group_id=group_id,
             producer_id=producer_id,
             producer_epoch=producer_epoch,
-            generation_id=generation_id,
+            generation_id_or_member_epoch=generation_id,
             member_id=member_id,
             group_instance_id=group_instance_id,
             topics=[TxnOffsetCommitRequestTopic(name=t, partitions=ps) for t, ps in topics.items()],

@@ -179,15 +179,13 @@ def test_rule_34_commit_is_answered_only_once_durable() -> None:
 # -- #35 -----------------------------------------------------------------------------------------------------
 
 
-def test_rule_35_commit_timestamp_and_v2_to_v4_retention_become_value_v1() -> None:
+def test_rule_35_v2_to_v4_retention_becomes_value_v1() -> None:
     ctx = CoordinatorTestContext()
     ctx.commit(group_id="g", offsets={("t", 0): 1}, leader_epoch=3, metadata="m")
     record = ctx.store.records(ctx.group("g").partition)[-1]
     assert record.key_version == 1 and record.value_version == 3
     assert record.value.commit_timestamp == ctx.wall_ms  # type: ignore[union-attr]
     assert (record.value.offset, record.value.leader_epoch, record.value.metadata) == (1, 3, "m")  # type: ignore[union-attr]
-    ctx.commit(group_id="g", offsets={("t", 0): 2}, commit_timestamp=1234, version=1)
-    assert ctx.store.records(ctx.group("g").partition)[-1].value.commit_timestamp == 1234  # type: ignore[union-attr]
     ctx.commit(group_id="g", offsets={("t", 0): 3}, retention_time_ms=60_000, version=2)
     record = ctx.store.records(ctx.group("g").partition)[-1]
     assert record.value_version == 1

@@ -117,9 +117,15 @@ def _element_annotation(annotation: Any) -> Any:
     return _strip_optional(inner)[0]
 
 
+#: Fields Kafka renamed after the schemas kio 0.6.5 was generated from: ours (4.4.0) -> kio's.
+_RENAMED = {"generation_id_or_member_epoch": "generation_id"}
+
+
 def _kio_field_name(ours: FieldDecl, kio_fields: dict[str, dataclasses.Field[Any]]) -> str:
     if ours.name in kio_fields:
         return ours.name
+    if _RENAMED.get(ours.name) in kio_fields:
+        return _RENAMED[ours.name]
     if ours.name.endswith("_ms"):
         short = ours.name[:-3]
         time_types = ("timedelta_i32", "timedelta_i64", "datetime_i64")

@@ -107,11 +107,8 @@ from protocol.messages.leave_group import LeaveGroupRequest, LeaveGroupResponse,
 from protocol.messages.list_groups import ListedGroup, ListGroupsRequest, ListGroupsResponse
 from protocol.messages.list_offsets import (
     ListOffsetsPartition,
-    ListOffsetsPartitionResponse,
     ListOffsetsRequest,
-    ListOffsetsResponse,
     ListOffsetsTopic,
-    ListOffsetsTopicResponse,
 )
 from protocol.messages.list_transactions import ListTransactionsRequest, ListTransactionsResponse
 from protocol.messages.list_transactions import TransactionState as ListedTransactionState
@@ -967,41 +964,6 @@ def test_offset_commit_v2_request_golden() -> None:
     check_request(header(8, 2), body, expected)
 
 
-def test_offset_commit_v1_request_carries_commit_timestamp_golden() -> None:
-    body = OffsetCommitRequest(
-        group_id="g1",
-        generation_id_or_member_epoch=5,
-        member_id="m1",
-        topics=[
-            OffsetCommitRequestTopic(
-                name="t1",
-                partitions=[
-                    OffsetCommitRequestPartition(
-                        partition_index=0, committed_offset=100, commit_timestamp=1, committed_metadata=""
-                    )
-                ],
-            )
-        ],
-    )
-    expected = (
-        b"\x00\x08"  # request_api_key = 8 (OffsetCommit)
-        b"\x00\x01"  # request_api_version = 1
-        b"\x00\x00\x00\x07"  # correlation_id = 7
-        b"\x00\x03cli"  # client_id = "cli"
-        b"\x00\x02g1"  # group_id = "g1"
-        b"\x00\x00\x00\x05"  # generation_id_or_member_epoch = 5
-        b"\x00\x02m1"  # member_id = "m1"
-        b"\x00\x00\x00\x01"  # topics: int32 count 1
-        b"\x00\x02t1"  # topics[0].name = "t1"
-        b"\x00\x00\x00\x01"  # topics[0].partitions: int32 count 1
-        b"\x00\x00\x00\x00"  # .partition_index = 0
-        b"\x00\x00\x00\x00\x00\x00\x00\x64"  # .committed_offset = 100
-        b"\x00\x00\x00\x00\x00\x00\x00\x01"  # .commit_timestamp = 1 (v1 only)
-        b"\x00\x00"  # .committed_metadata = ""
-    )
-    check_request(header(8, 1), body, expected)
-
-
 def test_offset_commit_v8_request_golden() -> None:
     body = OffsetCommitRequest(
         group_id="g1",
@@ -1801,31 +1763,6 @@ def test_list_offsets_v1_request_golden() -> None:
     check_request(header(2, 1), body, expected)
 
 
-def test_list_offsets_v0_response_old_style_offsets_golden() -> None:
-    body = ListOffsetsResponse(
-        topics=[
-            ListOffsetsTopicResponse(
-                name="t1",
-                partitions=[ListOffsetsPartitionResponse(partition_index=3, error_code=0, old_style_offsets=[7])],
-            )
-        ]
-    )
-    expected = (
-        b"\x00\x00\x00\x07"  # correlation_id = 7
-        b"\x00\x00\x00\x01"  # topics: int32 count 1 (throttle_time_ms from v2)
-        b"\x00\x02t1"  # topics[0].name = "t1"
-        b"\x00\x00\x00\x01"  # topics[0].partitions: int32 count 1
-        b"\x00\x00\x00\x03"  # .partition_index = 3
-        b"\x00\x00"  # .error_code = 0
-        b"\x00\x00\x00\x01"  # .old_style_offsets: int32 count 1 (v0 only)
-        b"\x00\x00\x00\x00\x00\x00\x00\x07"  # [0] = 7
-    )
-    check_response(2, 0, body, expected)
-
-
-# --- SaslHandshake (17) --------------------------------------------------------------------------------------
-
-
 def test_sasl_handshake_v1_request_golden() -> None:
     expected = (
         b"\x00\x11"  # request_api_key = 17 (SaslHandshake)
@@ -2499,37 +2436,6 @@ def test_end_txn_v4_response_drops_the_ignorable_v5_fields_golden() -> None:
 # --- WriteTxnMarkers (27) ------------------------------------------------------------------------------------
 
 
-def test_write_txn_markers_v0_request_golden() -> None:
-    body = WriteTxnMarkersRequest(
-        markers=[
-            WritableTxnMarker(
-                producer_id=4096,
-                producer_epoch=3,
-                transaction_result=True,
-                topics=[WritableTxnMarkerTopic(name="t1", partition_indexes=[0, 2])],
-                coordinator_epoch=2,
-            )
-        ]
-    )
-    expected = (
-        b"\x00\x1b"  # request_api_key = 27 (WriteTxnMarkers)
-        b"\x00\x00"  # request_api_version = 0 (not flexible)
-        b"\x00\x00\x00\x07"  # correlation_id = 7
-        b"\x00\x03cli"  # client_id = "cli"
-        b"\x00\x00\x00\x01"  # markers: int32 count 1
-        b"\x00\x00\x00\x00\x00\x00\x10\x00"  # [0].producer_id = 4096
-        b"\x00\x03"  # [0].producer_epoch = 3
-        b"\x01"  # [0].transaction_result = true (COMMIT)
-        b"\x00\x00\x00\x01"  # [0].topics: int32 count 1
-        b"\x00\x02t1"  # [0].topics[0].name = "t1"
-        b"\x00\x00\x00\x02"  # [0].topics[0].partition_indexes: int32 count 2
-        b"\x00\x00\x00\x00"  # [0].topics[0].partition_indexes[0] = 0
-        b"\x00\x00\x00\x02"  # [0].topics[0].partition_indexes[1] = 2
-        b"\x00\x00\x00\x02"  # [0].coordinator_epoch = 2 (after the topics)
-    )
-    check_request(header(27, 0), body, expected)
-
-
 def test_write_txn_markers_v1_request_golden() -> None:
     body = WriteTxnMarkersRequest(
         markers=[
@@ -2561,39 +2467,6 @@ def test_write_txn_markers_v1_request_golden() -> None:
         b"\x00"  # body tagged fields: none
     )
     check_request(header(27, 1), body, expected)
-
-
-def test_write_txn_markers_v0_response_golden() -> None:
-    body = WriteTxnMarkersResponse(
-        markers=[
-            WritableTxnMarkerResult(
-                producer_id=4096,
-                topics=[
-                    WritableTxnMarkerTopicResult(
-                        name="t1",
-                        partitions=[
-                            WritableTxnMarkerPartitionResult(partition_index=0, error_code=0),
-                            WritableTxnMarkerPartitionResult(partition_index=2, error_code=6),
-                        ],
-                    )
-                ],
-            )
-        ]
-    )
-    expected = (
-        b"\x00\x00\x00\x07"  # correlation_id = 7 (response header v0)
-        # WriteTxnMarkersResponse has no throttle_time_ms
-        b"\x00\x00\x00\x01"  # markers: int32 count 1
-        b"\x00\x00\x00\x00\x00\x00\x10\x00"  # [0].producer_id = 4096
-        b"\x00\x00\x00\x01"  # [0].topics: int32 count 1
-        b"\x00\x02t1"  # [0].topics[0].name = "t1"
-        b"\x00\x00\x00\x02"  # [0].topics[0].partitions: int32 count 2
-        b"\x00\x00\x00\x00"  # .partitions[0].partition_index = 0
-        b"\x00\x00"  # .partitions[0].error_code = 0
-        b"\x00\x00\x00\x02"  # .partitions[1].partition_index = 2
-        b"\x00\x06"  # .partitions[1].error_code = 6 (NOT_LEADER_OR_FOLLOWER)
-    )
-    check_response(27, 0, body, expected)
 
 
 def test_write_txn_markers_v1_response_golden() -> None:
@@ -2675,7 +2548,7 @@ def test_txn_offset_commit_v3_request_kip_447_member_fields_golden() -> None:
         group_id="g1",
         producer_id=4096,
         producer_epoch=3,
-        generation_id=5,
+        generation_id_or_member_epoch=5,
         member_id="m1",
         group_instance_id="i",
         topics=[
@@ -3087,7 +2960,6 @@ def test_common_apis_have_flexible_and_non_flexible_goldens() -> None:
         ApiKey.ADD_PARTITIONS_TO_TXN,
         ApiKey.ADD_OFFSETS_TO_TXN,
         ApiKey.END_TXN,
-        ApiKey.WRITE_TXN_MARKERS,
         ApiKey.TXN_OFFSET_COMMIT,
     )
     for key in common:
