@@ -19,6 +19,9 @@ from protocol.declarations import PRIMITIVE_TYPES, Versions
 from protocol.kafka_names import module_name, snake_case
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
+#: Kafka's schemas as they were before Kafka 4 removed old versions (KIP-896), for the APIs whose removed versions
+#: group-broker still serves because real tools send them (see `merge_legacy`).
+LEGACY_DIR = SCHEMA_DIR / "legacy"
 OUTPUT_DIR = Path(__file__).parent / "messages"
 #: The generated module listing every API (`ApiKey` and each key's declarations).
 API_TABLE = "api_table"
@@ -91,6 +94,39 @@ def _collect(module: _Module, name: str, fields: list[dict[str, Any]], common: d
     module.structs[name] = _Struct(name, resolved)
     module.order.append(name)
     return name
+
+
+def _merge_fields(new: list[dict[str, Any]], old: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Both field lists in one, each one's order kept: a field only the old schema has exists only in the removed
+    versions, a field only the new one has only in later versions, so their wire orders never conflict."""
+    old_names = {f["name"] for f in old}
+    by_name = {f["name"]: f for f in new}
+    pending = list(new)
+    merged: list[dict[str, Any]] = []
+    for legacy in old:
+        if legacy["name"] not in by_name:
+            merged.append(legacy)
+            continue
+        while pending:
+            f = pending.pop(0)
+            if f["name"] == legacy["name"]:
+                if "fields" in f and "fields" in legacy:
+                    f = {**f, "fields": _merge_fields(f["fields"], legacy["fields"])}
+                merged.append(f)
+                break
+            merged.append(f)
+    merged.extend(pending)
+    assert {f["name"] for f in merged} == old_names | set(by_name)
+    return merged
+
+
+def merge_legacy(schema: dict[str, Any], legacy: dict[str, Any]) -> dict[str, Any]:
+    """`schema` (Kafka 4.4's) widened down to the versions `legacy` (Kafka's schema before KIP-896) still had, with
+    the fields only those versions carry. Fields keep their own version ranges, which Kafka never renumbers."""
+    assert schema["name"] == legacy["name"] and not schema.get("commonStructs") and not legacy.get("commonStructs")
+    lo = Versions.parse(legacy["validVersions"]).lo
+    hi = Versions.parse(schema["validVersions"]).hi
+    return {**schema, "validVersions": f"{lo}-{hi}", "fields": _merge_fields(schema["fields"], legacy["fields"])}
 
 
 def _default(f: dict[str, Any]) -> tuple[str, str]:
@@ -280,7 +316,11 @@ def generate() -> dict[str, str]:
     """Every output file's name and content, from the vendored schemas."""
     modules: dict[str, _Module] = {}
     for path in sorted(SCHEMA_DIR.glob("*/*.json")):
+        if path.parent == LEGACY_DIR:
+            continue
         schema = load_schema(path)
+        if (LEGACY_DIR / path.name).is_file():
+            schema = merge_legacy(schema, load_schema(LEGACY_DIR / path.name))
         mod_name = module_name(schema["name"])
         module = modules.setdefault(mod_name, _Module(mod_name))
         module.sources.append(path.name)

@@ -101,7 +101,7 @@ class RecordHandlers:
         # version 2, topic ids), Fetch v17-18 (replica fields), ListOffsets v9-11 (tiered storage offsets).
         d.register(ApiKey.PRODUCE, self.produce, (3, 11))
         d.register(ApiKey.FETCH, self.fetch, (4, 16))
-        d.register(ApiKey.LIST_OFFSETS, self.list_offsets, (1, 8))
+        d.register(ApiKey.LIST_OFFSETS, self.list_offsets, (0, 8))
         d.register(ApiKey.DESCRIBE_PRODUCERS, self.describe_producers)
 
     # -- Produce -----------------------------------------------------------------------------------------------
@@ -361,9 +361,12 @@ class RecordHandlers:
                 except StorageError as exc:
                     result.error_code = exc.error_code
                     continue
-                result.offset, result.timestamp = offset, timestamp
-                if ctx.api_version >= 4:
-                    result.leader_epoch = 0 if offset >= 0 else -1
+                if ctx.api_version == 0:  # Kafka 4 removed v0 (KIP-896); Burrow 1.2.1 still sends it
+                    result.old_style_offsets = [] if offset < 0 else [offset][: max(wanted.max_num_offsets, 0)]
+                else:
+                    result.offset, result.timestamp = offset, timestamp
+                    if ctx.api_version >= 4:
+                        result.leader_epoch = 0 if offset >= 0 else -1
         return ListOffsetsResponse(topics=topics)
 
     @staticmethod

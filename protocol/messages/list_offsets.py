@@ -26,6 +26,8 @@ class ListOffsetsPartition:
     """The current leader epoch."""
     timestamp: int = 0
     """The current timestamp."""
+    max_num_offsets: int = 1
+    """The maximum number of offsets to report."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
@@ -66,6 +68,8 @@ class ListOffsetsPartitionResponse:
     """The partition index."""
     error_code: int = 0
     """The partition error code, or 0 if there was no error."""
+    old_style_offsets: list[int] = field(default_factory=list)
+    """The result offsets."""
     timestamp: int = -1
     """The timestamp associated with the returned offset."""
     offset: int = -1
@@ -107,6 +111,7 @@ _ListOffsetsPartition_DECL = StructDecl(
         F('partition_index', 'PartitionIndex', 'int32', V(0, None), default=0),
         F('current_leader_epoch', 'CurrentLeaderEpoch', 'int32', V(4, None), default=-1, ignorable=True),
         F('timestamp', 'Timestamp', 'int64', V(0, None), default=0),
+        F('max_num_offsets', 'MaxNumOffsets', 'int32', V(0, 0), default=1),
     ),
 )
 _ListOffsetsTopic_DECL = StructDecl(
@@ -133,6 +138,7 @@ _ListOffsetsPartitionResponse_DECL = StructDecl(
     (
         F('partition_index', 'PartitionIndex', 'int32', V(0, None), default=0),
         F('error_code', 'ErrorCode', 'int16', V(0, None), default=0),
+        F('old_style_offsets', 'OldStyleOffsets', '[]int64', V(0, 0), default=[]),
         F('timestamp', 'Timestamp', 'int64', V(1, None), default=-1),
         F('offset', 'Offset', 'int64', V(1, None), default=-1),
         F('leader_epoch', 'LeaderEpoch', 'int32', V(4, None), default=-1),
@@ -158,7 +164,7 @@ LIST_OFFSETS_REQUEST = MessageDecl(
     name='ListOffsetsRequest',
     kind='request',
     api_key=2,
-    valid=V(1, 11),
+    valid=V(0, 11),
     flexible=V(6, None),
     struct=_ListOffsetsRequest_DECL,
 )
@@ -166,7 +172,7 @@ LIST_OFFSETS_RESPONSE = MessageDecl(
     name='ListOffsetsResponse',
     kind='response',
     api_key=2,
-    valid=V(1, 11),
+    valid=V(0, 11),
     flexible=V(6, None),
     struct=_ListOffsetsResponse_DECL,
 )

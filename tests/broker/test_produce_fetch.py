@@ -412,6 +412,19 @@ async def test_list_offsets_earliest_latest_by_timestamp_and_max_timestamp(broke
     await client.close()
 
 
+async def test_list_offsets_v0_answers_old_style_offsets(broker: Broker) -> None:
+    broker.create_topic("legacy", 1, {})
+    client = await connect(broker)
+    await produce(client, "legacy", batch(b"a", b"b", b"c"))
+    latest = await list_offsets(client, "legacy", LATEST, version=0, max_num_offsets=1)
+    earliest = await list_offsets(client, "legacy", EARLIEST, version=0, max_num_offsets=1)
+    assert (latest.error_code, latest.old_style_offsets) == (ErrorCode.NONE, [3])
+    assert (earliest.error_code, earliest.old_style_offsets) == (ErrorCode.NONE, [0])
+    none = await list_offsets(client, "legacy", LATEST, version=0, max_num_offsets=0)
+    assert none.old_style_offsets == []
+    await client.close()
+
+
 async def test_error_answers_carry_kafkas_sentinels(broker: Broker) -> None:
     """As Kafka 4.4 answers (found by the differential suite): a refused produce has base offset -1; a fetch error
     has high watermark, last stable and log start offset -1; read_uncommitted fetches carry no aborted-transaction

@@ -107,8 +107,11 @@ from protocol.messages.leave_group import LeaveGroupRequest, LeaveGroupResponse,
 from protocol.messages.list_groups import ListedGroup, ListGroupsRequest, ListGroupsResponse
 from protocol.messages.list_offsets import (
     ListOffsetsPartition,
+    ListOffsetsPartitionResponse,
     ListOffsetsRequest,
+    ListOffsetsResponse,
     ListOffsetsTopic,
+    ListOffsetsTopicResponse,
 )
 from protocol.messages.list_transactions import ListTransactionsRequest, ListTransactionsResponse
 from protocol.messages.list_transactions import TransactionState as ListedTransactionState
@@ -1761,6 +1764,31 @@ def test_list_offsets_v1_request_golden() -> None:
         b"\xff\xff\xff\xff\xff\xff\xff\xfe"  # .timestamp = -2 (EARLIEST); max_num_offsets is v0 only
     )
     check_request(header(2, 1), body, expected)
+
+
+def test_list_offsets_v0_response_old_style_offsets_golden() -> None:
+    body = ListOffsetsResponse(
+        topics=[
+            ListOffsetsTopicResponse(
+                name="t1",
+                partitions=[ListOffsetsPartitionResponse(partition_index=3, error_code=0, old_style_offsets=[7])],
+            )
+        ]
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x00\x00\x01"  # topics: int32 count 1 (throttle_time_ms from v2)
+        b"\x00\x02t1"  # topics[0].name = "t1"
+        b"\x00\x00\x00\x01"  # topics[0].partitions: int32 count 1
+        b"\x00\x00\x00\x03"  # .partition_index = 3
+        b"\x00\x00"  # .error_code = 0
+        b"\x00\x00\x00\x01"  # .old_style_offsets: int32 count 1 (v0 only)
+        b"\x00\x00\x00\x00\x00\x00\x00\x07"  # [0] = 7
+    )
+    check_response(2, 0, body, expected)
+
+
+# --- SaslHandshake (17) --------------------------------------------------------------------------------------
 
 
 def test_sasl_handshake_v1_request_golden() -> None:

@@ -11,8 +11,8 @@ Known differences, each asserted by a test below (nothing is skipped):
 
 1. `KIO_MISSING`: kio 0.6.5 has no class for these (api, version) pairs, request and response alike: ApiVersions
    v5 (KIP-1242), DeleteGroups v3 and TxnOffsetCommit v6, which came after the Kafka schemas kio 0.6.5 was generated
-   from. `test_kio_missing_is_exact` asserts that kio really lacks exactly these among our pairs, so the set cannot
-   go stale in either direction.
+   from, and ListOffsets v0, which Kafka 4 removed (KIP-896) and we still serve. `test_kio_missing_is_exact`
+   asserts that kio really lacks exactly these among our pairs, so the set cannot go stale in either direction.
 2. Unknown tagged fields: kio does not model them. Its writer cannot emit them, and its (native) reader raises
    `KeyError('Unknown tagged field tag: N')` on any tag its class lacks, where KIP-482 says a receiver must skip
    tags it does not know (our decoder keeps them in `unknown_tagged_fields`). The body test compares on values
@@ -62,6 +62,7 @@ Triple = tuple[int, int, kb.Kind]
 KIO_MISSING: frozenset[Triple] = frozenset(
     (key, version, kind)
     for key, versions in (
+        (ApiKey.LIST_OFFSETS, (0,)),
         (ApiKey.API_VERSIONS, (5,)),
         (ApiKey.DELETE_GROUPS, (3,)),
         (ApiKey.TXN_OFFSET_COMMIT, (6,)),

@@ -6,9 +6,7 @@ from __future__ import annotations
 from tests.differential.registry import Known
 
 MISSING = "<missing>"
-KIP_896 = "Kafka 4 removed these old versions (KIP-896); group-broker still serves them for older clients."
 NEWEST = "The newest versions come with Kafka 4's schemas: issue #16."
-BOTH = "Old versions Kafka 4 removed (KIP-896) are still served here; the newest ones come with issue #16."
 PARITY = "Served from issue #16 (API parity for a single node)."
 TXN_V2 = (
     "The newest version is transaction version 2's (the `transaction.version` feature is not advertised, so clients"
@@ -26,20 +24,25 @@ CLUSTER = "Multi-node, quota and KRaft controller administration are not planned
 #: API name -> (group-broker's range, Kafka's range, why): the ApiVersions v3 answer, compared per API, in the order
 #: the comparison finds them: the APIs group-broker serves in its order, then those only Kafka serves.
 RANGES: dict[str, tuple[str, str, str]] = {
-    "PRODUCE": ("3-10", "0-13", "Produce v0-2 predate the record format the log stores; v11-13 come with issue #16."),
+    "PRODUCE": (
+        "3-11",
+        "0-13",
+        "Kafka advertises v0-2 but refuses them (KIP-896); v12-13 come with issue #16.",
+    ),
     "FETCH": ("4-16", "4-18", NEWEST),
-    "LIST_OFFSETS": ("0-8", "1-11", BOTH),
+    "LIST_OFFSETS": (
+        "0-8",
+        "1-11",
+        "v0, which Kafka 4 removed (KIP-896), is still served for Burrow 1.2.1; v9-11 come with issue #16.",
+    ),
     "METADATA": ("0-12", "0-13", NEWEST),
-    "OFFSET_COMMIT": ("0-9", "2-10", BOTH),
-    "OFFSET_FETCH": ("0-9", "1-10", BOTH),
+    "OFFSET_COMMIT": ("2-9", "2-10", NEWEST),
+    "OFFSET_FETCH": ("1-9", "1-10", NEWEST),
     "DESCRIBE_GROUPS": ("0-5", "0-6", NEWEST),
     "API_VERSIONS": ("0-4", "0-5", NEWEST),
-    "CREATE_TOPICS": ("0-7", "2-7", KIP_896),
-    "DELETE_TOPICS": ("0-6", "1-6", KIP_896),
     "ADD_PARTITIONS_TO_TXN": ("0-4", "0-5", TXN_V2),
     "END_TXN": ("0-4", "0-5", TXN_V2),
     "TXN_OFFSET_COMMIT": ("0-4", "0-6", TXN_CLIENT_VERSIONS),
-    "DESCRIBE_CONFIGS": ("0-4", "1-4", KIP_896),
     "DELETE_GROUPS": ("0-2", "0-3", NEWEST),
     "LIST_TRANSACTIONS": (
         "0-1",

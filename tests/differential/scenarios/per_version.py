@@ -57,14 +57,15 @@ TOPIC_RESOURCE = 2  # offset.metadata.max.bytes, the default on both
 
 
 def common_versions(api_key: ApiKey) -> range:
-    """The versions of ``api_key`` both brokers advertise: ours (the codec's, which the broker serves) within
-    Kafka 4.4's (pinned per API in advertised.py where the two differ)."""
+    """The versions of ``api_key`` both brokers advertise: the codec's range where the two agree, else the ranges
+    pinned per API in advertised.py (what group-broker serves, within Kafka 4.4's)."""
     lo, hi = supported_range(api_key) or (0, -1)
     ours, kafka, _ = RANGES.get(api_key.name, (f"{lo}-{hi}", f"{lo}-{hi}", ""))
     if MISSING in (ours, kafka):
         return range(0)
+    o_lo, o_hi = (int(v) for v in ours.split("-"))
     k_lo, k_hi = (int(v) for v in kafka.split("-"))
-    return range(max(lo, k_lo), min(hi, k_hi) + 1)
+    return range(max(o_lo, k_lo), min(o_hi, k_hi) + 1)
 
 
 @dataclass
