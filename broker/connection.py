@@ -132,15 +132,12 @@ class Connection:
         try:
             request = api.decode_request(frame)
         except UnsupportedVersionError as exc:
-            if exc.api_key == ApiKey.API_VERSIONS:
-                body = self._dispatcher.unsupported_api_versions()
-                return [api.encode_response(ApiKey.API_VERSIONS, 0, exc.correlation_id, body)]
-            raise CloseConnection(f"unsupported api key {exc.api_key} version {exc.api_version}") from None
+            return self._not_served(exc.api_key, exc.api_version, exc.correlation_id)
         except DecodeError as exc:
             raise self._malformed(frame, exc) from None
         route = self._dispatcher.route(request.api_key, request.api_version)
         if route is None:
-            raise CloseConnection(f"api key {request.api_key} version {request.api_version} is not served")
+            return self._not_served(request.api_key, request.api_version, request.correlation_id)
         header = request.header
         self.session.client_id = header.client_id
         ctx = RequestContext(
@@ -163,6 +160,14 @@ class Connection:
         except EncodeError as exc:
             log.exception("response.encode_failed", api_key=request.api_key, api_version=request.api_version)
             raise CloseConnection(f"cannot encode response: {exc}") from exc
+
+    def _not_served(self, api_key: int, api_version: int, correlation_id: int) -> list[Any]:
+        """A version the codec does not know, or knows but the broker does not advertise: KIP-511 answers an
+        ApiVersions in v0 with our range for it; any other API closes the connection, as Kafka does."""
+        if api_key == ApiKey.API_VERSIONS:
+            body = self._dispatcher.unsupported_api_versions()
+            return [api.encode_response(ApiKey.API_VERSIONS, 0, correlation_id, body)]
+        raise CloseConnection(f"api key {api_key} version {api_version} is not served")
 
     @staticmethod
     def _malformed(frame: bytes, exc: DecodeError) -> CloseConnection:

@@ -44,6 +44,22 @@ async def test_unsupported_api_versions_version_is_answered_in_v0_with_error_35(
     await client.close()
 
 
+async def test_an_api_versions_version_the_codec_reads_but_the_broker_does_not_serve_gets_the_fallback(
+    broker: Broker,
+) -> None:
+    """KIP-511 again, for a version the codec can read but the broker does not advertise (the Java 4.4 client opens
+    with the newest ApiVersions it knows): answered in v0 with our range, never by closing the connection."""
+    client = await WireClient.connect(broker.ports[0])
+    served = broker.dispatcher.routes[ApiKey.API_VERSIONS].max_version
+    request = ApiVersionsRequest(client_software_name="wire", client_software_version="1")
+    correlation, frame = client.frame(ApiKey.API_VERSIONS, served + 1, request)
+    client.writer.write(frame)
+    header, body = api.decode_response(ApiKey.API_VERSIONS, 0, await client.read_frame())
+    assert (header.correlation_id, body.error_code) == (correlation, ErrorCode.UNSUPPORTED_VERSION)
+    assert [(v.api_key, v.max_version) for v in body.api_keys] == [(18, served)]
+    await client.close()
+
+
 async def test_pipelined_requests_are_answered_in_order(broker: Broker) -> None:
     client = await WireClient.connect(broker.ports[0])
     frames = [client.frame(ApiKey.API_VERSIONS, v % 3, ApiVersionsRequest()) for v in range(20)]
