@@ -6,9 +6,10 @@ test thread. kafka-python 3.0.12 runs JoinGroup+SyncGroup as a task on its IO th
 while a `poll()` is waiting on that task (`BaseCoordinator.join_group_async`). If the task completes while no
 poll waits, the result is lost: the next poll sees `_join_task.is_done` and sends a fresh JoinGroup (a leader
 doing that forces a new rebalance, again and again), or, if the rejoin was metadata-driven and `need_rejoin()` is
-now false, never applies the assignment and never re-enables heartbeats, so the member is expired. Polled
-round-robin, a consumer waits a third of the time and hits this within a few runs; a consumer that is always
-inside `poll()`, with long polls and no metadata-driven rejoin (see `KafkaPythonConsumer`), practically never does.
+now false, never applies the assignment and never re-enables heartbeats, so the member is expired (reproduced and
+worked around in tests/support/clients.py). Polled round-robin, a consumer waits a third of the time and hits this
+within a few runs; a consumer that is always inside `poll()`, with long polls and no metadata-driven rejoin
+(`subscribed_consumer`), practically never does.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, OffsetAndMetadata, TopicPartition
+from kafka import KafkaAdminClient, KafkaProducer, OffsetAndMetadata, TopicPartition
 
 from tests.e2e.scenario import (
     HEARTBEAT_INTERVAL_MS,
@@ -28,6 +29,7 @@ from tests.e2e.scenario import (
     unique,
 )
 from tests.e2e.txn_scenario import TRANSACTION_TIMEOUT_MS, transformed
+from tests.support.clients import subscribed_consumer
 
 SEND_TIMEOUT_S = 10
 #: How long init_transactions() (and a send waiting for metadata) may block: kafka-python's max_block_ms.
@@ -50,8 +52,8 @@ class KafkaPythonConsumer:
     def __init__(self, bootstrap: str, group: str, topic: str, name: str, **config: Any) -> None:
         self.name = name
         self.topic = topic
-        self.consumer = KafkaConsumer(
-            topic,
+        self.consumer = subscribed_consumer(  # no metadata-driven rejoin (tests/support/clients.py)
+            [topic],
             bootstrap_servers=bootstrap,
             group_id=group,
             client_id=name,
@@ -61,10 +63,6 @@ class KafkaPythonConsumer:
             heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS,
             **config,
         )
-        # Have the topic's partitions in the consumer's metadata before it first joins. Otherwise a leader that
-        # joins first assigns nothing ("No partition metadata for topic"), then rejoins when the metadata arrives,
-        # and that metadata-driven rejoin is the one whose result kafka-python can drop (see above).
-        assert self.consumer.partitions_for_topic(topic)
         self.thread = ConsumerThread(name, self._poll, poll_s=0.5)
 
     def _poll(self, timeout_s: float) -> list[Rec]:

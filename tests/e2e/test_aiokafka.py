@@ -23,7 +23,7 @@ from tests.e2e.scenario import (
     run_group_lifecycle,
     unique,
 )
-from tests.support.broker_process import BrokerProcess
+from tests.support.broker_process import BrokerProcess, wait_until_async
 
 pytestmark = pytest.mark.integration
 
@@ -93,10 +93,9 @@ async def polling_until(consumer: AIOKafkaConsumer, predicate: Callable[[list[Re
     """Poll the consumer, as an application does, until the predicate holds for what the polls received so far;
     returns that."""
     received: list[Rec] = []
-    try:
-        async with asyncio.timeout(WAIT_S):
-            while not predicate(received):
-                received.extend(to_recs(await consumer.getmany(timeout_ms=50)))
-    except TimeoutError:
-        raise AssertionError(f"timed out waiting for {what}") from None
+
+    async def consume() -> None:
+        received.extend(to_recs(await consumer.getmany(timeout_ms=50)))
+
+    await wait_until_async(lambda: predicate(received), WAIT_S, what=what, step=consume)
     return received

@@ -38,6 +38,7 @@ from tests.interop.burrow_support import (
     poll,
 )
 from tests.support.broker_process import BrokerProcess
+from tests.support.clients import subscribed_consumer
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -165,8 +166,8 @@ def test_burrow_reports_group_lag_from_our_consumer_offsets(tmp_path: Path) -> N
         )
 
         # -- a group that consumes everything and commits: OK, lag 0 ---------------------------------------------
-        consumer = KafkaConsumer(
-            TOPIC,
+        consumer = subscribed_consumer(  # no metadata-driven rejoin (tests/support/clients.py)
+            [TOPIC],
             bootstrap_servers=bootstrap,
             group_id=GROUP,
             client_id="burrow-test-consumer",

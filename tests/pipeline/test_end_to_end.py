@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 
 from tests.support.broker_process import ROOT, BrokerProcess, wait_until
+from tests.support.clients import subscribed_consumer
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -36,7 +37,8 @@ class Member(threading.Thread):
 
     def __init__(self, bootstrap: str, client_id: str) -> None:
         super().__init__(daemon=True)
-        self.consumer = KafkaConsumer(
+        self.consumer = subscribed_consumer(  # no metadata-driven rejoin (tests/support/clients.py)
+            [TOPIC],
             bootstrap_servers=bootstrap,
             group_id=GROUP,
             client_id=client_id,
@@ -46,7 +48,6 @@ class Member(threading.Thread):
             heartbeat_interval_ms=500,
             max_poll_interval_ms=30000,
         )
-        self.consumer.subscribe([TOPIC])
         self.consumed = 0
         self.consuming = True
         self.stop_flag = threading.Event()

@@ -133,16 +133,23 @@ def wait_until(
     *,
     what: str = "a condition",
     detail: Callable[[], str] | None = None,
+    step: Callable[[], object] | None = None,
 ) -> None:
     """Poll a condition instead of sleeping a fixed time; at the deadline fail naming `what`, with `detail()`.
 
-    The one blocking wait of the test suite (`wait_until_async` is the one for async tests).
+    Between two checks it sleeps `interval_s`, or, given a `step`, takes it instead: the poll of the client whose
+    progress the condition waits for (a consumer joins, rebalances and fetches only inside its poll). A step must
+    itself return in bounded time (a poll with a timeout). The one blocking wait of the test suite
+    (`wait_until_async` is the one for async tests).
     """
     deadline = time.monotonic() + timeout_s
     while not predicate():
         if time.monotonic() > deadline:
             raise AssertionError(_timed_out(what, timeout_s, detail))
-        time.sleep(interval_s)
+        if step is None:
+            time.sleep(interval_s)
+        else:
+            step()
 
 
 async def wait_until_async(
@@ -152,13 +159,15 @@ async def wait_until_async(
     *,
     what: str = "a condition",
     detail: Callable[[], str] | None = None,
+    step: Callable[[], Awaitable[object]] | None = None,
 ) -> None:
-    """`wait_until` for async tests: polls without blocking the event loop the clients run on."""
+    """`wait_until` for async tests: polls without blocking the event loop the clients run on; a `step` is awaited
+    (an aiokafka consumer rebalances only inside `getmany`)."""
 
     async def check() -> object:
         return predicate()
 
-    await wait_until_awaited(check, timeout_s, interval_s, what=what, detail=detail)
+    await wait_until_awaited(check, timeout_s, interval_s, what=what, detail=detail, step=step)
 
 
 async def wait_until_awaited(
@@ -168,13 +177,17 @@ async def wait_until_awaited(
     *,
     what: str = "a condition",
     detail: Callable[[], str] | None = None,
+    step: Callable[[], Awaitable[object]] | None = None,
 ) -> None:
     """`wait_until_async` for a condition that needs requests to check (an async predicate)."""
     deadline = time.monotonic() + timeout_s
     while not await predicate():
         if time.monotonic() > deadline:
             raise AssertionError(_timed_out(what, timeout_s, detail))
-        await asyncio.sleep(interval_s)
+        if step is None:
+            await asyncio.sleep(interval_s)
+        else:
+            await step()
 
 
 def _timed_out(what: str, timeout_s: float, detail: Callable[[], str] | None) -> str:

@@ -3,7 +3,6 @@ follows Kafka's rules (inactive groups only, dry run unless --execute)."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ from kafka.structs import OffsetAndMetadata
 
 from cli.main import main
 from coordinator.hashing import partition_for
-from tests.support.broker_process import FAST_GROUPS, running_broker
+from tests.support.broker_process import FAST_GROUPS, running_broker, wait_until
 from toolkit.pytest_plugin import GroupBrokerHandle
 
 TOPIC = "cli-topic"
@@ -118,10 +117,7 @@ def test_reset_refuses_an_active_group_like_kafka(
     )
     consumer.subscribe([TOPIC])
     try:
-        deadline = time.monotonic() + 20
-        while not consumer.assignment():
-            assert time.monotonic() < deadline, "the consumer never got an assignment"
-            consumer.poll(0.1)
+        wait_until(consumer.assignment, what="confluent-kafka's assignment", step=lambda: consumer.poll(0.1))
         group_broker.wait_for_group_blocking(GROUP, state="Stable")
         code = main(
             [

@@ -7,10 +7,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from kafka import KafkaAdminClient, KafkaConsumer
+from kafka import KafkaAdminClient
 from kafka.admin import NewTopic
 
 from cli.main import main
+from tests.support.clients import kafka_python_member
 from tests.support.consumer_member import STEPWISE_SETTINGS, WireMember
 from toolkit.pytest_plugin import GroupBrokerHandle
 
@@ -99,23 +100,13 @@ def test_describe_state_shows_the_assignor_and_with_verbose_the_epochs(
     assert row[3:] == ["uniform", "Reconciling", "2"]
 
 
-def _classic_member(broker: GroupBrokerHandle) -> KafkaConsumer:
-    classic = KafkaConsumer(TOPIC, bootstrap_servers=broker.bootstrap_servers, group_id=CLASSIC)
-    while not classic.assignment():
-        classic.poll(timeout_ms=100)
-    return classic
-
-
 def test_a_classic_group_is_described_with_describe_groups_in_the_same_layouts(
     reconciling: GroupBrokerHandle, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    classic = _classic_member(reconciling)
-    try:
+    with kafka_python_member(reconciling.bootstrap_servers, [TOPIC], CLASSIC):
         members = _run(capsys, reconciling, "groups", "describe", CLASSIC, "--members", "--verbose")
         _, state = _run(capsys, reconciling, "groups", "describe", CLASSIC, "--state", "--verbose")
         listed = _run(capsys, reconciling, "groups", "list", "--type", "--state")
-    finally:
-        classic.close()
     assert members[1][-5:] == ["4", "-", f"{TOPIC}:0,1,2,3", "-", "-"]
     assert state[3:] == ["range", "Stable", "-", "-", "1"]
     assert listed[0] == ["GROUP", "TYPE", "STATE"] and [CLASSIC, "Classic", "Stable"] in listed

@@ -9,14 +9,13 @@ expiry. Everything waits on conditions with deadlines; nothing asserts on time.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import shutil
 import subprocess
 import sys
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +30,8 @@ from protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProto
 from protocol.messages.sync_group import SyncGroupRequest
 from protocol.registry import ApiKey
 from tests.broker.wire import WireClient
-from tests.support.broker_process import ROOT, BrokerProcess, control_url, running_broker
+from tests.support.broker_process import ROOT, BrokerProcess, control_url, running_broker, wait_until_awaited
+from tests.support.clients import aiokafka_poll, aiokafka_until
 
 CONTROL = {"control.listener": "http://127.0.0.1:0"}
 JS = Path(__file__).resolve().parent / "js"
@@ -101,18 +101,10 @@ async def consumer_in(bootstrap: str, group: str) -> AsyncIterator[tuple[AIOKafk
     consumer.subscribe([topic], listener=listener)
     await consumer.start()
     try:
-        await until(lambda: listener.assigned >= 1, consumer)
+        await aiokafka_until(consumer, lambda: listener.assigned >= 1, what="a first assignment")
         yield consumer, listener
     finally:
         await consumer.stop()
-
-
-async def until(predicate: Callable[[], object], consumer: AIOKafkaConsumer, timeout_s: float = 20.0) -> None:
-    """Poll the consumer (aiokafka rebalances inside getmany) until the condition holds."""
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while not predicate():
-        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
-        await consumer.getmany(timeout_ms=50)
 
 
 async def stable(control: str, group: str, consumer: AIOKafkaConsumer, min_generation: int = 1) -> dict[str, Any]:
@@ -123,10 +115,12 @@ async def stable(control: str, group: str, consumer: AIOKafkaConsumer, min_gener
         snapshot.update(data)
         return status == 200 and data["state"] == "Stable" and data["generation"] >= min_generation
 
-    deadline = asyncio.get_running_loop().time() + 20
-    while not await check():
-        assert asyncio.get_running_loop().time() < deadline, snapshot
-        await consumer.getmany(timeout_ms=50)
+    await wait_until_awaited(
+        check,
+        what=f"{group} Stable at generation >= {min_generation}",
+        detail=lambda: json.dumps(snapshot),
+        step=aiokafka_poll(consumer),
+    )
     return snapshot
 
 
@@ -203,7 +197,7 @@ async def test_post_rebalance_makes_an_aiokafka_consumer_rebalance(control: str,
         assigned = listener.assigned
         answer = await ok(control, "POST", f"/groups/{group}/rebalance", {"reason": "operator says so"})
         assert answer["rebalancing"] and answer["group"]["state"] == "PreparingRebalance"
-        await until(lambda: listener.assigned > assigned, consumer)  # the consumer went through a rebalance
+        await aiokafka_until(consumer, lambda: listener.assigned > assigned, what="the consumer's next rebalance")
         after = await stable(control, group, consumer, before["generation"] + 1)
         assert after["members"] == before["members"]  # same member, new generation
         view = await ok(control, "GET", f"/groups/{group}/timeline?format=json")
@@ -227,10 +221,18 @@ async def test_an_injected_error_shows_in_requests_and_the_client_rejoins(contro
             assert found["recording"] is True
             return [r["errors"] for r in found["requests"]]
 
-        deadline = asyncio.get_running_loop().time() + 20
-        while ["NONE"] not in (errors := await heartbeat_errors()):  # heartbeats of the new generation succeed
-            assert asyncio.get_running_loop().time() < deadline, errors
-            await consumer.getmany(timeout_ms=50)
+        errors: list[list[str]] = []
+
+        async def new_generation_beats() -> bool:
+            errors[:] = await heartbeat_errors()
+            return ["NONE"] in errors
+
+        await wait_until_awaited(
+            new_generation_beats,
+            what="a successful heartbeat of the new generation",
+            detail=lambda: f"heartbeat errors {errors}",
+            step=aiokafka_poll(consumer),
+        )
         assert errors[0] == ["REBALANCE_IN_PROGRESS"]
         found = await ok(control, "GET", f"/requests?group_id={group}")
         assert {r["client_id"] for r in found["requests"]} == {f"client-{group}"}
@@ -265,10 +267,10 @@ async def test_coordinator_faults_connections_and_latency(control: str, bootstra
             found = await ok(control, "GET", f"/requests?group_id={group}")
             return any(error in r["errors"] for r in found["requests"])
 
-        deadline = asyncio.get_running_loop().time() + 20
-        while not await saw("NOT_COORDINATOR"):  # the consumer's next heartbeat, then it looks the coordinator up
-            assert asyncio.get_running_loop().time() < deadline
-            await consumer.getmany(timeout_ms=50)
+        # the consumer's next heartbeat, then it looks the coordinator up
+        await wait_until_awaited(
+            lambda: saw("NOT_COORDINATOR"), what="a NOT_COORDINATOR answer", step=aiokafka_poll(consumer)
+        )
         await stable(control, group, consumer)
 
         loading = await ok(control, "POST", f"/groups/{group}/loading", {"duration_ms": 300})

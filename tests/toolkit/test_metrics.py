@@ -3,7 +3,6 @@ text. Each broker has its own registry, so two brokers in one process report onl
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 
 import aiohttp
@@ -13,6 +12,8 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
+from tests.support.broker_process import wait_until_awaited
+from tests.support.clients import aiokafka_poll
 from toolkit.embedded import EmbeddedBroker
 
 CONTROL = {"control.listener": "http://127.0.0.1:0"}
@@ -64,14 +65,13 @@ async def test_metrics_after_a_consumer_group_forms(brokers: tuple[EmbeddedBroke
     )
     await consumer.start()
     try:
-        deadline = asyncio.get_running_loop().time() + 20
-        while True:
-            await consumer.getmany(timeout_ms=50)
+
+        async def formed() -> bool:
             samples = await scrape(broker)
-            formed = value(samples, "group_broker_groups", state="Stable") == 1
-            if formed and value(samples, "group_broker_requests_total", 0, api="Heartbeat", error="NONE") >= 1:
-                break
-            assert asyncio.get_running_loop().time() < deadline, "the group did not form"
+            stable = value(samples, "group_broker_groups", state="Stable") == 1
+            return stable and value(samples, "group_broker_requests_total", 0, api="Heartbeat", error="NONE") >= 1
+
+        await wait_until_awaited(formed, what="a Stable group that heartbeats", step=aiokafka_poll(consumer))
         await consumer.commit({next(iter(consumer.assignment())): 0})
         samples = await scrape(broker)
     finally:

@@ -15,6 +15,8 @@ from protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProto
 from protocol.messages.sync_group import SyncGroupRequest
 from protocol.registry import ApiKey
 from tests.broker.wire import WireClient
+from tests.support.broker_process import wait_until_async
+from tests.support.clients import aiokafka_until
 from toolkit.pytest_plugin import GroupBrokerHandle
 
 TOPIC = "toolkit"
@@ -46,17 +48,6 @@ async def _consumer(broker: GroupBrokerHandle, group: str, **settings: int) -> A
         yield consumer
     finally:
         await consumer.stop()
-
-
-async def _until(predicate: object, consumer: AIOKafkaConsumer | None = None, timeout_s: float = 15.0) -> None:
-    """Wait for a condition while letting the consumer poll (aiokafka rebalances inside getmany)."""
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while not predicate():  # type: ignore[operator]
-        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
-        if consumer is not None:
-            await consumer.getmany(timeout_ms=50)
-        else:
-            await asyncio.sleep(0.02)
 
 
 async def _produce(broker: GroupBrokerHandle, count: int, prefix: str) -> None:
@@ -102,15 +93,15 @@ async def test_advance_past_a_silent_members_session_rebalances_the_live_consume
 ) -> None:
     await _setup_topic(group_broker)
     async with _consumer(group_broker, "adv") as consumer:
-        await _until(lambda: len(consumer.assignment()) == 4, consumer)
+        await aiokafka_until(consumer, lambda: len(consumer.assignment()) == 4, what="4 assigned partitions")
         join_task = asyncio.ensure_future(_silent_member(group_broker, "adv", session_timeout_ms=5_000))
-        await _until(join_task.done, consumer)
+        await aiokafka_until(consumer, join_task.done, what="the silent member to join")
         silent = join_task.result()
-        await _until(lambda: len(consumer.assignment()) == 2, consumer)
+        await aiokafka_until(consumer, lambda: len(consumer.assignment()) == 2, what="2 assigned partitions")
         before = group_broker.group("adv")
         assert before is not None and len(before["members"]) == 2
         group_broker.advance(5_001)  # the silent member's session runs out; the live one (60 s) is fine
-        await _until(lambda: len(consumer.assignment()) == 4, consumer)
+        await aiokafka_until(consumer, lambda: len(consumer.assignment()) == 4, what="4 assigned partitions")
         after = await group_broker.wait_for_group("adv", state="Stable", members=1)
         assert after["generation"] > before["generation"]
         await silent.close()
@@ -145,7 +136,7 @@ async def test_failed_offsets_append_fails_the_commit_with_kafkas_remapped_error
 ) -> None:
     await _setup_topic(group_broker, partitions=1)
     async with _consumer(group_broker, "failing-commits") as consumer:
-        await _until(lambda: len(consumer.assignment()) == 1, consumer)
+        await aiokafka_until(consumer, lambda: len(consumer.assignment()) == 1, what="1 assigned partition")
         group_broker.fail_next_offsets_append("NOT_LEADER_OR_FOLLOWER")
         tp = TopicPartition(TOPIC, 0)
         with contextlib.suppress(Exception):
@@ -160,10 +151,14 @@ async def test_failed_offsets_append_fails_the_commit_with_kafkas_remapped_error
 async def test_injected_heartbeat_error_makes_the_client_rejoin(group_broker: GroupBrokerHandle) -> None:
     await _setup_topic(group_broker)
     async with _consumer(group_broker, "injected") as consumer:
-        await _until(lambda: len(consumer.assignment()) == 4, consumer)
+        await aiokafka_until(consumer, lambda: len(consumer.assignment()) == 4, what="4 assigned partitions")
         generation = (await group_broker.wait_for_group("injected", state="Stable"))["generation"]
         group_broker.inject_error("Heartbeat", "REBALANCE_IN_PROGRESS", group_id="injected")
-        await _until(lambda: (group_broker.group("injected") or {}).get("generation", 0) > generation, consumer)
+        await aiokafka_until(
+            consumer,
+            lambda: (group_broker.group("injected") or {}).get("generation", 0) > generation,
+            what=f"a generation after {generation}",
+        )
         heartbeats = group_broker.requests(api=ApiKey.HEARTBEAT, group_id="injected")
         assert any(ErrorCode.REBALANCE_IN_PROGRESS in e.error_codes for e in heartbeats)
 
@@ -171,10 +166,14 @@ async def test_injected_heartbeat_error_makes_the_client_rejoin(group_broker: Gr
 async def test_expire_member_and_force_rebalance_are_seen_by_the_client(group_broker: GroupBrokerHandle) -> None:
     await _setup_topic(group_broker)
     async with _consumer(group_broker, "ops") as consumer:
-        await _until(lambda: len(consumer.assignment()) == 4, consumer)
+        await aiokafka_until(consumer, lambda: len(consumer.assignment()) == 4, what="4 assigned partitions")
         snapshot = await group_broker.wait_for_group("ops", state="Stable", members=1)
         assert group_broker.force_rebalance("ops")
-        await _until(lambda: (group_broker.group("ops") or {}).get("generation", 0) > snapshot["generation"], consumer)
+        await aiokafka_until(
+            consumer,
+            lambda: (group_broker.group("ops") or {}).get("generation", 0) > snapshot["generation"],
+            what=f"a generation after {snapshot['generation']}",
+        )
         member = (await group_broker.wait_for_group("ops", state="Stable"))["members"][0]
         assert group_broker.expire_member("ops", member)
         # the client learns it was removed (UNKNOWN_MEMBER_ID) and joins again as a new member
@@ -185,22 +184,28 @@ async def test_expire_member_and_force_rebalance_are_seen_by_the_client(group_br
 async def test_dropped_connections_are_survived(group_broker: GroupBrokerHandle) -> None:
     await _setup_topic(group_broker, partitions=1)
     async with _consumer(group_broker, "resilient") as consumer:
-        await _until(lambda: len(consumer.assignment()) == 1, consumer)
+        await aiokafka_until(consumer, lambda: len(consumer.assignment()) == 1, what="1 assigned partition")
         assert group_broker.drop_connections() >= 1
         await _produce(group_broker, 3, "later")
         seen: list[bytes] = []
-        deadline = asyncio.get_running_loop().time() + 15
-        while len(seen) < 3:
-            assert asyncio.get_running_loop().time() < deadline
+
+        async def consume() -> None:
             for messages in (await consumer.getmany(timeout_ms=50)).values():
                 seen.extend(m.value for m in messages)
+
+        await wait_until_async(
+            lambda: len(seen) >= 3,
+            what="the 3 records produced after the drop",
+            detail=lambda: f"{seen=}",
+            step=consume,
+        )
         assert seen == [b"later-0", b"later-1", b"later-2"]
 
 
 async def test_a_loading_partition_answers_load_in_progress_until_loaded(group_broker: GroupBrokerHandle) -> None:
     await _setup_topic(group_broker, partitions=1)
     async with _consumer(group_broker, "loading") as consumer:
-        await _until(lambda: len(consumer.assignment()) == 1, consumer)
+        await aiokafka_until(consumer, lambda: len(consumer.assignment()) == 1, what="1 assigned partition")
         tp = TopicPartition(TOPIC, 0)
         group_broker.load_partition_for("loading", duration_ms=1_000)
         await consumer.commit({tp: 3})  # aiokafka retries COORDINATOR_LOAD_IN_PROGRESS until the load is done

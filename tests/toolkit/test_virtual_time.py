@@ -16,6 +16,7 @@ from protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProto
 from protocol.registry import ApiKey
 from tests.broker.group_wire import join_and_sync, join_request
 from tests.broker.wire import WireClient
+from tests.support.clients import kafka_python_member, subscribed_consumer
 from toolkit.pytest_plugin import FrozenTimeError, GroupBrokerHandle, GroupNotReadyError
 
 SUBSCRIPTION = b"\x00\x00\x00\x00\x00\x01\x00\x07toolkit\xff\xff\xff\xff"
@@ -84,21 +85,15 @@ def test_kafka_python_joins_and_leaves_under_time_frozen_before_its_first_join(
 ) -> None:
     """The issue's trap, as a user met it: `freeze_time()` before kafka-python's first join left the group
     PreparingRebalance (GroupNotReadyError after 15 s) and `close()` then waited on its LeaveGroup."""
-    from kafka import KafkaConsumer
     from kafka.admin import KafkaAdminClient, NewTopic
 
     admin = KafkaAdminClient(bootstrap_servers=group_broker.bootstrap_servers)
     admin.create_topics([NewTopic("frozen", 2, 1)])
     admin.close()
     group_broker.freeze_time()
-    consumer = KafkaConsumer("frozen", bootstrap_servers=group_broker.bootstrap_servers, group_id="frozen-kp")
-    try:
-        while not consumer.assignment():
-            consumer.poll(timeout_ms=50)
+    with kafka_python_member(group_broker.bootstrap_servers, ["frozen"], "frozen-kp"):
         group = group_broker.wait_for_group_blocking("frozen-kp", state="Stable", members=1)
         assert group["generation"] >= 1
-    finally:
-        consumer.close()
     [left] = group_broker.requests(api="LeaveGroup", group_id="frozen-kp")
     assert set(left.error_codes) == {0}  # the request and its member
     assert (group_broker.group("frozen-kp") or {}).get("state") == "Empty"
@@ -178,9 +173,7 @@ async def test_a_member_that_never_rejoins_under_frozen_time_fails_fast_naming_t
 @contextlib.contextmanager
 def _polling(broker: GroupBrokerHandle, topic: str, group: str) -> Iterator[Any]:
     """A kafka-python consumer polled in its own thread, as an application would, until the block ends."""
-    from kafka import KafkaConsumer
-
-    consumer = KafkaConsumer(topic, bootstrap_servers=broker.bootstrap_servers, group_id=group)
+    consumer = subscribed_consumer([topic], bootstrap_servers=broker.bootstrap_servers, group_id=group)
     stop = threading.Event()
 
     def poll() -> None:
