@@ -18,8 +18,8 @@ async def test_api_versions_v0_lists_what_the_broker_serves(broker: Broker) -> N
     response = await client.call(ApiKey.API_VERSIONS, 0, ApiVersionsRequest())
     assert response.error_code == ErrorCode.NONE
     advertised = {v.api_key: (v.min_version, v.max_version) for v in response.api_keys}
-    assert advertised[ApiKey.API_VERSIONS] == (0, 4)
-    assert set(advertised) == set(broker.dispatcher.routes)
+    assert advertised[ApiKey.API_VERSIONS] == (0, 5)
+    assert set(advertised) == {key for key, route in broker.dispatcher.routes.items() if route.advertised}
     await client.close()
 
 
@@ -40,7 +40,7 @@ async def test_unsupported_api_versions_version_is_answered_in_v0_with_error_35(
     header, body = api.decode_response(ApiKey.API_VERSIONS, 0, await client.read_frame())
     assert header.correlation_id == 77
     assert body.error_code == ErrorCode.UNSUPPORTED_VERSION
-    assert [(v.api_key, v.min_version, v.max_version) for v in body.api_keys] == [(18, 0, 4)]
+    assert [(v.api_key, v.min_version, v.max_version) for v in body.api_keys] == [(18, 0, 5)]
     await client.close()
 
 

@@ -29,11 +29,9 @@ RANGES: dict[str, tuple[str, str, str]] = {
     "PRODUCE": ("3-10", "0-13", "Produce v0-2 predate the record format the log stores; v11-13 come with issue #16."),
     "FETCH": ("4-16", "4-18", NEWEST),
     "LIST_OFFSETS": ("0-8", "1-11", BOTH),
-    "METADATA": ("0-12", "0-13", NEWEST),
     "OFFSET_COMMIT": ("0-9", "2-10", BOTH),
     "OFFSET_FETCH": ("0-9", "1-10", BOTH),
     "DESCRIBE_GROUPS": ("0-5", "0-6", NEWEST),
-    "API_VERSIONS": ("0-4", "0-5", NEWEST),
     "CREATE_TOPICS": ("0-7", "2-7", KIP_896),
     "DELETE_TOPICS": ("0-6", "1-6", KIP_896),
     "ADD_PARTITIONS_TO_TXN": ("0-4", "0-5", TXN_V2),
@@ -61,20 +59,14 @@ RANGES: dict[str, tuple[str, str, str]] = {
     "RENEW_DELEGATION_TOKEN": (MISSING, "1-2", SECURITY),
     "EXPIRE_DELEGATION_TOKEN": (MISSING, "1-2", SECURITY),
     "DESCRIBE_DELEGATION_TOKEN": (MISSING, "1-3", SECURITY),
-    "ELECT_LEADERS": (MISSING, "0-2", PARITY),
     "INCREMENTAL_ALTER_CONFIGS": (MISSING, "0-1", PARITY),
-    "ALTER_PARTITION_REASSIGNMENTS": (MISSING, "0-1", PARITY),
-    "LIST_PARTITION_REASSIGNMENTS": (MISSING, "0-0", PARITY),
     "DESCRIBE_CLIENT_QUOTAS": (MISSING, "0-1", CLUSTER),
     "ALTER_CLIENT_QUOTAS": (MISSING, "0-1", CLUSTER),
     "DESCRIBE_USER_SCRAM_CREDENTIALS": (MISSING, "0-0", SECURITY),
     "ALTER_USER_SCRAM_CREDENTIALS": (MISSING, "0-0", SECURITY),
-    "DESCRIBE_QUORUM": (MISSING, "0-2", PARITY),
     "UPDATE_FEATURES": (MISSING, "0-2", CLUSTER),
-    "DESCRIBE_CLUSTER": (MISSING, "0-2", PARITY),
     "UNREGISTER_BROKER": (MISSING, "0-0", CLUSTER),
     "LIST_CONFIG_RESOURCES": (MISSING, "0-1", PARITY),
-    "DESCRIBE_TOPIC_PARTITIONS": (MISSING, "0-0", PARITY),
     "SHARE_GROUP_HEARTBEAT": (MISSING, "1-1", SHARE),
     "SHARE_GROUP_DESCRIBE": (MISSING, "1-1", SHARE),
     "SHARE_FETCH": (MISSING, "1-2", SHARE),
@@ -116,8 +108,3 @@ FEATURES: tuple[tuple[str, object, str], ...] = (
 ADVERTISED: tuple[Known, ...] = tuple(
     Known(f"ranges.{name}", ours, kafka, why) for name, (ours, kafka, why) in RANGES.items()
 ) + tuple(Known(path, MISSING, kafka, why) for path, kafka, why in FEATURES)
-
-#: KIP-511's fallback answer names key 18's range, which is one version short of Kafka's (ApiVersions v5).
-FALLBACK: tuple[Known, ...] = tuple(
-    Known(f"ApiVersions v{version}.api_keys[0].max_version", 4, 5, NEWEST) for version in (6, 127)
-)
