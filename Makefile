@@ -115,4 +115,4 @@ bench-kfake: $(KFAKE_BIN)
 .PHONY: test-e2e-reference
 test-e2e-reference: install-test
 	$(BIN)/pytest -q -p no:cacheprovider --e2e-broker=kafka tests/e2e/test_confluent_consumer_protocol.py \
-	  tests/e2e/test_java_consumer_protocol.py tests/e2e/test_transactions.py
+	  tests/e2e/test_java_consumer_protocol.py tests/e2e/test_transactions.py tests/e2e/test_cluster_admin.py

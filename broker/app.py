@@ -30,8 +30,11 @@ from broker.events import EventTap
 from broker.fetch_purgatory import FetchPurgatory
 from broker.group_topics import LogTopicCatalog
 from broker.handlers.cluster import ClusterHandlers
+from broker.handlers.controller import ControllerHandlers
+from broker.handlers.describe import DescribeHandlers
 from broker.handlers.groups import GroupHandlers
 from broker.handlers.records import RecordHandlers
+from broker.handlers.telemetry import TelemetryHandlers
 from broker.handlers.transactions import TransactionHandlers
 from broker.idle_connections import IdleConnections
 from broker.maintenance import Maintenance
@@ -72,7 +75,8 @@ class Broker:
         self.config = config
         clock = self.clock = BrokerClock(loop)
         self.real_clock = BrokerClock(loop)  # long-poll Fetch waits follow real time even when tests move `clock`
-        self.dispatcher = Dispatcher()
+        # ApiVersions v5 (KIP-1242) checks the client meant this cluster and node; asked only once requests arrive.
+        self.dispatcher = Dispatcher(lambda: (self.cluster.cluster_id, self.cluster.local.node_id))
         self.fetches = FetchPurgatory()
         self._servers: list[asyncio.Server] = []
         self._connections: set[Connection] = set()
@@ -128,6 +132,10 @@ class Broker:
         self.dispatcher.observe(self.metrics)
         self.events.subscribe(self.metrics.on_event)
         ClusterHandlers(config, self.logs, self.cluster, self.topics).register(self.dispatcher)
+        DescribeHandlers(self.logs, self.cluster).register(self.dispatcher)
+        ControllerHandlers(self.logs, self.cluster, clock, advertised[0]).register(self.dispatcher)
+        self.telemetry = TelemetryHandlers(clock, lambda: {c.session.conn_id for c in self._connections})
+        self.telemetry.register(self.dispatcher)
         #: The data plane; the transaction coordinator installs its Produce verifier as `records.verifier`.
         self.records = RecordHandlers(config, self.logs, clock, self.real_clock, self.fetches, self.rearm_timers)
         self.records.register(self.dispatcher)

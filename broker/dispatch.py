@@ -8,7 +8,8 @@ injection, the recorder, the rebalance timeline), which the server never imports
 - request observers (`observe`): told when each request starts and how it ended; they never change the answer.
 
 Advertised versions are exactly the registered handlers' ranges (never more than the codec speaks), so a client
-can never negotiate a version we would fail to serve.
+can never negotiate a version we would fail to serve. A few APIs are served without being advertised, as Kafka
+serves them (KIP-714's telemetry APIs when no metrics plugin is configured): `register(..., advertise=False)`.
 """
 
 from __future__ import annotations
@@ -29,9 +30,13 @@ from protocol.registry import APIS, ApiKey
 Handler = Callable[[RequestContext, Any], Awaitable[Any]]
 #: ApiVersions carries the client's software name and version from this version on (KIP-511).
 CLIENT_SOFTWARE_VERSION = 3
+#: ApiVersions carries the cluster id and node id the client means to reach from this version on (KIP-1242).
+CLUSTER_CHECK_VERSION = 5
 #: Kafka's ApiVersionsRequest.SOFTWARE_NAME_VERSION_PATTERN: letters, digits, '-' and '.', alphanumeric at both ends.
 SOFTWARE_NAME_OR_VERSION = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 log = structlog.get_logger("broker.dispatch")
+#: The cluster id and node id this broker answers as (KIP-1242's check), asked when an ApiVersions v5 arrives.
+Identity = Callable[[], tuple[str, int]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +45,7 @@ class Route:
     min_version: int
     max_version: int
     handler: Handler
+    advertised: bool = True
 
 
 class RequestObserver(Protocol):
@@ -68,14 +74,17 @@ class Middleware(Protocol):
 
 
 class Dispatcher:
-    def __init__(self) -> None:
+    def __init__(self, identity: Identity | None = None) -> None:
+        """`identity` is what KIP-1242's ApiVersions v5 check compares with; without it (a dispatcher in a unit
+        test) the check is skipped."""
+        self._identity = identity
         self.routes: dict[int, Route] = {}
         self.observers: tuple[RequestObserver, ...] = ()
         self.middlewares: tuple[Middleware, ...] = ()
         #: Each route's handler wrapped in the middlewares, composed once (not per request) and rebuilt when a
         #: middleware or a route is added.
         self._chains: dict[int, Handler] = {}
-        self.register(ApiKey.API_VERSIONS, self._api_versions, (0, 4))  # v5 (KIP-1242): issue #16
+        self.register(ApiKey.API_VERSIONS, self._api_versions)
 
     def use(self, middleware: Middleware) -> None:
         """Add a middleware; the first added is the outermost."""
@@ -127,11 +136,15 @@ class Dispatcher:
                 chain = _link(middleware, route, chain)
         return chain
 
-    def register(self, api_key: ApiKey, handler: Handler, versions: tuple[int, int] | None = None) -> None:
+    def register(
+        self, api_key: ApiKey, handler: Handler, versions: tuple[int, int] | None = None, *, advertise: bool = True
+    ) -> None:
+        """Serve `api_key` at `versions` (default: every version the codec speaks); `advertise=False` serves it
+        without listing it in ApiVersions."""
         spec = APIS[api_key]
         lo, hi = versions or (spec.min_version, spec.max_version)
         assert spec.min_version <= lo <= hi <= spec.max_version, (api_key, lo, hi)
-        self.routes[api_key] = Route(api_key, lo, hi, handler)
+        self.routes[api_key] = Route(api_key, lo, hi, handler, advertise)
         self._chains.pop(api_key, None)
 
     def route(self, api_key: int, api_version: int) -> Route | None:
@@ -144,17 +157,39 @@ class Dispatcher:
         return [
             ApiVersion(api_key=r.api_key, min_version=r.min_version, max_version=r.max_version)
             for r in sorted(self.routes.values(), key=lambda r: r.api_key)
+            if r.advertised
         ]
 
     async def _api_versions(self, ctx: RequestContext, request: ApiVersionsRequest) -> ApiVersionsResponse:
-        """v3+ name the client (KIP-511); a name or version outside Kafka's pattern (the empty string included) is
-        INVALID_REQUEST without ranges, as Kafka's ApiVersionsRequest.isValid decides."""
-        if ctx.api_version >= CLIENT_SOFTWARE_VERSION and not (
+        """Refusals carry no ranges, in Kafka's order (KafkaApis' ApiVersions callback):
+
+        - INVALID_REQUEST for what ApiVersionsRequest.isValid rejects: v5+ giving only one of cluster id and node
+          id (KIP-1242 wants both or neither), v3+ naming the client (KIP-511) outside Kafka's pattern;
+        - REBOOTSTRAP_REQUIRED when v5+ names a cluster id and it or the node id is not this broker's: the client
+          was pointed at another cluster or node and must bootstrap again.
+        """
+        v = ctx.api_version
+        wants_cluster = request.cluster_id is not None
+        if v >= CLUSTER_CHECK_VERSION and wants_cluster != (request.node_id != -1):
+            return ApiVersionsResponse(error_code=ErrorCode.INVALID_REQUEST)
+        if v >= CLIENT_SOFTWARE_VERSION and not (
             SOFTWARE_NAME_OR_VERSION.fullmatch(request.client_software_name)
             and SOFTWARE_NAME_OR_VERSION.fullmatch(request.client_software_version)
         ):
             return ApiVersionsResponse(error_code=ErrorCode.INVALID_REQUEST)
+        if v >= CLUSTER_CHECK_VERSION and wants_cluster and not self._is_us(request.cluster_id, request.node_id):
+            log.info(
+                "api_versions.rebootstrap_required",
+                cluster_id=request.cluster_id,
+                node_id=request.node_id,
+                client_id=ctx.client_id,
+            )
+            return ApiVersionsResponse(error_code=ErrorCode.REBOOTSTRAP_REQUIRED)
         return ApiVersionsResponse(error_code=ErrorCode.NONE, api_keys=self.advertised())
+
+    def _is_us(self, cluster_id: str | None, node_id: int) -> bool:
+        """Whether KIP-1242's (cluster id, node id) names this broker (always, without an identity to compare)."""
+        return self._identity is None or (cluster_id, node_id) == self._identity()
 
     def unsupported_api_versions(self) -> ApiVersionsResponse:
         """KIP-511: an ApiVersions version we do not know is answered in v0 with error 35 and our range for it."""

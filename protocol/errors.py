@@ -136,6 +136,7 @@ class ErrorCode(IntEnum):
     TRANSACTION_ABORTABLE = 120
     # 121-127 are share-group and KRaft-voter errors, not served here.
     INVALID_REGULAR_EXPRESSION = 128
+    REBOOTSTRAP_REQUIRED = 129
 
 
 class DecodeError(Exception):

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 import structlog
 
+from broker import authorized_operations
 from broker.cluster import ClusterView
 from broker.config import BrokerConfig
 from broker.context import RequestContext
@@ -78,7 +79,7 @@ class ClusterHandlers:
         self._changes: set[asyncio.Task[Any]] = set()
 
     def register(self, d: Dispatcher) -> None:
-        d.register(ApiKey.METADATA, self.metadata, (0, 12))  # v13 (top-level error code): issue #16
+        d.register(ApiKey.METADATA, self.metadata)
         d.register(ApiKey.CREATE_TOPICS, self.create_topics)
         d.register(ApiKey.DELETE_TOPICS, self.delete_topics)
         d.register(ApiKey.CREATE_PARTITIONS, self.create_partitions)
@@ -109,6 +110,9 @@ class ClusterHandlers:
         )
 
     async def metadata(self, ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
+        """v13's top-level error code stays NONE: Kafka 4.4's broker never sets it (KIP-1102 reserves it for
+        REBOOTSTRAP_REQUIRED). Authorized operations are reported when asked (v8+), for every topic answered,
+        refused ones included, as Kafka does without an authorizer."""
         logs = self._logs
         all_topics = request.topics is None or (ctx.api_version == 0 and not request.topics)
         topics: list[MetadataResponseTopic] = []
@@ -132,6 +136,9 @@ class ClusterHandlers:
                         topics.append(self._topic_metadata(info))
                     continue
                 topics.append(self._lookup_or_create(wanted.name, may_create))
+        if request.include_topic_authorized_operations:
+            for topic in topics:
+                topic.topic_authorized_operations = authorized_operations.TOPIC
         cluster = self._cluster
         return MetadataResponse(
             brokers=[
@@ -141,6 +148,9 @@ class ClusterHandlers:
             cluster_id=cluster.cluster_id,
             controller_id=cluster.controller_id,
             topics=topics,
+            cluster_authorized_operations=authorized_operations.CLUSTER
+            if request.include_cluster_authorized_operations
+            else authorized_operations.NOT_REQUESTED,
         )
 
     def _lookup_or_create(self, name: str, may_create: bool) -> MetadataResponseTopic:

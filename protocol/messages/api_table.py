@@ -10,6 +10,7 @@ from protocol.declarations import MessageDecl
 from protocol.messages import (
     add_offsets_to_txn,
     add_partitions_to_txn,
+    alter_partition_reassignments,
     api_versions,
     consumer_group_describe,
     consumer_group_heartbeat,
@@ -17,25 +18,32 @@ from protocol.messages import (
     create_topics,
     delete_groups,
     delete_topics,
+    describe_cluster,
     describe_configs,
     describe_groups,
     describe_producers,
+    describe_quorum,
+    describe_topic_partitions,
     describe_transactions,
+    elect_leaders,
     end_txn,
     fetch,
     find_coordinator,
+    get_telemetry_subscriptions,
     heartbeat,
     init_producer_id,
     join_group,
     leave_group,
     list_groups,
     list_offsets,
+    list_partition_reassignments,
     list_transactions,
     metadata,
     offset_commit,
     offset_delete,
     offset_fetch,
     produce,
+    push_telemetry,
     sasl_authenticate,
     sasl_handshake,
     sync_group,
@@ -74,12 +82,20 @@ class ApiKey(IntEnum):
     SASL_AUTHENTICATE = 36
     CREATE_PARTITIONS = 37
     DELETE_GROUPS = 42
+    ELECT_LEADERS = 43
+    ALTER_PARTITION_REASSIGNMENTS = 45
+    LIST_PARTITION_REASSIGNMENTS = 46
     OFFSET_DELETE = 47
+    DESCRIBE_QUORUM = 55
+    DESCRIBE_CLUSTER = 60
     DESCRIBE_PRODUCERS = 61
     DESCRIBE_TRANSACTIONS = 65
     LIST_TRANSACTIONS = 66
     CONSUMER_GROUP_HEARTBEAT = 68
     CONSUMER_GROUP_DESCRIBE = 69
+    GET_TELEMETRY_SUBSCRIPTIONS = 71
+    PUSH_TELEMETRY = 72
+    DESCRIBE_TOPIC_PARTITIONS = 75
 
 
 #: (key, request, response) for every API, in key order.
@@ -111,10 +127,18 @@ API_MESSAGES: tuple[tuple[ApiKey, MessageDecl, MessageDecl], ...] = (
     (ApiKey.SASL_AUTHENTICATE, sasl_authenticate.SASL_AUTHENTICATE_REQUEST, sasl_authenticate.SASL_AUTHENTICATE_RESPONSE),
     (ApiKey.CREATE_PARTITIONS, create_partitions.CREATE_PARTITIONS_REQUEST, create_partitions.CREATE_PARTITIONS_RESPONSE),
     (ApiKey.DELETE_GROUPS, delete_groups.DELETE_GROUPS_REQUEST, delete_groups.DELETE_GROUPS_RESPONSE),
+    (ApiKey.ELECT_LEADERS, elect_leaders.ELECT_LEADERS_REQUEST, elect_leaders.ELECT_LEADERS_RESPONSE),
+    (ApiKey.ALTER_PARTITION_REASSIGNMENTS, alter_partition_reassignments.ALTER_PARTITION_REASSIGNMENTS_REQUEST, alter_partition_reassignments.ALTER_PARTITION_REASSIGNMENTS_RESPONSE),
+    (ApiKey.LIST_PARTITION_REASSIGNMENTS, list_partition_reassignments.LIST_PARTITION_REASSIGNMENTS_REQUEST, list_partition_reassignments.LIST_PARTITION_REASSIGNMENTS_RESPONSE),
     (ApiKey.OFFSET_DELETE, offset_delete.OFFSET_DELETE_REQUEST, offset_delete.OFFSET_DELETE_RESPONSE),
+    (ApiKey.DESCRIBE_QUORUM, describe_quorum.DESCRIBE_QUORUM_REQUEST, describe_quorum.DESCRIBE_QUORUM_RESPONSE),
+    (ApiKey.DESCRIBE_CLUSTER, describe_cluster.DESCRIBE_CLUSTER_REQUEST, describe_cluster.DESCRIBE_CLUSTER_RESPONSE),
     (ApiKey.DESCRIBE_PRODUCERS, describe_producers.DESCRIBE_PRODUCERS_REQUEST, describe_producers.DESCRIBE_PRODUCERS_RESPONSE),
     (ApiKey.DESCRIBE_TRANSACTIONS, describe_transactions.DESCRIBE_TRANSACTIONS_REQUEST, describe_transactions.DESCRIBE_TRANSACTIONS_RESPONSE),
     (ApiKey.LIST_TRANSACTIONS, list_transactions.LIST_TRANSACTIONS_REQUEST, list_transactions.LIST_TRANSACTIONS_RESPONSE),
     (ApiKey.CONSUMER_GROUP_HEARTBEAT, consumer_group_heartbeat.CONSUMER_GROUP_HEARTBEAT_REQUEST, consumer_group_heartbeat.CONSUMER_GROUP_HEARTBEAT_RESPONSE),
     (ApiKey.CONSUMER_GROUP_DESCRIBE, consumer_group_describe.CONSUMER_GROUP_DESCRIBE_REQUEST, consumer_group_describe.CONSUMER_GROUP_DESCRIBE_RESPONSE),
+    (ApiKey.GET_TELEMETRY_SUBSCRIPTIONS, get_telemetry_subscriptions.GET_TELEMETRY_SUBSCRIPTIONS_REQUEST, get_telemetry_subscriptions.GET_TELEMETRY_SUBSCRIPTIONS_RESPONSE),
+    (ApiKey.PUSH_TELEMETRY, push_telemetry.PUSH_TELEMETRY_REQUEST, push_telemetry.PUSH_TELEMETRY_RESPONSE),
+    (ApiKey.DESCRIBE_TOPIC_PARTITIONS, describe_topic_partitions.DESCRIBE_TOPIC_PARTITIONS_REQUEST, describe_topic_partitions.DESCRIBE_TOPIC_PARTITIONS_RESPONSE),
 )

@@ -85,6 +85,7 @@ from protocol.messages.txn_offset_commit import (
 )
 from protocol.records import Record, RecordBatch, decode_batch, encode_batch
 from protocol.registry import APIS, ApiKey
+from tests.broker.cluster_sweeps import CLUSTER_SWEEPS
 from tests.broker.conftest import broker_config
 from tests.broker.wire import WireClient
 from tests.support.data_plane import batch as producer_batch
@@ -233,7 +234,7 @@ async def sweep_api_versions(s: Sweep, c: WireClient, v: int) -> None:
     request = ApiVersionsRequest(client_software_name="wire", client_software_version="1") if v >= 3 else None
     response = await c.call(ApiKey.API_VERSIONS, v, request or ApiVersionsRequest())
     assert response.error_code == ErrorCode.NONE
-    assert {k.api_key for k in response.api_keys} == set(s.broker.dispatcher.routes)
+    assert {k.api_key for k in response.api_keys} == {k for k, r in s.broker.dispatcher.routes.items() if r.advertised}
 
 
 async def sweep_metadata(s: Sweep, c: WireClient, v: int) -> None:
@@ -796,6 +797,7 @@ SCENARIOS: dict[int, Scenario] = {
     ApiKey.END_TXN: sweep_end_txn,
     ApiKey.DESCRIBE_TRANSACTIONS: sweep_describe_transactions,
     ApiKey.LIST_TRANSACTIONS: sweep_list_transactions,
+    **CLUSTER_SWEEPS,
 }
 
 

@@ -8,6 +8,9 @@ AdminClient), `ProducerServer` (a KafkaProducer) and `ConsumerServer` (named Kaf
 JVM per role serves a whole test module, so a module pays three JVM starts. `make install-test` builds the programs
 and copies their classpath to `target/lib`; the tests only run `java` and never call Maven or download anything.
 
+`started` runs any of the programs on their own (tests/e2e/test_cluster_admin.py drives the AdminClient's cluster
+calls and the producer's `clientInstanceId` without the consumer JVM).
+
 Error replies carry the class of the exception the Java client raised, so the admin tests assert on exactly what
 an application would catch (`GroupNotEmptyException`, ...).
 """
@@ -60,6 +63,18 @@ class JavaProgram(JsonLinesChild):
         reply = self.request(op, **args)
         assert "error" in reply, f"{op} {args} succeeded: {reply}"
         return str(reply["error"]["type"])
+
+
+def started(bootstrap: str, log_dir: Path, stack: contextlib.ExitStack, *programs: str) -> list[JavaProgram]:
+    """The named programs, started side by side (each JVM serves once it printed `ready`), closed with `stack`."""
+    children = []
+    for program in programs:
+        child = JavaProgram(program, bootstrap, log_dir)
+        stack.callback(child.close)
+        children.append(child)
+    for child in children:
+        child.wait_event("ready")
+    return children
 
 
 def _acked(acked: Sequence[dict[str, int]], records: Sequence[tuple[str, str]]) -> list[Rec]:
@@ -120,18 +135,10 @@ class JavaAdapter:
     def __init__(
         self, bootstrap: str, log_dir: Path, stack: contextlib.ExitStack, group_protocol: str = "classic"
     ) -> None:
-        def start(program: str) -> JavaProgram:
-            child = JavaProgram(program, bootstrap, log_dir)
-            stack.callback(child.close)
-            return child
-
         self.group_protocol = group_protocol
-        # The three JVMs start side by side; each serves once it printed `ready`.
-        self.admin, self.producer, self.consumers = programs = [
-            start(p) for p in ("AdminServer", "ProducerServer", "ConsumerServer")
-        ]
-        for program in programs:
-            program.wait_event("ready")
+        self.admin, self.producer, self.consumers = started(
+            bootstrap, log_dir, stack, "AdminServer", "ProducerServer", "ConsumerServer"
+        )
 
     def create_topic(self, topic: str, partitions: int) -> None:
         assert self.admin.call("createTopic", topic=topic, partitions=partitions) is True

@@ -35,8 +35,17 @@ def test_registry_speaks_the_ranges_the_clients_negotiate() -> None:
         0: (3, 13), 1: (4, 18), 2: (0, 11), 3: (0, 13), 8: (2, 10), 9: (1, 10), 10: (0, 6), 11: (0, 9), 12: (0, 4),
         13: (0, 5), 14: (0, 5), 15: (0, 6), 16: (0, 5), 17: (0, 1), 18: (0, 5), 19: (2, 7), 20: (1, 6), 22: (0, 5),
         24: (0, 5), 25: (0, 4), 26: (0, 5), 27: (1, 2), 28: (0, 6),
-        32: (1, 4), 36: (0, 2), 37: (0, 3), 42: (0, 3), 47: (0, 0), 61: (0, 0), 65: (0, 0), 66: (0, 2),
-        68: (0, 1), 69: (0, 1),
+        32: (1, 4), 36: (0, 2), 37: (0, 3), 42: (0, 3), 43: (0, 2), 45: (0, 1), 46: (0, 0), 47: (0, 0), 55: (0, 2),
+        60: (0, 2), 61: (0, 0), 65: (0, 0), 66: (0, 2), 68: (0, 1), 69: (0, 1), 71: (0, 0), 72: (0, 0), 75: (0, 0),
     }  # fmt: skip
     for key, spec in APIS.items():
         assert spec.key == key and spec.request.api_key == key == spec.response.api_key
+
+
+def test_readme_codec_table_is_generated_from_the_registry() -> None:
+    from pathlib import Path
+
+    from protocol.registry import markdown_table
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    assert markdown_table() in readme, "regenerate the README's codec table with: .venv/bin/python -m protocol.registry"

@@ -44,6 +44,14 @@ from protocol.messages.add_partitions_to_txn import (
     AddPartitionsToTxnTopicResult,
     AddPartitionsToTxnTransaction,
 )
+from protocol.messages.alter_partition_reassignments import (
+    AlterPartitionReassignmentsRequest,
+    AlterPartitionReassignmentsResponse,
+    ReassignablePartition,
+    ReassignablePartitionResponse,
+    ReassignableTopic,
+    ReassignableTopicResponse,
+)
 from protocol.messages.api_versions import (
     ApiVersion,
     ApiVersionsRequest,
@@ -67,6 +75,7 @@ from protocol.messages.create_topics import (
 )
 from protocol.messages.delete_groups import DeleteGroupsRequest
 from protocol.messages.delete_topics import DeleteTopicsRequest, DeleteTopicState
+from protocol.messages.describe_cluster import DescribeClusterBroker, DescribeClusterRequest, DescribeClusterResponse
 from protocol.messages.describe_configs import DescribeConfigsRequest, DescribeConfigsResource
 from protocol.messages.describe_groups import (
     DescribedGroup,
@@ -82,8 +91,30 @@ from protocol.messages.describe_producers import (
     TopicRequest,
     TopicResponse,
 )
+from protocol.messages.describe_quorum import (
+    DescribeQuorumRequest,
+    DescribeQuorumResponse,
+    DescribeQuorumResponsePartitionData,
+    DescribeQuorumResponseTopicData,
+    ReplicaState,
+)
+from protocol.messages.describe_quorum import Listener as QuorumListener
+from protocol.messages.describe_quorum import Node as QuorumNode
+from protocol.messages.describe_quorum import PartitionData as QuorumPartitionData
+from protocol.messages.describe_quorum import TopicData as QuorumTopicData
+from protocol.messages.describe_topic_partitions import Cursor as DtpCursor
+from protocol.messages.describe_topic_partitions import (
+    DescribeTopicPartitionsRequest,
+    DescribeTopicPartitionsResponse,
+    DescribeTopicPartitionsResponsePartition,
+    DescribeTopicPartitionsResponseTopic,
+)
+from protocol.messages.describe_topic_partitions import TopicRequest as DtpTopicRequest
 from protocol.messages.describe_transactions import DescribeTransactionsRequest, DescribeTransactionsResponse, TopicData
 from protocol.messages.describe_transactions import TransactionState as DescribedTransactionState
+from protocol.messages.elect_leaders import ElectLeadersRequest, ElectLeadersResponse, ReplicaElectionResult
+from protocol.messages.elect_leaders import PartitionResult as ElectPartitionResult
+from protocol.messages.elect_leaders import TopicPartitions as ElectTopicPartitions
 from protocol.messages.end_txn import EndTxnRequest, EndTxnResponse
 from protocol.messages.fetch import (
     FetchableTopicResponse,
@@ -95,6 +126,10 @@ from protocol.messages.fetch import (
     PartitionData,
 )
 from protocol.messages.find_coordinator import Coordinator, FindCoordinatorRequest, FindCoordinatorResponse
+from protocol.messages.get_telemetry_subscriptions import (
+    GetTelemetrySubscriptionsRequest,
+    GetTelemetrySubscriptionsResponse,
+)
 from protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
 from protocol.messages.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
 from protocol.messages.join_group import (
@@ -112,6 +147,10 @@ from protocol.messages.list_offsets import (
     ListOffsetsResponse,
     ListOffsetsTopic,
     ListOffsetsTopicResponse,
+)
+from protocol.messages.list_partition_reassignments import (
+    ListPartitionReassignmentsRequest,
+    ListPartitionReassignmentsResponse,
 )
 from protocol.messages.list_transactions import ListTransactionsRequest, ListTransactionsResponse
 from protocol.messages.list_transactions import TransactionState as ListedTransactionState
@@ -158,6 +197,7 @@ from protocol.messages.produce import (
     TopicProduceData,
     TopicProduceResponse,
 )
+from protocol.messages.push_telemetry import PushTelemetryRequest, PushTelemetryResponse
 from protocol.messages.request_header import RequestHeader
 from protocol.messages.response_header import ResponseHeader
 from protocol.messages.sasl_authenticate import SaslAuthenticateRequest, SaslAuthenticateResponse
@@ -2955,6 +2995,486 @@ def test_list_transactions_v1_response_load_in_progress_golden() -> None:
         b"\x00"  # body tagged fields: none
     )
     check_response(66, 1, body, expected)
+
+
+# --- Issue #16's cluster APIs: DescribeCluster (60), DescribeTopicPartitions (75), ElectLeaders (43), ----------
+# --- DescribeQuorum (55), List/AlterPartitionReassignments (46/45), telemetry (71/72), Metadata v13, ApiVersions v5
+
+
+def test_api_versions_v5_request_names_the_cluster_and_node_golden() -> None:
+    body = ApiVersionsRequest(client_software_name="c", client_software_version="1", cluster_id="k", node_id=1)
+    expected = (
+        b"\x00\x12"  # request_api_key = 18 (ApiVersions)
+        b"\x00\x05"  # request_api_version = 5 (flexible -> request header v2)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x02c"  # client_software_name = "c" (compact: 1+1)
+        b"\x021"  # client_software_version = "1"
+        b"\x02k"  # cluster_id = "k" (v5+, nullable compact string)
+        b"\x00\x00\x00\x01"  # node_id = 1 (v5+)
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(18, 5), body, expected)
+
+
+def test_metadata_v13_response_top_level_error_code_golden() -> None:
+    body = MetadataResponse(
+        brokers=[MetadataResponseBroker(node_id=1, host="h", port=9092, rack=None)],
+        cluster_id="c",
+        controller_id=1,
+        topics=[],
+        error_code=0,
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x02"  # brokers: compact array of 1
+        b"\x00\x00\x00\x01"  # [0].node_id = 1
+        b"\x02h"  # [0].host = "h"
+        b"\x00\x00\x23\x84"  # [0].port = 9092
+        b"\x00"  # [0].rack = null
+        b"\x00"  # [0] tagged fields: none
+        b"\x02c"  # cluster_id = "c"
+        b"\x00\x00\x00\x01"  # controller_id = 1
+        b"\x01"  # topics: compact array of 0
+        b"\x00\x00"  # error_code = 0 (v13+; no cluster_authorized_operations after v10)
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(3, 13, body, expected)
+
+
+def test_describe_cluster_v2_request_golden() -> None:
+    body = DescribeClusterRequest(
+        include_cluster_authorized_operations=True, endpoint_type=1, include_fenced_brokers=True
+    )
+    expected = (
+        b"\x00\x3c"  # request_api_key = 60 (DescribeCluster)
+        b"\x00\x02"  # request_api_version = 2 (flexible from v0 -> request header v2)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x01"  # include_cluster_authorized_operations = true
+        b"\x01"  # endpoint_type = 1 (brokers; v1+)
+        b"\x01"  # include_fenced_brokers = true (v2+)
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(60, 2), body, expected)
+
+
+def test_describe_cluster_v1_response_golden() -> None:
+    body = DescribeClusterResponse(
+        error_message=None,
+        endpoint_type=1,
+        cluster_id="c1",
+        controller_id=1,
+        brokers=[DescribeClusterBroker(broker_id=1, host="h", port=9092, rack=None)],
+        cluster_authorized_operations=8096,
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x00\x00"  # error_code = 0
+        b"\x00"  # error_message = null
+        b"\x01"  # endpoint_type = 1 (v1+)
+        b"\x03c1"  # cluster_id = "c1"
+        b"\x00\x00\x00\x01"  # controller_id = 1
+        b"\x02"  # brokers: compact array of 1
+        b"\x00\x00\x00\x01"  # [0].broker_id = 1
+        b"\x02h"  # [0].host = "h"
+        b"\x00\x00\x23\x84"  # [0].port = 9092
+        b"\x00"  # [0].rack = null (is_fenced only from v2)
+        b"\x00"  # [0] tagged fields: none
+        b"\x00\x00\x1f\xa0"  # cluster_authorized_operations = 8096
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(60, 1, body, expected)
+
+
+def test_describe_topic_partitions_v0_request_with_cursor_golden() -> None:
+    body = DescribeTopicPartitionsRequest(
+        topics=[DtpTopicRequest(name="t1")],
+        response_partition_limit=2,
+        cursor=DtpCursor(topic_name="t1", partition_index=1),
+    )
+    expected = (
+        b"\x00\x4b"  # request_api_key = 75 (DescribeTopicPartitions)
+        b"\x00\x00"  # request_api_version = 0 (flexible from v0)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x02"  # topics: compact array of 1
+        b"\x03t1"  # [0].name = "t1"
+        b"\x00"  # [0] tagged fields: none
+        b"\x00\x00\x00\x02"  # response_partition_limit = 2
+        b"\x01"  # cursor: present (nullable struct marker, int8 1)
+        b"\x03t1"  # cursor.topic_name = "t1"
+        b"\x00\x00\x00\x01"  # cursor.partition_index = 1
+        b"\x00"  # cursor tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(75, 0), body, expected)
+
+
+def test_describe_topic_partitions_v0_response_golden() -> None:
+    body = DescribeTopicPartitionsResponse(
+        topics=[
+            DescribeTopicPartitionsResponseTopic(
+                name="t1",
+                topic_id=uuid.UUID(int=1),
+                partitions=[
+                    DescribeTopicPartitionsResponsePartition(
+                        partition_index=0,
+                        leader_id=1,
+                        leader_epoch=0,
+                        replica_nodes=[1],
+                        isr_nodes=[1],
+                        eligible_leader_replicas=None,
+                        last_known_elr=[],
+                    )
+                ],
+                topic_authorized_operations=3576,
+            )
+        ],
+        next_cursor=None,
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x02"  # topics: compact array of 1
+        b"\x00\x00"  # [0].error_code = 0
+        b"\x03t1"  # [0].name = "t1" (nullable compact string)
+        + b"\x00"
+        * 15
+        + b"\x01"  # [0].topic_id = 00000000-0000-0000-0000-000000000001
+        b"\x00"  # [0].is_internal = false
+        b"\x02"  # [0].partitions: compact array of 1
+        b"\x00\x00"  # ..error_code = 0
+        b"\x00\x00\x00\x00"  # ..partition_index = 0
+        b"\x00\x00\x00\x01"  # ..leader_id = 1
+        b"\x00\x00\x00\x00"  # ..leader_epoch = 0
+        b"\x02\x00\x00\x00\x01"  # ..replica_nodes = [1]
+        b"\x02\x00\x00\x00\x01"  # ..isr_nodes = [1]
+        b"\x00"  # ..eligible_leader_replicas = null (compact nullable array)
+        b"\x01"  # ..last_known_elr = []
+        b"\x01"  # ..offline_replicas = []
+        b"\x00"  # ..partition tagged fields: none
+        b"\x00\x00\x0d\xf8"  # [0].topic_authorized_operations = 3576
+        b"\x00"  # [0] tagged fields: none
+        b"\xff"  # next_cursor = null (nullable struct marker, int8 -1)
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(75, 0, body, expected)
+
+
+def test_elect_leaders_v0_request_golden() -> None:
+    body = ElectLeadersRequest(topic_partitions=[ElectTopicPartitions(topic="t1", partitions=[0])], timeout_ms=60000)
+    expected = (
+        b"\x00\x2b"  # request_api_key = 43 (ElectLeaders)
+        b"\x00\x00"  # request_api_version = 0 (not flexible -> request header v1)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00\x00\x00\x01"  # topic_partitions: array of 1 (no election_type before v1)
+        b"\x00\x02t1"  # [0].topic = "t1"
+        b"\x00\x00\x00\x01"  # [0].partitions: array of 1
+        b"\x00\x00\x00\x00"  # [0].partitions[0] = 0
+        b"\x00\x00\xea\x60"  # timeout_ms = 60000
+    )
+    check_request(header(43, 0), body, expected)
+
+
+def test_elect_leaders_v1_request_every_partition_golden() -> None:
+    body = ElectLeadersRequest(election_type=1, topic_partitions=None, timeout_ms=60000)
+    expected = (
+        b"\x00\x2b"  # request_api_key = 43 (ElectLeaders)
+        b"\x00\x01"  # request_api_version = 1 (not flexible)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x01"  # election_type = 1 (unclean; v1+)
+        b"\xff\xff\xff\xff"  # topic_partitions = null (every partition)
+        b"\x00\x00\xea\x60"  # timeout_ms = 60000
+    )
+    check_request(header(43, 1), body, expected)
+
+
+def test_elect_leaders_v2_response_golden() -> None:
+    body = ElectLeadersResponse(
+        error_code=0,
+        replica_election_results=[
+            ReplicaElectionResult(
+                topic="t1", partition_result=[ElectPartitionResult(partition_id=0, error_code=84, error_message="m")]
+            )
+        ],
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none (flexible from v2)
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x00\x00"  # error_code = 0 (v1+)
+        b"\x02"  # replica_election_results: compact array of 1
+        b"\x03t1"  # [0].topic = "t1"
+        b"\x02"  # [0].partition_result: compact array of 1
+        b"\x00\x00\x00\x00"  # ..partition_id = 0
+        b"\x00\x54"  # ..error_code = 84 (ELECTION_NOT_NEEDED)
+        b"\x02m"  # ..error_message = "m"
+        b"\x00"  # ..tagged fields: none
+        b"\x00"  # [0] tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(43, 2, body, expected)
+
+
+def test_describe_quorum_v0_request_golden() -> None:
+    body = DescribeQuorumRequest(
+        topics=[QuorumTopicData(topic_name="m", partitions=[QuorumPartitionData(partition_index=0)])]
+    )
+    expected = (
+        b"\x00\x37"  # request_api_key = 55 (DescribeQuorum)
+        b"\x00\x00"  # request_api_version = 0 (flexible from v0)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x02"  # topics: compact array of 1
+        b"\x02m"  # [0].topic_name = "m"
+        b"\x02"  # [0].partitions: compact array of 1
+        b"\x00\x00\x00\x00"  # ..partition_index = 0
+        b"\x00"  # ..tagged fields: none
+        b"\x00"  # [0] tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(55, 0), body, expected)
+
+
+def test_describe_quorum_v2_response_golden() -> None:
+    """The response's PartitionData is generated as DescribeQuorumResponsePartitionData: the request has a
+    PartitionData of its own (protocol/codegen.py)."""
+    voter = ReplicaState(
+        replica_id=1,
+        replica_directory_id=uuid.UUID(int=0),
+        log_end_offset=5,
+        last_fetch_timestamp=-1,
+        last_caught_up_timestamp=-1,
+    )
+    body = DescribeQuorumResponse(
+        error_code=0,
+        error_message=None,
+        topics=[
+            DescribeQuorumResponseTopicData(
+                topic_name="m",
+                partitions=[
+                    DescribeQuorumResponsePartitionData(
+                        partition_index=0,
+                        error_code=0,
+                        error_message=None,
+                        leader_id=1,
+                        leader_epoch=1,
+                        high_watermark=5,
+                        current_voters=[voter],
+                        observers=[],
+                    )
+                ],
+            )
+        ],
+        nodes=[QuorumNode(node_id=1, listeners=[QuorumListener(name="P", host="h", port=9092)])],
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00"  # error_code = 0
+        b"\x00"  # error_message = null (v2+)
+        b"\x02"  # topics: compact array of 1
+        b"\x02m"  # [0].topic_name = "m"
+        b"\x02"  # [0].partitions: compact array of 1
+        b"\x00\x00\x00\x00"  # ..partition_index = 0
+        b"\x00\x00"  # ..error_code = 0
+        b"\x00"  # ..error_message = null (v2+)
+        b"\x00\x00\x00\x01"  # ..leader_id = 1
+        b"\x00\x00\x00\x01"  # ..leader_epoch = 1
+        b"\x00\x00\x00\x00\x00\x00\x00\x05"  # ..high_watermark = 5
+        b"\x02"  # ..current_voters: compact array of 1
+        b"\x00\x00\x00\x01"  # ...replica_id = 1
+        + b"\x00"
+        * 16  # ...replica_directory_id = zero uuid (v2+)
+        + b"\x00\x00\x00\x00\x00\x00\x00\x05"  # ...log_end_offset = 5
+        b"\xff\xff\xff\xff\xff\xff\xff\xff"  # ...last_fetch_timestamp = -1 (v1+)
+        b"\xff\xff\xff\xff\xff\xff\xff\xff"  # ...last_caught_up_timestamp = -1 (v1+)
+        b"\x00"  # ...voter tagged fields: none
+        b"\x01"  # ..observers: compact array of 0
+        b"\x00"  # ..partition tagged fields: none
+        b"\x00"  # [0] tagged fields: none
+        b"\x02"  # nodes: compact array of 1 (v2+)
+        b"\x00\x00\x00\x01"  # [0].node_id = 1
+        b"\x02"  # [0].listeners: compact array of 1
+        b"\x02P"  # ..name = "P"
+        b"\x02h"  # ..host = "h"
+        b"\x23\x84"  # ..port = 9092 (uint16)
+        b"\x00"  # ..listener tagged fields: none
+        b"\x00"  # [0] tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(55, 2, body, expected)
+
+
+def test_list_partition_reassignments_v0_request_and_response_golden() -> None:
+    request = (
+        b"\x00\x2e"  # request_api_key = 46 (ListPartitionReassignments)
+        b"\x00\x00"  # request_api_version = 0 (flexible from v0)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x00\x00\xea\x60"  # timeout_ms = 60000
+        b"\x00"  # topics = null (every reassignment)
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(46, 0), ListPartitionReassignmentsRequest(timeout_ms=60000, topics=None), request)
+    response = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x00\x00"  # error_code = 0
+        b"\x00"  # error_message = null
+        b"\x01"  # topics: compact array of 0
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(46, 0, ListPartitionReassignmentsResponse(error_message=None), response)
+
+
+def test_alter_partition_reassignments_v1_request_golden() -> None:
+    body = AlterPartitionReassignmentsRequest(
+        timeout_ms=60000,
+        allow_replication_factor_change=False,
+        topics=[
+            ReassignableTopic(
+                name="t1",
+                partitions=[
+                    ReassignablePartition(partition_index=0, replicas=[1]),
+                    ReassignablePartition(partition_index=1, replicas=None),
+                ],
+            )
+        ],
+    )
+    expected = (
+        b"\x00\x2d"  # request_api_key = 45 (AlterPartitionReassignments)
+        b"\x00\x01"  # request_api_version = 1 (flexible from v0)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x00\x00\xea\x60"  # timeout_ms = 60000
+        b"\x00"  # allow_replication_factor_change = false (v1+)
+        b"\x02"  # topics: compact array of 1
+        b"\x03t1"  # [0].name = "t1"
+        b"\x03"  # [0].partitions: compact array of 2
+        b"\x00\x00\x00\x00"  # ..[0].partition_index = 0
+        b"\x02\x00\x00\x00\x01"  # ..[0].replicas = [1]
+        b"\x00"  # ..[0] tagged fields: none
+        b"\x00\x00\x00\x01"  # ..[1].partition_index = 1
+        b"\x00"  # ..[1].replicas = null (cancel)
+        b"\x00"  # ..[1] tagged fields: none
+        b"\x00"  # [0] tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(45, 1), body, expected)
+
+
+def test_alter_partition_reassignments_v0_response_golden() -> None:
+    body = AlterPartitionReassignmentsResponse(
+        error_message=None,
+        responses=[
+            ReassignableTopicResponse(
+                name="t1",
+                partitions=[ReassignablePartitionResponse(partition_index=0, error_code=85, error_message=None)],
+            )
+        ],
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0 (no allow_replication_factor_change before v1)
+        b"\x00\x00"  # error_code = 0
+        b"\x00"  # error_message = null
+        b"\x02"  # responses: compact array of 1
+        b"\x03t1"  # [0].name = "t1"
+        b"\x02"  # [0].partitions: compact array of 1
+        b"\x00\x00\x00\x00"  # ..partition_index = 0
+        b"\x00\x55"  # ..error_code = 85 (NO_REASSIGNMENT_IN_PROGRESS)
+        b"\x00"  # ..error_message = null
+        b"\x00"  # ..tagged fields: none
+        b"\x00"  # [0] tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(45, 0, body, expected)
+
+
+def test_get_telemetry_subscriptions_v0_golden() -> None:
+    request = (
+        b"\x00\x47"  # request_api_key = 71 (GetTelemetrySubscriptions)
+        b"\x00\x00"  # request_api_version = 0 (flexible from v0)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        + b"\x00" * 16  # client_instance_id = zero uuid (a new client)
+        + b"\x00"  # body tagged fields: none
+    )
+    check_request(header(71, 0), GetTelemetrySubscriptionsRequest(), request)
+    body = GetTelemetrySubscriptionsResponse(
+        client_instance_id=uuid.UUID(int=2),
+        subscription_id=-1,
+        accepted_compression_types=[4, 3],
+        push_interval_ms=300000,
+        telemetry_max_bytes=1048576,
+        delta_temporality=True,
+        requested_metrics=[],
+    )
+    response = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x00\x00"  # error_code = 0
+        + b"\x00"
+        * 15
+        + b"\x02"  # client_instance_id = 00000000-0000-0000-0000-000000000002
+        b"\xff\xff\xff\xff"  # subscription_id = -1
+        b"\x03\x04\x03"  # accepted_compression_types = [4 (zstd), 3 (lz4)] (compact array of int8)
+        b"\x00\x04\x93\xe0"  # push_interval_ms = 300000
+        b"\x00\x10\x00\x00"  # telemetry_max_bytes = 1048576
+        b"\x01"  # delta_temporality = true
+        b"\x01"  # requested_metrics: compact array of 0 (no metrics subscribed)
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(71, 0, body, response)
+
+
+def test_push_telemetry_v0_golden() -> None:
+    body = PushTelemetryRequest(
+        client_instance_id=uuid.UUID(int=2), subscription_id=7, terminating=True, compression_type=0, metrics=b"ab"
+    )
+    request = (
+        b"\x00\x48"  # request_api_key = 72 (PushTelemetry)
+        b"\x00\x00"  # request_api_version = 0 (flexible from v0)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        + b"\x00"
+        * 15
+        + b"\x02"  # client_instance_id = 00000000-0000-0000-0000-000000000002
+        b"\x00\x00\x00\x07"  # subscription_id = 7
+        b"\x01"  # terminating = true
+        b"\x00"  # compression_type = 0 (none)
+        b"\x03ab"  # metrics = b"ab" (compact bytes: 2+1)
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(72, 0), body, request)
+    response = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x00\x59"  # error_code = 89 (THROTTLING_QUOTA_EXCEEDED)
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(72, 0, PushTelemetryResponse(error_code=89), response)
 
 
 # --- Coverage guard ------------------------------------------------------------------------------------------

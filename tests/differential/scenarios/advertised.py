@@ -35,11 +35,9 @@ RANGES: dict[str, tuple[str, str, str]] = {
         "1-11",
         "v0, which Kafka 4 removed (KIP-896), is still served for Burrow 1.2.1; v9-11 come with issue #16.",
     ),
-    "METADATA": ("0-12", "0-13", NEWEST),
     "OFFSET_COMMIT": ("2-9", "2-10", NEWEST),
     "OFFSET_FETCH": ("1-9", "1-10", NEWEST),
     "DESCRIBE_GROUPS": ("0-5", "0-6", NEWEST),
-    "API_VERSIONS": ("0-4", "0-5", NEWEST),
     "ADD_PARTITIONS_TO_TXN": ("0-4", "0-5", TXN_V2),
     "END_TXN": ("0-4", "0-5", TXN_V2),
     "TXN_OFFSET_COMMIT": ("0-4", "0-6", TXN_CLIENT_VERSIONS),
@@ -64,20 +62,14 @@ RANGES: dict[str, tuple[str, str, str]] = {
     "RENEW_DELEGATION_TOKEN": (MISSING, "1-2", SECURITY),
     "EXPIRE_DELEGATION_TOKEN": (MISSING, "1-2", SECURITY),
     "DESCRIBE_DELEGATION_TOKEN": (MISSING, "1-3", SECURITY),
-    "ELECT_LEADERS": (MISSING, "0-2", PARITY),
     "INCREMENTAL_ALTER_CONFIGS": (MISSING, "0-1", PARITY),
-    "ALTER_PARTITION_REASSIGNMENTS": (MISSING, "0-1", PARITY),
-    "LIST_PARTITION_REASSIGNMENTS": (MISSING, "0-0", PARITY),
     "DESCRIBE_CLIENT_QUOTAS": (MISSING, "0-1", CLUSTER),
     "ALTER_CLIENT_QUOTAS": (MISSING, "0-1", CLUSTER),
     "DESCRIBE_USER_SCRAM_CREDENTIALS": (MISSING, "0-0", SECURITY),
     "ALTER_USER_SCRAM_CREDENTIALS": (MISSING, "0-0", SECURITY),
-    "DESCRIBE_QUORUM": (MISSING, "0-2", PARITY),
     "UPDATE_FEATURES": (MISSING, "0-2", CLUSTER),
-    "DESCRIBE_CLUSTER": (MISSING, "0-2", PARITY),
     "UNREGISTER_BROKER": (MISSING, "0-0", CLUSTER),
     "LIST_CONFIG_RESOURCES": (MISSING, "0-1", PARITY),
-    "DESCRIBE_TOPIC_PARTITIONS": (MISSING, "0-0", PARITY),
     "SHARE_GROUP_HEARTBEAT": (MISSING, "1-1", SHARE),
     "SHARE_GROUP_DESCRIBE": (MISSING, "1-1", SHARE),
     "SHARE_FETCH": (MISSING, "1-2", SHARE),
@@ -119,8 +111,3 @@ FEATURES: tuple[tuple[str, object, str], ...] = (
 ADVERTISED: tuple[Known, ...] = tuple(
     Known(f"ranges.{name}", ours, kafka, why) for name, (ours, kafka, why) in RANGES.items()
 ) + tuple(Known(path, MISSING, kafka, why) for path, kafka, why in FEATURES)
-
-#: KIP-511's fallback answer names key 18's range, which is one version short of Kafka's (ApiVersions v5).
-FALLBACK: tuple[Known, ...] = tuple(
-    Known(f"ApiVersions v{version}.api_keys[0].max_version", 4, 5, NEWEST) for version in (6, 127)
-)

@@ -16,7 +16,7 @@ from protocol.messages.offset_commit import OffsetCommitRequest
 from protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchRequestGroup
 from protocol.registry import ApiKey
 from tests.differential.registry import scenario
-from tests.differential.scenarios.advertised import ADVERTISED, FALLBACK
+from tests.differential.scenarios.advertised import ADVERTISED
 from tests.differential.scenarios.common import join_body, sync_body
 from tests.differential.scenarios.raw import KAFKA_API_NAMES, NO_TAGS, header_bytes, sized
 from tests.differential.session import Pending, Session
@@ -96,7 +96,7 @@ async def api_versions_answer(s: Session) -> None:
     s.note("finalized features", {f.name: f.max_version_level for f in newest.finalized_features})
 
 
-@scenario("#5", known=FALLBACK)
+@scenario("#5")
 async def api_versions_unsupported_version(s: Session) -> None:
     """KIP-511: an ApiVersions version the broker does not know gets a v0 answer, UNSUPPORTED_VERSION and key 18's
     range, and the connection stays usable."""

@@ -1,6 +1,7 @@
 package reference.clients;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -15,6 +16,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
@@ -30,6 +32,9 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * generationId, memberId, groupInstanceId}, commit}: beginTransaction, the records sent and flushed as in send,
  * sendOffsetsToTransaction with that group metadata (a consumer's groupMetadata, from ConsumerServer), then
  * commitTransaction or abortTransaction; answered as send. closeTransactional {name}.
+ *
+ * <p>clientInstanceId {timeoutMs}: the producer's KIP-714 client instance id (its telemetry subscription's), or null
+ * when none was obtained within the timeout (a broker that does not advertise the telemetry APIs).
  */
 public final class ProducerServer {
     private static final String TRANSACTION_TIMEOUT_MS = "60000";
@@ -49,7 +54,8 @@ public final class ProducerServer {
             "send", request -> send(server.producer, request),
             "openTransactional", server::openTransactional,
             "transaction", server::transaction,
-            "closeTransactional", server::closeTransactional), server::closeAll);
+            "closeTransactional", server::closeTransactional,
+            "clientInstanceId", server::clientInstanceId), server::closeAll);
     }
 
     private static KafkaProducer<String, String> newProducer(Properties config) {
@@ -125,6 +131,11 @@ public final class ProducerServer {
         named(request).close();
         transactional.remove(request.get("name").asText());
         return true;
+    }
+
+    private Object clientInstanceId(JsonNode request) {
+        Uuid id = producer.clientInstanceId(Duration.ofMillis(request.get("timeoutMs").asLong()));
+        return id == null ? null : id.toString();
     }
 
     private void closeAll() {
