@@ -171,7 +171,7 @@ class RecordHandlers:
             if refused:
                 result.error_code = refused
                 return result
-            appended = partition_log.append(records, now_ms=self._wall_ms(), leader_epoch=0)
+            appended = partition_log.append(records, now_ms=self._wall_ms())
         except InvalidRecordError as exc:
             result.error_code = exc.error_code
             result.record_errors = [
