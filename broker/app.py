@@ -31,6 +31,7 @@ from broker.fetch_purgatory import FetchPurgatory
 from broker.group_topics import LogTopicCatalog
 from broker.handlers.cluster import ClusterHandlers
 from broker.handlers.groups import GroupHandlers
+from broker.handlers.log_admin import LogAdminHandlers
 from broker.handlers.records import RecordHandlers
 from broker.handlers.transactions import TransactionHandlers
 from broker.idle_connections import IdleConnections
@@ -131,6 +132,7 @@ class Broker:
         #: The data plane; the transaction coordinator installs its Produce verifier as `records.verifier`.
         self.records = RecordHandlers(config, self.logs, clock, self.real_clock, self.fetches, self.rearm_timers)
         self.records.register(self.dispatcher)
+        LogAdminHandlers(self.logs).register(self.dispatcher)
         #: Where the transaction coordinator writes its COMMIT/ABORT markers (broker.txn_markers).
         self.txn_markers = TxnMarkerWriter(self.logs, self.fetches, clock.wall_ms)
         self.transactions = TransactionService(
