@@ -310,7 +310,8 @@ class RecordHandlers:
                     _failed(data, ErrorCode.UNKNOWN_TOPIC_ID if name is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
                     errors = True
                     continue
-                refused = check_current_leader_epoch(partition_log, wanted.current_leader_epoch)
+                # FetchRequest.optionalEpoch: any negative epoch means "not checked" (ListOffsets checks all but -1)
+                refused = check_current_leader_epoch(partition_log, max(wanted.current_leader_epoch, NO_EPOCH))
                 if refused:
                     _failed(data, refused, read=True)
                     errors = True
@@ -370,7 +371,9 @@ class RecordHandlers:
                 if partition_log is None:
                     result.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                     continue
-                refused = check_current_leader_epoch(partition_log, wanted.current_leader_epoch)
+                refused = _unsupported_timestamp(ctx.api_version, wanted.timestamp) or check_current_leader_epoch(
+                    partition_log, wanted.current_leader_epoch
+                )
                 if refused:
                     result.error_code = refused
                     continue
@@ -453,6 +456,20 @@ class RecordHandlers:
                     for p in producers
                 ]
         return DescribeProducersResponse(topics=topics)
+
+
+#: The ListOffsets version that introduced each special timestamp; Kafka answers UNSUPPORTED_VERSION for it below.
+_TIMESTAMP_SINCE = {
+    MAX_TIMESTAMP: 7,
+    EARLIEST_LOCAL_TIMESTAMP: 8,
+    LATEST_TIERED_TIMESTAMP: 9,
+    EARLIEST_PENDING_UPLOAD_TIMESTAMP: 11,
+}
+
+
+def _unsupported_timestamp(version: int, timestamp: int) -> ErrorCode:
+    """UNSUPPORTED_VERSION for a special timestamp the request's version does not have yet, as Kafka answers."""
+    return ErrorCode.UNSUPPORTED_VERSION if version < _TIMESTAMP_SINCE.get(timestamp, 0) else ErrorCode.NONE
 
 
 def _isolation(ctx: RequestContext, request: ListOffsetsRequest) -> int | None:

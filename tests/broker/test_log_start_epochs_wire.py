@@ -253,6 +253,8 @@ async def test_fetch_checks_the_current_leader_epoch(broker: Broker, opened: lis
     assert (fenced.error_code, fenced.high_watermark, fenced.records) == (ErrorCode.FENCED_LEADER_EPOCH, -1, b"")
     unknown = await raw_fetch(client, broker, version, "fe", 0, current_leader_epoch=2)
     assert unknown.error_code == ErrorCode.UNKNOWN_LEADER_EPOCH
+    unchecked = await raw_fetch(client, broker, version, "fe", 0, current_leader_epoch=-2)
+    assert unchecked.error_code == ErrorCode.NONE  # Fetch takes any negative epoch as "no epoch", as Kafka does
 
 
 @pytest.mark.parametrize("version", range(12, 19))
@@ -284,10 +286,14 @@ async def test_list_offsets_answers_leader_epochs(broker: Broker, opened: list[W
     assert (earliest.error_code, earliest.offset, earliest.leader_epoch) == (ErrorCode.NONE, 0, epoch(0))
     latest = await list_offset(client, version, "lo", LATEST)
     assert (latest.offset, latest.leader_epoch) == (5, epoch(3))
-    if version >= 9:
-        for tiered in (LATEST_TIERED, EARLIEST_PENDING_UPLOAD):
-            answer = await list_offset(client, version, "lo", tiered)
+    for special, since in ((-3, 7), (-4, 8), (LATEST_TIERED, 9), (EARLIEST_PENDING_UPLOAD, 11)):
+        answer = await list_offset(client, version, "lo", special)
+        if version < since:  # Kafka refuses a special timestamp older versions did not have
+            assert (answer.error_code, answer.offset) == (ErrorCode.UNSUPPORTED_VERSION, -1)
+        elif special in (LATEST_TIERED, EARLIEST_PENDING_UPLOAD):  # no tiered storage: no offset, no epoch
             assert (answer.error_code, answer.offset, answer.timestamp, answer.leader_epoch) == (0, -1, -1, -1)
+        else:
+            assert answer.error_code == ErrorCode.NONE and answer.offset >= 0
     if version >= 4:
         fenced = await list_offset(client, version, "lo", LATEST, current_leader_epoch=2)
         assert (fenced.error_code, fenced.offset) == (ErrorCode.FENCED_LEADER_EPOCH, -1)
