@@ -40,5 +40,7 @@ def e2e_target(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
         finally:
             kafka.stop()
         return
-    with running_broker(tmp_path_factory.mktemp("broker-data"), CONSUMER_PROTOCOL_SETTINGS) as broker:
+    # The control listener serves group-broker's request metrics, which a test may read to see what a client asked.
+    settings = {**CONSUMER_PROTOCOL_SETTINGS, "control.listener": "http://127.0.0.1:0"}
+    with running_broker(tmp_path_factory.mktemp("broker-data"), settings) as broker:
         yield E2ETarget(broker.bootstrap, broker)
