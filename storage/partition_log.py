@@ -1064,7 +1064,18 @@ class PartitionLog:
         self._producer_state = None  # markers and batches may be gone: replayed again from what is left
         end = self.log_end_offset
         self._delete_snapshots(lambda snapshot: snapshot <= end, "truncated")
+        self._keep_epoch_after_truncation(end)
+        if end < self._log_start:
+            # A batch straddling the log start went whole: nothing readable is left, restart empty at the log start.
+            self.truncate_fully_and_start_at(self._log_start)
+
+    def _keep_epoch_after_truncation(self, end: int) -> None:
+        """Drop the epoch entries of the truncated offsets; the leader did not change, so its epoch stays current
+        (it starts again at ``end`` when its own entry went with the truncated offsets)."""
+        epoch = self.leader_epoch
         self._epochs.truncate_from_end(end)
+        if self._epochs.latest_epoch != epoch:
+            self._epochs.assign(epoch, end)
 
     @_locked
     def truncate_fully_and_start_at(self, offset: int, *, now_ms: int | None = None) -> None:
@@ -1082,10 +1093,8 @@ class PartitionLog:
         self._log_start = offset
         self._producer_state = None
         self._delete_snapshots(lambda snapshot: False, "truncated fully")
-        # The current epoch stays (the leader did not change); it now starts at the new log start.
-        epoch = self.leader_epoch
-        self._epochs.truncate_from_end(0)
-        self._epochs.assign(epoch, offset)
+        self._keep_epoch_after_truncation(0)
+        self._epochs.truncate_from_start(offset)
 
     # --- cleaner hooks ----------------------------------------------------------------------------------------
 
@@ -1310,7 +1319,9 @@ class PartitionLog:
             loaded = None
         if loaded is not None:
             self._epochs = loaded
-            self._epochs.truncate_from_end(self.log_end_offset)
+            # Entries past the log end describe offsets recovery cut off; one starting at the log end is a leader that
+            # has not written yet, and stays.
+            self._epochs.truncate_from_end(self.log_end_offset + 1)
             return
         entries: list[EpochEntry] = []
         for segment in self._segments:

@@ -120,9 +120,20 @@ def test_truncating_the_log_truncates_the_cache(tmp_path: Path) -> None:
     log = PartitionLog(tmp_path / "t-0", SMALL, now_ms=0)
     log.append(make_batch(2), now_ms=0)
     log.append(make_batch(2), now_ms=0, leader_epoch=4)
-    log.truncate_to(2)
-    assert pairs(log) == [(0, 0)]
+    log.truncate_to(2)  # epoch 4's batch goes, but epoch 4 is still the leader's: it starts again at 2
+    assert (pairs(log), log.log_end_offset) == ([(0, 0), (4, 2)], 2)
     log.delete_records(1)
-    assert pairs(log) == [(0, 1)]
+    assert pairs(log) == [(0, 1), (4, 2)]
+    log.truncate_to(1)  # the batch holding offset 1 goes whole: nothing is left from the log start on
+    assert (pairs(log), log.log_start_offset, log.log_end_offset) == ([(4, 1)], 1, 1)
     log.truncate_fully_and_start_at(10)
-    assert pairs(log) == [(0, 10)]
+    assert (pairs(log), log.leader_epoch) == ([(4, 10)], 4)
+
+
+def test_a_leader_that_has_not_written_keeps_its_epoch_across_a_restart(tmp_path: Path) -> None:
+    log = PartitionLog(tmp_path / "t-0", SMALL, now_ms=0)
+    log.append(make_batch(2), now_ms=0)
+    log.become_leader(3)  # starts at the log end, 2: nothing written in it yet
+    reopened = PartitionLog(tmp_path / "t-0", SMALL, now_ms=0)
+    assert (reopened.leader_epoch, pairs(reopened)) == (3, [(0, 0), (3, 2)])
+    assert reopened.end_offset_for_epoch(0) == (0, 2)

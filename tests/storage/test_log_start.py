@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 
 from storage.checkpoints import LOG_START_OFFSET_CHECKPOINT, write_checkpoint
+from storage.cleaner import clean
 from storage.config import LogConfig
 from storage.errors import OffsetOutOfRangeError
 from storage.partition_log import PartitionLog
-from tests.storage.helpers import make_batch, offsets_of
+from tests.storage.helpers import NOW, append, make_batch, offsets_of
 
 SMALL = LogConfig(segment_bytes=2_000, index_interval_bytes=300)
 
@@ -145,3 +146,23 @@ def test_last_stable_offset_and_iteration_start_at_the_log_start(tmp_path: Path)
     assert log.last_stable_offset() == log.log_end_offset
     first = next(iter(log.iter_batches_from()))
     assert first.base_offset == 6
+
+
+def test_the_cleaner_maps_from_the_log_start_and_keeps_it(tmp_path: Path) -> None:
+    """A `compact,delete` topic takes DeleteRecords; the cleaner's first dirty offset is the log start (Kafka's
+    max(checkpoint, logStartOffset)), and its swaps never move the log start back."""
+    log = PartitionLog(
+        tmp_path / "t-0",
+        LogConfig(segment_bytes=2_000, index_interval_bytes=300, cleanup_policy=("compact", "delete")),
+        now_ms=0,
+    )
+    for n in range(60):
+        append(log, [(b"key-%d" % (n % 5), b"value-%d-" % n * 20)], timestamp=NOW + n)
+    assert log.segment_count > 4
+    start = log.segments()[1].base_offset + 1
+    log.delete_records(start)
+    result = clean(log, NOW + 1_000)
+    assert result.first_dirty_offset == start
+    assert log.log_start_offset == start
+    with pytest.raises(OffsetOutOfRangeError):
+        log.read(start - 1, 1_000)
