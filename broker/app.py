@@ -33,6 +33,7 @@ from broker.handlers.cluster import ClusterHandlers
 from broker.handlers.controller import ControllerHandlers
 from broker.handlers.describe import DescribeHandlers
 from broker.handlers.groups import GroupHandlers
+from broker.handlers.log_admin import LogAdminHandlers
 from broker.handlers.records import RecordHandlers
 from broker.handlers.telemetry import TelemetryHandlers
 from broker.handlers.transactions import TransactionHandlers
@@ -139,6 +140,7 @@ class Broker:
         #: The data plane; the transaction coordinator installs its Produce verifier as `records.verifier`.
         self.records = RecordHandlers(config, self.logs, clock, self.real_clock, self.fetches, self.rearm_timers)
         self.records.register(self.dispatcher)
+        LogAdminHandlers(self.logs).register(self.dispatcher)
         #: Where the transaction coordinator writes its COMMIT/ABORT markers (broker.txn_markers).
         self.txn_markers = TxnMarkerWriter(self.logs, self.fetches, clock.wall_ms)
         self.transactions = TransactionService(

@@ -255,7 +255,7 @@ class OffsetsLog:
         now = self._wall_ms()
         try:
             data = _encode_batch(records, now, kind)
-            partition_log.append(data, now_ms=now, origin=AppendOrigin.COORDINATOR, leader_epoch=0)
+            partition_log.append(data, now_ms=now, origin=AppendOrigin.COORDINATOR)
             partition_log.flush_if_due(now)
         except StorageError as exc:
             log.warning(f"{self.EVENTS}.append_failed", partition=partition, error=str(exc), code=exc.error_code.name)

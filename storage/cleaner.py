@@ -684,7 +684,7 @@ def _clean(
     active = snapshot[-1]
     active_end = active.size
     closed = snapshot[:-1]
-    log_start = snapshot[0].base_offset
+    log_start = max(snapshot[0].base_offset, log.log_start_offset)  # Kafka's: DeleteRecords may have moved it
     first_dirty = log_start if first_dirty_offset is None else max(log_start, first_dirty_offset)
     first_uncleanable = _first_uncleanable(closed, active, first_dirty, now_ms, cfg.min_compaction_lag_ms, work.lso)
     first_dirty = min(first_dirty, first_uncleanable)

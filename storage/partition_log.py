@@ -67,6 +67,13 @@ from protocol.records import (
     peek_batch_header,
     read_batch_records,
 )
+from storage.checkpoints import (
+    LEADER_EPOCH_CHECKPOINT,
+    LOG_START_OFFSET_CHECKPOINT,
+    CheckpointError,
+    read_log_start,
+    write_log_start,
+)
 from storage.clock import Clock, wall_clock_ms
 from storage.config import INT64_MAX, LogConfig
 from storage.damage import DamagedRange, QuarantinedFile, move_to_quarantine, topic_partition_of
@@ -80,6 +87,7 @@ from storage.errors import (
     os_error_fields,
 )
 from storage.files import fsync_dir
+from storage.leader_epoch import EpochEntry, LeaderEpochCache
 from storage.producer_snapshot import (
     SNAPSHOT_SUFFIX,
     SnapshotError,
@@ -120,6 +128,8 @@ _DISCARD_SUFFIXES = (
     TIME_INDEX_SUFFIX + SWAP_SUFFIX,
     TXN_INDEX_SUFFIX + SWAP_SUFFIX,  # rebuilt by the producer-state replay, which a missing .txnindex triggers
     SNAPSHOT_SUFFIX + ".tmp",
+    LEADER_EPOCH_CHECKPOINT + ".tmp",  # an atomic write killed before its rename: the old file is still there
+    LOG_START_OFFSET_CHECKPOINT + ".tmp",
 )
 #: A segment's index files, which describe its log file and go where it goes.
 _INDEX_SUFFIXES = (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)
@@ -237,6 +247,10 @@ class PartitionLog:
         self._quarantined: list[QuarantinedFile] = []
         #: Producer entries and open transactions; None until first needed, then rebuilt from the log.
         self._producer_state: ProducerStateManager | None = None
+        #: The log start a DeleteRecords moved inside the first segment (the first segment's base is the floor).
+        self._log_start = 0
+        #: Which leader epoch started where (:mod:`storage.leader_epoch`); loaded or rebuilt by `_load`.
+        self._epochs = LeaderEpochCache(self.directory / LEADER_EPOCH_CHECKPOINT, (self.topic, self.partition))
         self.directory.mkdir(parents=True, exist_ok=True)
         self._load(recovery_point, now)
 
@@ -263,7 +277,9 @@ class PartitionLog:
 
     @property
     def log_start_offset(self) -> int:
-        return self._segments[0].base_offset
+        """The first offset a reader may ask for: the first segment's base, or above it where DeleteRecords (or a
+        log start restored from ``log-start-offset``) moved it inside that segment."""
+        return max(self._log_start, self._segments[0].base_offset)
 
     @property
     def log_end_offset(self) -> int:
@@ -359,8 +375,11 @@ class PartitionLog:
     ) -> AppendResult:
         """Validate one or more v2 batches, assign offsets from the log end, and append them.
 
-        All batches land in one segment, in one write. ``leader_epoch`` (when given) is stamped into every batch's
-        partitionLeaderEpoch as Kafka's leader does. Raises the typed errors of :mod:`storage.validation`,
+        All batches land in one segment, in one write. Every batch's partitionLeaderEpoch is stamped with
+        ``leader_epoch``, by default the partition's current one (:attr:`leader_epoch`), as Kafka's leader does; an
+        epoch newer than the cache's latest is recorded there as starting at the first batch.
+
+        Raises the typed errors of :mod:`storage.validation`,
         RecordListTooLargeError when the set exceeds ``segment.bytes``, or KafkaStorageError when the file system
         refuses the write; then the log is as it was (no partial batch, same log end), so appends work again once
         the cause is gone. Only if the write succeeded and the ``flush.messages`` fsync after it failed are the
@@ -372,13 +391,14 @@ class PartitionLog:
         """
         self._check_open()
         config = self._config
+        epoch = self.leader_epoch if leader_epoch is None else leader_epoch
         validated = validate_and_assign_offsets(
             records,
             next_offset=self.log_end_offset,
             now_ms=now_ms,
             config=config,
             origin=origin,
-            leader_epoch=leader_epoch,
+            leader_epoch=epoch,
         )
         size = len(validated.data)
         if size > config.segment_bytes:
@@ -397,6 +417,8 @@ class PartitionLog:
             segment_ms=config.segment_ms,
         ):
             segment = self._roll(now_ms)
+        if epoch > self.leader_epoch:
+            self._epochs.assign(epoch, validated.first_offset)  # before the write: the cache never lags the log
         segment.append(validated.data, validated.batches, now_ms=now_ms)
         if staged is not None:
             self._note_transactions(staged.started, self._producers().commit(staged), segment)
@@ -418,7 +440,7 @@ class PartitionLog:
         marker: EndTxnMarker,
         *,
         now_ms: int | None = None,
-        leader_epoch: int | None = 0,
+        leader_epoch: int | None = None,
     ) -> AppendResult:
         """Write the COMMIT/ABORT marker of ``producer_id``'s transaction (Kafka's ``appendAsLeader`` of
         ``withEndTransactionMarker``, origin COORDINATOR) and close the transaction on this partition.
@@ -564,6 +586,73 @@ class PartitionLog:
                 result="ABORT" if txn.is_aborted else "COMMIT",
                 last_stable_offset=txn.last_stable_offset,
             )
+
+    # --- log start and leader epochs ---------------------------------------------------------------------------
+
+    @_locked
+    @_storage_errors
+    def delete_records(self, offset: int) -> int:
+        """DeleteRecords (Kafka's ``maybeIncrementLogStartOffset`` for a client's deletion): move the log start to
+        ``offset`` and delete the segments wholly below it; returns the new log start (the low watermark).
+
+        ``offset`` may not pass the high watermark (OffsetOutOfRangeError); at or below the log start nothing
+        changes. The new log start is written to ``log-start-offset`` (atomic, fsynced) before anything else
+        changes, so once this returns it survives a crash; segments are deleted after it (a crash in between
+        leaves segments that the next open deletes). The epoch cache and the producer snapshots follow it.
+        """
+        self._check_open()
+        if offset < 0 or offset > self.high_watermark:
+            raise OffsetOutOfRangeError(offset, self.log_start_offset, self.high_watermark)
+        if offset <= self.log_start_offset:
+            return self.log_start_offset
+        self._persist_log_start(offset)
+        self._log_start = offset
+        _log.info("log_start_offset.moved", topic=self.topic, partition=self.partition, log_start_offset=offset)
+        self._delete_below_log_start(self._clock())
+        self._epochs.truncate_from_start(self.log_start_offset)
+        return self.log_start_offset
+
+    def _persist_log_start(self, offset: int) -> None:
+        write_log_start(self.directory / LOG_START_OFFSET_CHECKPOINT, self.topic, self.partition, offset)
+
+    def _delete_below_log_start(self, now_ms: int) -> int:
+        """Kafka's ``deleteLogStartOffsetBreachedSegments``: the leading segments whose next segment starts at or
+        below the log start hold nothing a reader may ask for (the active segment always stays)."""
+        count = 0
+        while count + 1 < len(self._bases) and self._bases[count + 1] <= self._log_start:
+            count += 1
+        return self._delete_leading(count, now_ms, "log start offset")
+
+    @property
+    def leader_epoch(self) -> int:
+        """The partition's current leader epoch (the cache's latest; 0, a new partition's, while it is empty)."""
+        latest = self._epochs.latest_epoch
+        return 0 if latest is None else latest
+
+    @_locked
+    @_storage_errors
+    def become_leader(self, epoch: int) -> None:
+        """This broker leads the partition from ``epoch`` on (Kafka's ``maybeAssignEpochStartOffset`` at the log
+        end when a replica becomes leader); written to the cache before it returns."""
+        self._check_open()
+        self._epochs.assign(epoch, self.log_end_offset)
+
+    @_locked
+    def epoch_entries(self) -> list[EpochEntry]:
+        """The epoch cache, oldest first (for tools and tests)."""
+        return self._epochs.entries()
+
+    @_locked
+    def epoch_for_offset(self, offset: int) -> int | None:
+        """The leader epoch that wrote ``offset`` (None below every entry)."""
+        return self._epochs.epoch_for_offset(offset)
+
+    @_locked
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        """OffsetForLeaderEpoch: (the largest epoch <= ``epoch``, where it ended); see
+        :meth:`LeaderEpochCache.end_offset_for`."""
+        self._check_open()
+        return self._epochs.end_offset_for(epoch, self.log_end_offset)
 
     # --- transactions -----------------------------------------------------------------------------------------
 
@@ -936,6 +1025,7 @@ class PartitionLog:
         # the latest (replaying from the log start then still gives the state).
         start, latest = self.log_start_offset, max(list_snapshots(self.directory), default=None)
         self._delete_snapshots(lambda snapshot: snapshot >= start or snapshot == latest, "below the log start")
+        self._epochs.truncate_from_start(start)
         _log.info(
             "log_segments_deleted",
             dir=str(self.directory),
@@ -974,6 +1064,18 @@ class PartitionLog:
         self._producer_state = None  # markers and batches may be gone: replayed again from what is left
         end = self.log_end_offset
         self._delete_snapshots(lambda snapshot: snapshot <= end, "truncated")
+        self._keep_epoch_after_truncation(end)
+        if end < self._log_start:
+            # A batch straddling the log start went whole: nothing readable is left, restart empty at the log start.
+            self.truncate_fully_and_start_at(self._log_start)
+
+    def _keep_epoch_after_truncation(self, end: int) -> None:
+        """Drop the epoch entries of the truncated offsets; the leader did not change, so its epoch stays current
+        (it starts again at ``end`` when its own entry went with the truncated offsets)."""
+        epoch = self.leader_epoch
+        self._epochs.truncate_from_end(end)
+        if self._epochs.latest_epoch != epoch:
+            self._epochs.assign(epoch, end)
 
     @_locked
     def truncate_fully_and_start_at(self, offset: int, *, now_ms: int | None = None) -> None:
@@ -986,8 +1088,13 @@ class PartitionLog:
         self._add(self._create_segment(offset, self._now(now_ms)))
         self._reindex()
         self.recovery_point = offset
+        if (self.directory / LOG_START_OFFSET_CHECKPOINT).exists():
+            self._persist_log_start(offset)  # it may move back (a truncation below it): the file must follow
+        self._log_start = offset
         self._producer_state = None
         self._delete_snapshots(lambda snapshot: False, "truncated fully")
+        self._keep_epoch_after_truncation(0)
+        self._epochs.truncate_from_start(offset)
 
     # --- cleaner hooks ----------------------------------------------------------------------------------------
 
@@ -1170,6 +1277,72 @@ class PartitionLog:
         self.recovery_point = min(point, self.log_end_offset)
         end = self.log_end_offset
         self._delete_snapshots(lambda snapshot: snapshot <= end, "beyond the log end")
+        self._load_epochs()
+        self._load_log_start(now_ms)
+
+    def _load_log_start(self, now_ms: int) -> None:
+        """Restore the log start DeleteRecords moved (``log-start-offset``): a damaged file is quarantined and the
+        first segment's base is the log start again (reported, Decision 9). Segments wholly below it (a crash
+        after the file was written, before they were deleted) are deleted now; a log start beyond the log end
+        (the file outlived data a power loss took) restarts the log empty there, as no offset below it is served."""
+        path = self.directory / LOG_START_OFFSET_CHECKPOINT
+        try:
+            self._log_start = read_log_start(path, self.topic, self.partition) or 0
+        except CheckpointError as exc:
+            self._quarantine(path.name, f"log start offset checkpoint: {exc}")
+            return
+        if self._log_start <= self._segments[0].base_offset:
+            return
+        if self._log_start > self.log_end_offset:
+            _log.warning(
+                "log_start_offset.beyond_log_end",
+                topic=self.topic,
+                partition=self.partition,
+                log_start_offset=self._log_start,
+                log_end_offset=self.log_end_offset,
+            )
+            self.truncate_fully_and_start_at(self._log_start, now_ms=now_ms)
+            return
+        self._delete_below_log_start(now_ms)
+        self._epochs.truncate_from_start(self.log_start_offset)
+
+    def _load_epochs(self) -> None:
+        """Load ``leader-epoch-checkpoint``; without one (a log older than the cache) or with a damaged one
+        (quarantined first) rebuild it from the partitionLeaderEpoch of every batch, as Kafka's recovery assigns
+        epochs from the batches it reads. An empty result is a new partition's: epoch 0 from the log end."""
+        path = self._epochs.path
+        name = (self.topic, self.partition)
+        try:
+            loaded = LeaderEpochCache.load(path, name)
+        except CheckpointError as exc:
+            self._quarantine(path.name, f"leader epoch checkpoint: {exc}")
+            loaded = None
+        if loaded is not None:
+            self._epochs = loaded
+            # Entries past the log end describe offsets recovery cut off; one starting at the log end is a leader that
+            # has not written yet, and stays.
+            self._epochs.truncate_from_end(self.log_end_offset + 1)
+            return
+        entries: list[EpochEntry] = []
+        for segment in self._segments:
+            for _, header in segment.iter_headers():
+                epoch = header.partition_leader_epoch
+                if epoch >= 0 and (not entries or epoch > entries[-1].epoch):
+                    entries.append(EpochEntry(epoch, header.base_offset))
+            if segment is not self._segments[-1]:
+                segment.release()
+        rebuilt = bool(entries)
+        if not rebuilt:
+            entries.append(EpochEntry(0, self.log_end_offset))
+        self._epochs = LeaderEpochCache(path, name, entries)
+        self._epochs.flush()
+        _log.log(
+            logging.INFO if rebuilt else logging.DEBUG,
+            "leader_epoch_cache.rebuilt" if rebuilt else "leader_epoch_cache.created",
+            topic=self.topic,
+            partition=self.partition,
+            entries=[(entry.epoch, entry.start_offset) for entry in entries],
+        )
 
     def _may_cut_to_empty(self, segment: LogSegment, previous: LogSegment | None) -> bool:
         """An active segment whose only batch is torn continues the log; any other file without a batch is junk."""

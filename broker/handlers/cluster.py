@@ -93,11 +93,12 @@ class ClusterHandlers:
         for index in range(info.partitions):
             node = cluster.leader_of(info.name, index)
             leader = node.node_id if node is not None else -1
+            partition_log = self._logs.get(info.name, index)
             partitions.append(
                 MetadataResponsePartition(
                     partition_index=index,
                     leader_id=leader,
-                    leader_epoch=0,
+                    leader_epoch=partition_log.leader_epoch if partition_log is not None else 0,
                     replica_nodes=[leader],
                     isr_nodes=[leader],
                 )

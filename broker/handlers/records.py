@@ -22,6 +22,7 @@ from broker.connection import CloseConnection
 from broker.context import RequestContext
 from broker.dispatch import Dispatcher
 from broker.fetch_purgatory import FetchPurgatory
+from broker.leader_epochs import NO_EPOCH, check_current_leader_epoch
 from broker.offsets_log import OFFSETS_TOPIC
 from broker.record_slices import RecordSlices, close_record_slices
 from broker.txn_verification import ACCEPT_ALL, TransactionVerifier, TxnVerification
@@ -35,6 +36,7 @@ from protocol.messages.describe_producers import (
 )
 from protocol.messages.fetch import (
     AbortedTransaction,
+    EpochEndOffset,
     FetchableTopicResponse,
     FetchPartition,
     FetchRequest,
@@ -56,7 +58,7 @@ from protocol.messages.produce import (
 )
 from protocol.records import NO_PRODUCER_ID, BatchHeader, peek_batch_header
 from protocol.registry import ApiKey
-from storage.errors import InvalidRecordError, StorageError
+from storage.errors import InvalidRecordError, OffsetOutOfRangeError, StorageError
 from storage.log_manager import LogManager
 
 if TYPE_CHECKING:
@@ -68,6 +70,9 @@ EARLIEST_TIMESTAMP = -2
 LATEST_TIMESTAMP = -1
 MAX_TIMESTAMP = -3
 EARLIEST_LOCAL_TIMESTAMP = -4  # KIP-405: without tiered storage the local log is the whole log
+#: KIP-1005 and KIP-1023: offsets of tiered storage, which Kafka answers with -1 (and epoch -1) when it is off.
+LATEST_TIERED_TIMESTAMP = -5
+EARLIEST_PENDING_UPLOAD_TIMESTAMP = -6
 NO_OFFSET = -1
 READ_COMMITTED = 1  # Fetch's and ListOffsets' isolation_level
 #: ListOffsets carries an isolation level from this version on; before it, reads are bounded by the log end.
@@ -98,10 +103,11 @@ class RecordHandlers:
 
     def register(self, d: Dispatcher) -> None:
         # Capped below Kafka 4.4's newest until their features land (issue #16): Produce v12-13 (transaction
-        # version 2, topic ids), Fetch v17-18 (replica fields), ListOffsets v9-11 (tiered storage offsets).
+        # version 2, topic ids). Fetch v17-18 add fields only replicas send (a directory id, a high watermark);
+        # ListOffsets v9-11 add tiered-storage offsets, answered as Kafka without tiered storage answers them.
         d.register(ApiKey.PRODUCE, self.produce, (3, 11))
-        d.register(ApiKey.FETCH, self.fetch, (4, 16))
-        d.register(ApiKey.LIST_OFFSETS, self.list_offsets, (0, 8))
+        d.register(ApiKey.FETCH, self.fetch)
+        d.register(ApiKey.LIST_OFFSETS, self.list_offsets)
         d.register(ApiKey.DESCRIBE_PRODUCERS, self.describe_producers)
 
     # -- Produce -----------------------------------------------------------------------------------------------
@@ -171,7 +177,7 @@ class RecordHandlers:
             if refused:
                 result.error_code = refused
                 return result
-            appended = partition_log.append(records, now_ms=self._wall_ms(), leader_epoch=0)
+            appended = partition_log.append(records, now_ms=self._wall_ms())
         except InvalidRecordError as exc:
             result.error_code = exc.error_code
             result.record_errors = [
@@ -304,7 +310,16 @@ class RecordHandlers:
                     _failed(data, ErrorCode.UNKNOWN_TOPIC_ID if name is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
                     errors = True
                     continue
+                # FetchRequest.optionalEpoch: any negative epoch means "not checked" (ListOffsets checks all but -1)
+                refused = check_current_leader_epoch(partition_log, max(wanted.current_leader_epoch, NO_EPOCH))
+                if refused:
+                    _failed(data, refused, read=True)
+                    errors = True
+                    continue
                 try:
+                    if _diverged(data, partition_log, wanted):
+                        errors = True  # answered at once, as Kafka's DelayedFetch completes on a diverging epoch
+                        continue
                     slices = self._read_partition(
                         data, partition_log, wanted, max(0, min(wanted.partition_max_bytes, budget)), min_one_batch
                     )
@@ -356,8 +371,16 @@ class RecordHandlers:
                 if partition_log is None:
                     result.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                     continue
+                refused = _unsupported_timestamp(ctx.api_version, wanted.timestamp) or check_current_leader_epoch(
+                    partition_log, wanted.current_leader_epoch
+                )
+                if refused:
+                    result.error_code = refused
+                    continue
                 try:
-                    offset, timestamp = self._offset_for(partition_log, wanted.timestamp, _isolation(ctx, request))
+                    offset, timestamp, epoch = self._offset_for(
+                        partition_log, wanted.timestamp, _isolation(ctx, request)
+                    )
                 except StorageError as exc:
                     result.error_code = exc.error_code
                     continue
@@ -366,14 +389,16 @@ class RecordHandlers:
                 else:
                     result.offset, result.timestamp = offset, timestamp
                     if ctx.api_version >= 4:
-                        result.leader_epoch = 0 if offset >= 0 else -1
+                        result.leader_epoch = epoch
         return ListOffsetsResponse(topics=topics)
 
     @staticmethod
-    def _offset_for(partition_log: PartitionLog, timestamp: int, isolation: int | None) -> tuple[int, int]:
-        """Kafka's Partition.fetchOffsetForTimestamp (T43): the last fetchable offset is the LSO for read_committed,
-        the high watermark for read_uncommitted, the log end without an isolation level (v0-1). LATEST answers
-        it; a lookup by timestamp that lands at or beyond it answers no offset (-1)."""
+    def _offset_for(partition_log: PartitionLog, timestamp: int, isolation: int | None) -> tuple[int, int, int]:
+        """(offset, timestamp, leader epoch) as Kafka's Partition.fetchOffsetForTimestamp answers (T43): the last
+        fetchable offset is the LSO for read_committed, the high watermark for read_uncommitted, the log end
+        without an isolation level (v0-1). LATEST answers it with the current leader epoch; EARLIEST the log start
+        with the epoch that wrote it; a lookup by timestamp that lands at or beyond it answers no offset (-1);
+        the tiered-storage offsets (-5, -6) are -1 with epoch -1, as without tiered storage."""
         if isolation == READ_COMMITTED:
             bound = partition_log.last_stable_offset()
         elif isolation is not None:
@@ -381,9 +406,11 @@ class RecordHandlers:
         else:
             bound = partition_log.log_end_offset
         if timestamp == LATEST_TIMESTAMP:
-            return bound, -1
+            return bound, -1, partition_log.leader_epoch
         if timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
-            return partition_log.log_start_offset, -1
+            start = partition_log.log_start_offset
+            epoch = partition_log.epoch_for_offset(start)
+            return start, -1, NO_EPOCH if epoch is None else epoch
         if timestamp == MAX_TIMESTAMP:
             found = partition_log.max_timestamp_offset()
         elif timestamp >= 0:
@@ -391,8 +418,8 @@ class RecordHandlers:
         else:
             found = None
         if found is None or found.offset >= bound:
-            return -1, -1
-        return found.offset, found.timestamp
+            return -1, -1, NO_EPOCH
+        return found.offset, found.timestamp, max(found.leader_epoch, NO_EPOCH)
 
     # -- DescribeProducers -------------------------------------------------------------------------------------
 
@@ -434,6 +461,20 @@ class RecordHandlers:
         return DescribeProducersResponse(topics=topics)
 
 
+#: The ListOffsets version that introduced each special timestamp; Kafka answers UNSUPPORTED_VERSION for it below.
+_TIMESTAMP_SINCE = {
+    MAX_TIMESTAMP: 7,
+    EARLIEST_LOCAL_TIMESTAMP: 8,
+    LATEST_TIERED_TIMESTAMP: 9,
+    EARLIEST_PENDING_UPLOAD_TIMESTAMP: 11,
+}
+
+
+def _unsupported_timestamp(version: int, timestamp: int) -> ErrorCode:
+    """UNSUPPORTED_VERSION for a special timestamp the request's version does not have yet, as Kafka answers."""
+    return ErrorCode.UNSUPPORTED_VERSION if version < _TIMESTAMP_SINCE.get(timestamp, 0) else ErrorCode.NONE
+
+
 def _isolation(ctx: RequestContext, request: ListOffsetsRequest) -> int | None:
     """ListOffsets' isolation level; None before v2, which has none (reads are bounded by the log end)."""
     return request.isolation_level if ctx.api_version >= LIST_OFFSETS_ISOLATION_VERSION else None
@@ -452,6 +493,25 @@ def _has_transactional_records(request: ProduceRequest) -> bool:
             except DecodeError:
                 continue
     return False
+
+
+def _diverged(data: PartitionData, partition_log: PartitionLog, wanted: FetchPartition) -> bool:
+    """Kafka's check of a fetch's ``last_fetched_epoch`` (v12+, KIP-595/KIP-320): when the log ended that epoch
+    before the fetch offset, or has no later epoch entry for it, the answer is the diverging epoch and no records,
+    so the fetcher truncates; an epoch the cache cannot place is OFFSET_OUT_OF_RANGE (raised)."""
+    if wanted.last_fetched_epoch < 0:
+        return False
+    epoch, end_offset = partition_log.end_offset_for_epoch(wanted.last_fetched_epoch)
+    if epoch == NO_EPOCH or end_offset < 0:
+        raise OffsetOutOfRangeError(wanted.fetch_offset, partition_log.log_start_offset, partition_log.log_end_offset)
+    if epoch >= wanted.last_fetched_epoch and end_offset >= wanted.fetch_offset:
+        return False
+    data.diverging_epoch = EpochEndOffset(epoch=epoch, end_offset=end_offset)
+    data.high_watermark = partition_log.high_watermark
+    data.log_start_offset = partition_log.log_start_offset
+    data.last_stable_offset = partition_log.last_stable_offset()
+    data.records = b""
+    return True
 
 
 def _failed(data: PartitionData, error: int, *, read: bool = False) -> None:

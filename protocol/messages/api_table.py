@@ -17,10 +17,12 @@ from protocol.messages import (
     create_partitions,
     create_topics,
     delete_groups,
+    delete_records,
     delete_topics,
     describe_cluster,
     describe_configs,
     describe_groups,
+    describe_log_dirs,
     describe_producers,
     describe_quorum,
     describe_topic_partitions,
@@ -42,6 +44,7 @@ from protocol.messages import (
     offset_commit,
     offset_delete,
     offset_fetch,
+    offset_for_leader_epoch,
     produce,
     push_telemetry,
     sasl_authenticate,
@@ -72,13 +75,16 @@ class ApiKey(IntEnum):
     API_VERSIONS = 18
     CREATE_TOPICS = 19
     DELETE_TOPICS = 20
+    DELETE_RECORDS = 21
     INIT_PRODUCER_ID = 22
+    OFFSET_FOR_LEADER_EPOCH = 23
     ADD_PARTITIONS_TO_TXN = 24
     ADD_OFFSETS_TO_TXN = 25
     END_TXN = 26
     WRITE_TXN_MARKERS = 27
     TXN_OFFSET_COMMIT = 28
     DESCRIBE_CONFIGS = 32
+    DESCRIBE_LOG_DIRS = 35
     SASL_AUTHENTICATE = 36
     CREATE_PARTITIONS = 37
     DELETE_GROUPS = 42
@@ -117,13 +123,16 @@ API_MESSAGES: tuple[tuple[ApiKey, MessageDecl, MessageDecl], ...] = (
     (ApiKey.API_VERSIONS, api_versions.API_VERSIONS_REQUEST, api_versions.API_VERSIONS_RESPONSE),
     (ApiKey.CREATE_TOPICS, create_topics.CREATE_TOPICS_REQUEST, create_topics.CREATE_TOPICS_RESPONSE),
     (ApiKey.DELETE_TOPICS, delete_topics.DELETE_TOPICS_REQUEST, delete_topics.DELETE_TOPICS_RESPONSE),
+    (ApiKey.DELETE_RECORDS, delete_records.DELETE_RECORDS_REQUEST, delete_records.DELETE_RECORDS_RESPONSE),
     (ApiKey.INIT_PRODUCER_ID, init_producer_id.INIT_PRODUCER_ID_REQUEST, init_producer_id.INIT_PRODUCER_ID_RESPONSE),
+    (ApiKey.OFFSET_FOR_LEADER_EPOCH, offset_for_leader_epoch.OFFSET_FOR_LEADER_EPOCH_REQUEST, offset_for_leader_epoch.OFFSET_FOR_LEADER_EPOCH_RESPONSE),
     (ApiKey.ADD_PARTITIONS_TO_TXN, add_partitions_to_txn.ADD_PARTITIONS_TO_TXN_REQUEST, add_partitions_to_txn.ADD_PARTITIONS_TO_TXN_RESPONSE),
     (ApiKey.ADD_OFFSETS_TO_TXN, add_offsets_to_txn.ADD_OFFSETS_TO_TXN_REQUEST, add_offsets_to_txn.ADD_OFFSETS_TO_TXN_RESPONSE),
     (ApiKey.END_TXN, end_txn.END_TXN_REQUEST, end_txn.END_TXN_RESPONSE),
     (ApiKey.WRITE_TXN_MARKERS, write_txn_markers.WRITE_TXN_MARKERS_REQUEST, write_txn_markers.WRITE_TXN_MARKERS_RESPONSE),
     (ApiKey.TXN_OFFSET_COMMIT, txn_offset_commit.TXN_OFFSET_COMMIT_REQUEST, txn_offset_commit.TXN_OFFSET_COMMIT_RESPONSE),
     (ApiKey.DESCRIBE_CONFIGS, describe_configs.DESCRIBE_CONFIGS_REQUEST, describe_configs.DESCRIBE_CONFIGS_RESPONSE),
+    (ApiKey.DESCRIBE_LOG_DIRS, describe_log_dirs.DESCRIBE_LOG_DIRS_REQUEST, describe_log_dirs.DESCRIBE_LOG_DIRS_RESPONSE),
     (ApiKey.SASL_AUTHENTICATE, sasl_authenticate.SASL_AUTHENTICATE_REQUEST, sasl_authenticate.SASL_AUTHENTICATE_RESPONSE),
     (ApiKey.CREATE_PARTITIONS, create_partitions.CREATE_PARTITIONS_REQUEST, create_partitions.CREATE_PARTITIONS_RESPONSE),
     (ApiKey.DELETE_GROUPS, delete_groups.DELETE_GROUPS_REQUEST, delete_groups.DELETE_GROUPS_RESPONSE),

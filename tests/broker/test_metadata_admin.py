@@ -44,9 +44,11 @@ from protocol.messages.create_topics import (
     CreateTopicsRequest,
 )
 from protocol.messages.delete_groups import DeleteGroupsRequest
+from protocol.messages.delete_records import DeleteRecordsPartition, DeleteRecordsRequest, DeleteRecordsTopic
 from protocol.messages.delete_topics import DeleteTopicsRequest, DeleteTopicState
 from protocol.messages.describe_configs import DescribeConfigsRequest, DescribeConfigsResource
 from protocol.messages.describe_groups import DescribeGroupsRequest
+from protocol.messages.describe_log_dirs import DescribableLogDirTopic, DescribeLogDirsRequest
 from protocol.messages.describe_producers import DescribeProducersRequest, TopicRequest
 from protocol.messages.describe_transactions import DescribeTransactionsRequest
 from protocol.messages.end_txn import EndTxnRequest
@@ -75,6 +77,11 @@ from protocol.messages.offset_fetch import (
     OffsetFetchRequestGroup,
     OffsetFetchRequestTopic,
     OffsetFetchRequestTopics,
+)
+from protocol.messages.offset_for_leader_epoch import (
+    OffsetForLeaderEpochRequest,
+    OffsetForLeaderPartition,
+    OffsetForLeaderTopic,
 )
 from protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
 from protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
@@ -766,6 +773,44 @@ async def sweep_txn_offset_commit(s: Sweep, c: WireClient, v: int) -> None:
     assert response.topics[0].partitions[0].error_code == ErrorCode.INVALID_GROUP_ID
 
 
+async def sweep_delete_records(s: Sweep, c: WireClient, v: int) -> None:
+    topic = s.topic()
+    s.append(topic, b"a", b"b", b"c")
+    request = DeleteRecordsRequest(
+        topics=[DeleteRecordsTopic(name=topic, partitions=[DeleteRecordsPartition(partition_index=0, offset=2)])],
+        timeout_ms=5000,
+    )
+    [result] = (await c.call(ApiKey.DELETE_RECORDS, v, request)).topics[0].partitions
+    assert (result.error_code, result.low_watermark) == (ErrorCode.NONE, 2)
+    request.topics[0].partitions[0].offset = 9
+    [beyond] = (await c.call(ApiKey.DELETE_RECORDS, v, request)).topics[0].partitions
+    assert (beyond.error_code, beyond.low_watermark) == (ErrorCode.OFFSET_OUT_OF_RANGE, -1)
+
+
+async def sweep_offset_for_leader_epoch(s: Sweep, c: WireClient, v: int) -> None:
+    topic = s.topic()
+    s.append(topic, b"a", b"b")
+    request = OffsetForLeaderEpochRequest(
+        replica_id=-1,
+        topics=[OffsetForLeaderTopic(topic=topic, partitions=[OffsetForLeaderPartition(partition=0, leader_epoch=0)])],
+    )
+    [result] = (await c.call(ApiKey.OFFSET_FOR_LEADER_EPOCH, v, request)).topics[0].partitions
+    assert (result.error_code, result.leader_epoch, result.end_offset) == (ErrorCode.NONE, 0, 2)
+    request.topics[0].partitions[0].current_leader_epoch = 1
+    [ahead] = (await c.call(ApiKey.OFFSET_FOR_LEADER_EPOCH, v, request)).topics[0].partitions
+    assert ahead.error_code == ErrorCode.UNKNOWN_LEADER_EPOCH
+
+
+async def sweep_describe_log_dirs(s: Sweep, c: WireClient, v: int) -> None:
+    topic = s.topic()
+    s.append(topic, b"a")
+    request = DescribeLogDirsRequest(topics=[DescribableLogDirTopic(topic=topic, partitions=[0])])
+    [result] = (await c.call(ApiKey.DESCRIBE_LOG_DIRS, v, request)).results
+    assert result.error_code == ErrorCode.NONE
+    [(name, [partition])] = [(t.name, t.partitions) for t in result.topics]
+    assert name == topic and partition.partition_size > 0 and partition.offset_lag == 0
+
+
 SCENARIOS: dict[int, Scenario] = {
     ApiKey.API_VERSIONS: sweep_api_versions,
     ApiKey.METADATA: sweep_metadata,
@@ -797,6 +842,9 @@ SCENARIOS: dict[int, Scenario] = {
     ApiKey.END_TXN: sweep_end_txn,
     ApiKey.DESCRIBE_TRANSACTIONS: sweep_describe_transactions,
     ApiKey.LIST_TRANSACTIONS: sweep_list_transactions,
+    ApiKey.DELETE_RECORDS: sweep_delete_records,
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: sweep_offset_for_leader_epoch,
+    ApiKey.DESCRIBE_LOG_DIRS: sweep_describe_log_dirs,
     **CLUSTER_SWEEPS,
 }
 

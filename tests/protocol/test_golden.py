@@ -74,6 +74,14 @@ from protocol.messages.create_topics import (
     CreateTopicsResponse,
 )
 from protocol.messages.delete_groups import DeleteGroupsRequest
+from protocol.messages.delete_records import (
+    DeleteRecordsPartition,
+    DeleteRecordsPartitionResult,
+    DeleteRecordsRequest,
+    DeleteRecordsResponse,
+    DeleteRecordsTopic,
+    DeleteRecordsTopicResult,
+)
 from protocol.messages.delete_topics import DeleteTopicsRequest, DeleteTopicState
 from protocol.messages.describe_cluster import DescribeClusterBroker, DescribeClusterRequest, DescribeClusterResponse
 from protocol.messages.describe_configs import DescribeConfigsRequest, DescribeConfigsResource
@@ -82,6 +90,13 @@ from protocol.messages.describe_groups import (
     DescribedGroupMember,
     DescribeGroupsRequest,
     DescribeGroupsResponse,
+)
+from protocol.messages.describe_log_dirs import (
+    DescribeLogDirsPartition,
+    DescribeLogDirsRequest,
+    DescribeLogDirsResponse,
+    DescribeLogDirsResult,
+    DescribeLogDirsTopic,
 )
 from protocol.messages.describe_producers import (
     DescribeProducersRequest,
@@ -186,6 +201,14 @@ from protocol.messages.offset_fetch import (
     OffsetFetchResponsePartitions,
     OffsetFetchResponseTopic,
     OffsetFetchResponseTopics,
+)
+from protocol.messages.offset_for_leader_epoch import (
+    EpochEndOffset,
+    OffsetForLeaderEpochRequest,
+    OffsetForLeaderEpochResponse,
+    OffsetForLeaderPartition,
+    OffsetForLeaderTopic,
+    OffsetForLeaderTopicResult,
 )
 from protocol.messages.produce import LeaderIdAndEpoch as ProduceLeaderIdAndEpoch
 from protocol.messages.produce import NodeEndpoint as ProduceNodeEndpoint
@@ -2831,6 +2854,186 @@ def test_describe_producers_v0_response_golden() -> None:
         b"\x00"  # body tagged fields: none
     )
     check_response(61, 0, body, expected)
+
+
+# --- DeleteRecords (21), OffsetForLeaderEpoch (23), DescribeLogDirs (35) ---------------------------------------
+
+
+def test_delete_records_v0_request_golden() -> None:
+    body = DeleteRecordsRequest(
+        topics=[DeleteRecordsTopic(name="t1", partitions=[DeleteRecordsPartition(partition_index=0, offset=5)])],
+        timeout_ms=5000,
+    )
+    expected = (
+        b"\x00\x15"  # request_api_key = 21 (DeleteRecords)
+        b"\x00\x00"  # request_api_version = 0
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00\x00\x00\x01"  # topics: array of 1
+        b"\x00\x02t1"  # [0].name = "t1"
+        b"\x00\x00\x00\x01"  # [0].partitions: array of 1
+        b"\x00\x00\x00\x00"  # .partition_index = 0
+        b"\x00\x00\x00\x00\x00\x00\x00\x05"  # .offset = 5
+        b"\x00\x00\x13\x88"  # timeout_ms = 5000
+    )
+    check_request(header(21, 0), body, expected)
+
+
+def test_delete_records_v2_response_golden() -> None:
+    """A moved log start (low watermark 5) and an offset past the high watermark (OFFSET_OUT_OF_RANGE, -1)."""
+    body = DeleteRecordsResponse(
+        throttle_time_ms=0,
+        topics=[
+            DeleteRecordsTopicResult(
+                name="t1",
+                partitions=[
+                    DeleteRecordsPartitionResult(partition_index=0, low_watermark=5, error_code=0),
+                    DeleteRecordsPartitionResult(partition_index=1, low_watermark=-1, error_code=1),
+                ],
+            )
+        ],
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x02"  # topics: compact array of 1
+        b"\x03t1"  # [0].name = "t1"
+        b"\x03"  # [0].partitions: compact array of 2
+        b"\x00\x00\x00\x00"  # .partitions[0].partition_index = 0
+        b"\x00\x00\x00\x00\x00\x00\x00\x05"  # .partitions[0].low_watermark = 5
+        b"\x00\x00"  # .partitions[0].error_code = 0
+        b"\x00"  # .partitions[0] tagged fields: none
+        b"\x00\x00\x00\x01"  # .partitions[1].partition_index = 1
+        b"\xff\xff\xff\xff\xff\xff\xff\xff"  # .partitions[1].low_watermark = -1
+        b"\x00\x01"  # .partitions[1].error_code = 1 (OFFSET_OUT_OF_RANGE)
+        b"\x00"  # .partitions[1] tagged fields: none
+        b"\x00"  # [0] tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(21, 2, body, expected)
+
+
+def test_offset_for_leader_epoch_v3_request_golden() -> None:
+    body = OffsetForLeaderEpochRequest(
+        replica_id=-1,
+        topics=[
+            OffsetForLeaderTopic(
+                topic="t1", partitions=[OffsetForLeaderPartition(partition=0, current_leader_epoch=2, leader_epoch=1)]
+            )
+        ],
+    )
+    expected = (
+        b"\x00\x17"  # request_api_key = 23 (OffsetForLeaderEpoch)
+        b"\x00\x03"  # request_api_version = 3 (adds replica_id; flexible from v4)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\xff\xff\xff\xff"  # replica_id = -1 (a consumer)
+        b"\x00\x00\x00\x01"  # topics: array of 1
+        b"\x00\x02t1"  # [0].topic = "t1"
+        b"\x00\x00\x00\x01"  # [0].partitions: array of 1
+        b"\x00\x00\x00\x00"  # .partition = 0
+        b"\x00\x00\x00\x02"  # .current_leader_epoch = 2
+        b"\x00\x00\x00\x01"  # .leader_epoch = 1
+    )
+    check_request(header(23, 3), body, expected)
+
+
+def test_offset_for_leader_epoch_v4_response_golden() -> None:
+    """An end offset found in the epoch cache and a fenced request (epoch and offset -1)."""
+    body = OffsetForLeaderEpochResponse(
+        throttle_time_ms=0,
+        topics=[
+            OffsetForLeaderTopicResult(
+                topic="t1",
+                partitions=[
+                    EpochEndOffset(error_code=0, partition=0, leader_epoch=1, end_offset=42),
+                    EpochEndOffset(error_code=74, partition=1, leader_epoch=-1, end_offset=-1),
+                ],
+            )
+        ],
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x02"  # topics: compact array of 1
+        b"\x03t1"  # [0].topic = "t1"
+        b"\x03"  # [0].partitions: compact array of 2
+        b"\x00\x00"  # .partitions[0].error_code = 0
+        b"\x00\x00\x00\x00"  # .partitions[0].partition = 0
+        b"\x00\x00\x00\x01"  # .partitions[0].leader_epoch = 1
+        b"\x00\x00\x00\x00\x00\x00\x00\x2a"  # .partitions[0].end_offset = 42
+        b"\x00"  # .partitions[0] tagged fields: none
+        b"\x00\x4a"  # .partitions[1].error_code = 74 (FENCED_LEADER_EPOCH)
+        b"\x00\x00\x00\x01"  # .partitions[1].partition = 1
+        b"\xff\xff\xff\xff"  # .partitions[1].leader_epoch = -1
+        b"\xff\xff\xff\xff\xff\xff\xff\xff"  # .partitions[1].end_offset = -1
+        b"\x00"  # .partitions[1] tagged fields: none
+        b"\x00"  # [0] tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(23, 4, body, expected)
+
+
+def test_describe_log_dirs_v1_request_golden() -> None:
+    """A null topic list asks for every partition."""
+    expected = (
+        b"\x00\x23"  # request_api_key = 35 (DescribeLogDirs)
+        b"\x00\x01"  # request_api_version = 1
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\xff\xff\xff\xff"  # topics = null
+    )
+    check_request(header(35, 1), DescribeLogDirsRequest(topics=None), expected)
+
+
+def test_describe_log_dirs_v4_response_golden() -> None:
+    body = DescribeLogDirsResponse(
+        throttle_time_ms=0,
+        error_code=0,
+        results=[
+            DescribeLogDirsResult(
+                error_code=0,
+                log_dir="/d",
+                topics=[
+                    DescribeLogDirsTopic(
+                        name="t1",
+                        partitions=[
+                            DescribeLogDirsPartition(
+                                partition_index=0, partition_size=100, offset_lag=0, is_future_key=False
+                            )
+                        ],
+                    )
+                ],
+                total_bytes=1000,
+                usable_bytes=500,
+            )
+        ],
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x00\x00"  # error_code = 0 (v3+)
+        b"\x02"  # results: compact array of 1
+        b"\x00\x00"  # [0].error_code = 0
+        b"\x03/d"  # [0].log_dir = "/d"
+        b"\x02"  # [0].topics: compact array of 1
+        b"\x03t1"  # .topics[0].name = "t1"
+        b"\x02"  # .topics[0].partitions: compact array of 1
+        b"\x00\x00\x00\x00"  # ..partition_index = 0
+        b"\x00\x00\x00\x00\x00\x00\x00\x64"  # ..partition_size = 100
+        b"\x00\x00\x00\x00\x00\x00\x00\x00"  # ..offset_lag = 0
+        b"\x00"  # ..is_future_key = false
+        b"\x00"  # ..partition tagged fields: none
+        b"\x00"  # .topics[0] tagged fields: none
+        b"\x00\x00\x00\x00\x00\x00\x03\xe8"  # [0].total_bytes = 1000 (v4+)
+        b"\x00\x00\x00\x00\x00\x00\x01\xf4"  # [0].usable_bytes = 500 (v4+)
+        b"\x00"  # [0] tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(35, 4, body, expected)
 
 
 # --- DescribeTransactions (65) -------------------------------------------------------------------------------

@@ -80,7 +80,9 @@ def test_offsets_patched_without_touching_the_crc(tmp_path: Path) -> None:
     log.append(make_batch(5), now_ms=0)
     log.append(original, now_ms=0)
     stored = log.read(5, 10_000)
-    assert stored[8:] == original[8:]  # only baseOffset differs; the CRC still verifies
+    # Only baseOffset and the partitionLeaderEpoch (outside the CRC, stamped by the leader) differ: the CRC verifies.
+    assert stored[8:12] == original[8:12] and stored[16:] == original[16:]
+    assert stored[12:16] == (0).to_bytes(4, "big") and original[12:16] == b"\xff\xff\xff\xff"
     assert peek_batch_header(stored).base_offset == 5
     decode_batch(stored)
 
@@ -186,14 +188,14 @@ def test_iter_batches_from(tmp_path: Path) -> None:
 def test_offset_for_timestamp(tmp_path: Path) -> None:
     log = open_log(tmp_path)
     fill(log, 30)  # batch i: offsets 3i..3i+2, timestamps 1000+10i .. +2
-    assert log.offset_for_timestamp(0) == (0, 1_000, -1)
-    assert log.offset_for_timestamp(1_000) == (0, 1_000, -1)
-    assert log.offset_for_timestamp(1_001) == (1, 1_001, -1)
-    assert log.offset_for_timestamp(1_003) == (3, 1_010, -1)
+    assert log.offset_for_timestamp(0) == (0, 1_000, 0)
+    assert log.offset_for_timestamp(1_000) == (0, 1_000, 0)
+    assert log.offset_for_timestamp(1_001) == (1, 1_001, 0)
+    assert log.offset_for_timestamp(1_003) == (3, 1_010, 0)
     found = log.offset_for_timestamp(1_172)
     assert found is not None and (found.offset, found.timestamp) == (3 * 17 + 2, 1_172)
     assert log.offset_for_timestamp(1_293) is None
-    assert log.max_timestamp_offset() == (89, 1_292, -1)
+    assert log.max_timestamp_offset() == (89, 1_292, 0)
     with pytest.raises(ValueError, match=">= 0"):
         log.offset_for_timestamp(-1)
 
@@ -202,15 +204,15 @@ def test_offset_for_timestamp_out_of_order_timestamps(tmp_path: Path) -> None:
     log = open_log(tmp_path, LogConfig(index_interval_bytes=0))
     for ts in (5_000, 1_000, 3_000, 9_000, 2_000):
         log.append(make_batch(1, timestamp=ts), now_ms=0)
-    assert log.offset_for_timestamp(2_500) == (0, 5_000, -1)
-    assert log.offset_for_timestamp(6_000) == (3, 9_000, -1)
-    assert log.max_timestamp_offset() == (3, 9_000, -1)
+    assert log.offset_for_timestamp(2_500) == (0, 5_000, 0)
+    assert log.offset_for_timestamp(6_000) == (3, 9_000, 0)
+    assert log.max_timestamp_offset() == (3, 9_000, 0)
 
 
 def test_offset_for_timestamp_compressed(tmp_path: Path) -> None:
     log = open_log(tmp_path)
     log.append(make_batch(5, timestamp=100, compression=Compression.ZSTD), now_ms=0)
-    assert log.offset_for_timestamp(102) == (2, 102, -1)
+    assert log.offset_for_timestamp(102) == (2, 102, 0)
 
 
 def test_log_append_time(tmp_path: Path) -> None:
@@ -220,7 +222,7 @@ def test_log_append_time(tmp_path: Path) -> None:
     batch = decode_all(log.read(0, 10_000))[0]  # decode_all verifies the recomputed CRC
     assert batch.timestamp_type is TimestampType.LOG_APPEND_TIME
     assert batch.max_timestamp == 777
-    assert log.offset_for_timestamp(700) == (0, 777, -1)
+    assert log.offset_for_timestamp(700) == (0, 777, 0)
 
 
 def test_create_time_max_timestamp_is_recomputed(tmp_path: Path) -> None:
@@ -233,9 +235,12 @@ def test_create_time_max_timestamp_is_recomputed(tmp_path: Path) -> None:
 
 def test_leader_epoch_is_stamped(tmp_path: Path) -> None:
     log = open_log(tmp_path)
+    log.append(make_batch(2), now_ms=0)
     log.append(make_batch(2), now_ms=0, leader_epoch=7)
     log.append(make_batch(2), now_ms=0)
-    assert [b.partition_leader_epoch for b in decode_all(log.read(0, 10_000))] == [7, -1]
+    # by default the partition's current epoch; a newer one becomes current from its first batch on
+    assert [b.partition_leader_epoch for b in decode_all(log.read(0, 10_000))] == [0, 7, 7]
+    assert [(e.epoch, e.start_offset) for e in log.epoch_entries()] == [(0, 0), (7, 2)]
 
 
 # --- validation -----------------------------------------------------------------------------------------------

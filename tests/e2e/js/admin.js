@@ -18,6 +18,13 @@ async function main() {
           low: Number(p.low),
           high: Number(p.high),
         })),
+      // DeleteRecords: every record of the partition below `offset` (-1: the high watermark) goes
+      // (kafkajs looks the partition's leader up in metadata it must have loaded first)
+      deleteTopicRecords: async ({ topic, partition, offset }) => {
+        await admin.fetchTopicMetadata({ topics: [topic] })
+        await admin.deleteTopicRecords({ topic, partitions: [{ partition, offset: String(offset) }] })
+        return true
+      },
       // OffsetFetch: committed offset per partition (-1: none)
       fetchOffsets: async ({ group, topic }) => {
         const [result] = await admin.fetchOffsets({ groupId: group, topics: [topic] })
