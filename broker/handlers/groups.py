@@ -31,14 +31,11 @@ GROUP_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 <<
 
 
 #: Versions Kafka 4.4 defines that these handlers do not serve yet (issue #16): OffsetCommit/OffsetFetch v10 and
-#: TxnOffsetCommit v6 (topic ids), TxnOffsetCommit v5 (transaction version 2), DeleteGroups v3 (error messages),
-#: DescribeGroups v6 (GROUP_ID_NOT_FOUND).
+#: TxnOffsetCommit v6 (topic ids), TxnOffsetCommit v5 (transaction version 2).
 _CAPPED: dict[ApiKey, tuple[int, int]] = {
     ApiKey.OFFSET_COMMIT: (2, 9),
     ApiKey.OFFSET_FETCH: (1, 9),
     ApiKey.TXN_OFFSET_COMMIT: (0, 4),
-    ApiKey.DELETE_GROUPS: (0, 2),
-    ApiKey.DESCRIBE_GROUPS: (0, 5),
 }
 
 
@@ -76,7 +73,6 @@ class GroupHandlers:
         d.register(
             ApiKey.DESCRIBE_GROUPS,
             self._with_authorized_operations(self._bridge(coordinator.describe_groups)),
-            _CAPPED[ApiKey.DESCRIBE_GROUPS],
         )
         d.register(
             ApiKey.CONSUMER_GROUP_DESCRIBE,

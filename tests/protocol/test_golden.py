@@ -65,7 +65,7 @@ from protocol.messages.create_topics import (
     CreateTopicsRequest,
     CreateTopicsResponse,
 )
-from protocol.messages.delete_groups import DeleteGroupsRequest
+from protocol.messages.delete_groups import DeletableGroupResult, DeleteGroupsRequest, DeleteGroupsResponse
 from protocol.messages.delete_topics import DeleteTopicsRequest, DeleteTopicState
 from protocol.messages.describe_configs import DescribeConfigsRequest, DescribeConfigsResource
 from protocol.messages.describe_groups import (
@@ -1245,6 +1245,42 @@ def test_describe_groups_v5_response_golden() -> None:
     check_response(15, 5, body, expected)
 
 
+def test_describe_groups_v6_response_golden() -> None:
+    """v6 (KIP-1043) adds a nullable error message per group after the error code."""
+    body = DescribeGroupsResponse(
+        throttle_time_ms=0,
+        groups=[
+            DescribedGroup(
+                error_code=69,
+                error_message="no",
+                group_id="g1",
+                group_state="Dead",
+                protocol_type="",
+                protocol_data="",
+                members=[],
+                authorized_operations=-2147483648,
+            )
+        ],
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x02"  # groups: compact array of 1
+        b"\x00\x45"  # groups[0].error_code = 69 (GROUP_ID_NOT_FOUND)
+        b"\x03no"  # .error_message = "no" (v6+)
+        b"\x03g1"  # .group_id = "g1"
+        b"\x05Dead"  # .group_state = "Dead"
+        b"\x01"  # .protocol_type = ""
+        b"\x01"  # .protocol_data = ""
+        b"\x01"  # .members: compact array of 0
+        b"\x80\x00\x00\x00"  # .authorized_operations = INT32_MIN (not requested)
+        b"\x00"  # groups[0] tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(15, 6, body, expected)
+
+
 # --- ListGroups (16) -----------------------------------------------------------------------------------------
 
 
@@ -1318,6 +1354,33 @@ def test_delete_groups_v2_request_multi_byte_varints_golden() -> None:
         + payload  # the unknown tag's 128 raw bytes
     )
     check_request(header(42, 2), body, expected)
+
+
+def test_delete_groups_v3_response_golden() -> None:
+    """v3 adds a nullable error message per group result, after the error code."""
+    body = DeleteGroupsResponse(
+        throttle_time_ms=0,
+        results=[
+            DeletableGroupResult(group_id="g1", error_code=0, error_message=None),
+            DeletableGroupResult(group_id="g2", error_code=68, error_message="busy"),
+        ],
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x03"  # results: compact array of 2
+        b"\x03g1"  # results[0].group_id = "g1"
+        b"\x00\x00"  # results[0].error_code = 0
+        b"\x00"  # results[0].error_message = null (v3+)
+        b"\x00"  # results[0] tagged fields: none
+        b"\x03g2"  # results[1].group_id = "g2"
+        b"\x00\x44"  # results[1].error_code = 68 (NON_EMPTY_GROUP)
+        b"\x05busy"  # results[1].error_message = "busy"
+        b"\x00"  # results[1] tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(42, 3, body, expected)
 
 
 # --- OffsetDelete (47) ---------------------------------------------------------------------------------------

@@ -32,7 +32,6 @@ RANGES: dict[str, tuple[str, str, str]] = {
     "METADATA": ("0-12", "0-13", NEWEST),
     "OFFSET_COMMIT": ("0-9", "2-10", BOTH),
     "OFFSET_FETCH": ("0-9", "1-10", BOTH),
-    "DESCRIBE_GROUPS": ("0-5", "0-6", NEWEST),
     "API_VERSIONS": ("0-4", "0-5", NEWEST),
     "CREATE_TOPICS": ("0-7", "2-7", KIP_896),
     "DELETE_TOPICS": ("0-6", "1-6", KIP_896),
@@ -40,7 +39,6 @@ RANGES: dict[str, tuple[str, str, str]] = {
     "END_TXN": ("0-4", "0-5", TXN_V2),
     "TXN_OFFSET_COMMIT": ("0-4", "0-6", TXN_CLIENT_VERSIONS),
     "DESCRIBE_CONFIGS": ("0-4", "1-4", KIP_896),
-    "DELETE_GROUPS": ("0-2", "0-3", NEWEST),
     "LIST_TRANSACTIONS": (
         "0-1",
         "0-2",

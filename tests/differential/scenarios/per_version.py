@@ -409,7 +409,7 @@ async def _offset_fetch(f: Fixture, v: int) -> None:
 
 
 async def _describe_groups(f: Fixture, v: int) -> None:
-    for what, group in (("the group", f.group), ("an unknown group", f.s.name("nogroup"))):
+    for what, group in (("the group", f.group), ("an unknown group", f.s.name("nogroup")), ("empty group id", "")):
         body = DescribeGroupsRequest(groups=[group], include_authorized_operations=False)
         await f.call(ApiKey.DESCRIBE_GROUPS, v, body, what)
 
@@ -439,6 +439,7 @@ async def _delete_groups(f: Fixture, v: int) -> None:
         ("an empty group", simple),
         ("a live group", f.group),
         ("an unknown group", f.s.name("nogroup")),
+        ("empty group id", ""),
     ):
         await f.call(ApiKey.DELETE_GROUPS, v, DeleteGroupsRequest(groups_names=[group]), what)
 
