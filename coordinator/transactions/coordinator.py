@@ -164,7 +164,7 @@ class TransactionCoordinator(TimerDriven):
     def list_transactions(
         self, ctx: RequestContext, request: ListTransactionsRequest, now_ms: int
     ) -> ListTransactionsResponse:
-        """ListTransactions v0-1 (T68): the transactions of the partitions this coordinator has loaded."""
+        """ListTransactions (T68): the transactions of the partitions this coordinator has loaded."""
         self._time.advance(now_ms, ctx.wall_ms)
         return list_transactions(
             self._parts.cache,
@@ -172,6 +172,7 @@ class TransactionCoordinator(TimerDriven):
             request.producer_id_filters,
             request.duration_filter,
             self._time.wall_ms,
+            request.transactional_id_pattern,
         )
 
     def verify_partitions(

@@ -8,13 +8,15 @@ import pytest
 
 from broker.app import Broker
 from protocol.errors import ErrorCode
-from protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
 from protocol.messages.delete_groups import DeleteGroupsRequest
 from protocol.messages.describe_groups import DescribeGroupsRequest
+from protocol.messages.list_transactions import ListTransactionsRequest
 from protocol.messages.offset_commit import OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic
 from protocol.registry import ApiKey
 from tests.broker.group_wire import join_and_sync
 from tests.broker.wire import WireClient
+from tests.durability.offsets_client import create_topic
+from tests.support.txn_wire import TxnWire
 
 
 @pytest.fixture(autouse=True)
@@ -24,7 +26,7 @@ async def _offsets_loaded(broker: Broker) -> None:
 
 async def _simple_group(client: WireClient, group: str) -> None:
     """A group that exists only through a commit (Empty, deletable)."""
-    await broker_topic(client, "orders")
+    await create_topic(client, "orders", 1)
     commit = OffsetCommitRequest(
         group_id=group,
         generation_id_or_member_epoch=-1,
@@ -39,19 +41,11 @@ async def _simple_group(client: WireClient, group: str) -> None:
     assert response.topics[0].partitions[0].error_code == ErrorCode.NONE
 
 
-async def broker_topic(client: WireClient, name: str) -> None:
-    body = CreateTopicsRequest(
-        topics=[CreatableTopic(name=name, num_partitions=1, replication_factor=1)], timeout_ms=5000
-    )
-    response = await client.call(ApiKey.CREATE_TOPICS, 7, body)
-    assert response.topics[0].error_code in (ErrorCode.NONE, ErrorCode.TOPIC_ALREADY_EXISTS)
-
-
 async def test_describe_groups_v6_unknown_group_is_group_id_not_found(broker: Broker) -> None:
     """KIP-1043: v6 answers an unknown group GROUP_ID_NOT_FOUND with Kafka's message (v5: Dead, no error); a live
     group is described as in v5."""
     client = await WireClient.connect(broker.ports[0])
-    await broker_topic(client, "orders")
+    await create_topic(client, "orders", 1)
     await join_and_sync(client, "live")
     request = DescribeGroupsRequest(groups=["nobody", "live"])
     unknown, live = (await client.call(ApiKey.DESCRIBE_GROUPS, 6, request)).groups
@@ -80,4 +74,24 @@ async def test_delete_groups_v3_carries_a_null_message_per_group(broker: Broker)
         ("nobody", ErrorCode.GROUP_ID_NOT_FOUND, None),
         ("", ErrorCode.GROUP_ID_NOT_FOUND, None),
     ]
+    await client.close()
+
+
+async def test_list_transactions_v2_filters_by_an_re2j_pattern(broker: Broker) -> None:
+    """KIP-1152: v2's TransactionalIdPattern must match a whole id; RE2/J's refusal is INVALID_REGULAR_EXPRESSION;
+    v1 has no pattern and lists every id."""
+    client = await WireClient.connect(broker.ports[0])
+    for transactional_id in ("orders-1", "orders-2", "payments"):
+        assert await TxnWire(client, transactional_id, 60_000).init() == ErrorCode.NONE
+
+    async def listed(version: int, pattern: str | None) -> tuple[int, list[str]]:
+        request = ListTransactionsRequest(transactional_id_pattern=pattern)
+        response = await client.call(ApiKey.LIST_TRANSACTIONS, version, request)
+        return response.error_code, sorted(t.transactional_id for t in response.transaction_states)
+
+    assert await listed(2, "orders-.*") == (ErrorCode.NONE, ["orders-1", "orders-2"])
+    assert await listed(2, "orders") == (ErrorCode.NONE, [])
+    assert await listed(2, None) == (ErrorCode.NONE, ["orders-1", "orders-2", "payments"])
+    assert await listed(2, "orders-[") == (ErrorCode.INVALID_REGULAR_EXPRESSION, [])
+    assert await listed(1, None) == (ErrorCode.NONE, ["orders-1", "orders-2", "payments"])
     await client.close()

@@ -2952,6 +2952,26 @@ def test_list_transactions_v1_request_duration_filter_golden() -> None:
     check_request(header(66, 1), body, expected)
 
 
+def test_list_transactions_v2_request_id_pattern_golden() -> None:
+    """v2 (KIP-1152) appends a nullable transactional id pattern after the duration filter."""
+    body = ListTransactionsRequest(
+        state_filters=[], producer_id_filters=[], duration_filter=-1, transactional_id_pattern="tx-.*"
+    )
+    expected = (
+        b"\x00\x42"  # request_api_key = 66 (ListTransactions)
+        b"\x00\x02"  # request_api_version = 2
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x01"  # state_filters = [] (every state)
+        b"\x01"  # producer_id_filters = [] (every producer)
+        b"\xff\xff\xff\xff\xff\xff\xff\xff"  # duration_filter = -1 (off)
+        b"\x06tx-.*"  # transactional_id_pattern = "tx-.*" (compact string, v2+)
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(66, 2), body, expected)
+
+
 def test_list_transactions_v0_response_golden() -> None:
     body = ListTransactionsResponse(
         throttle_time_ms=0,

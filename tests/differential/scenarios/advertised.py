@@ -39,11 +39,6 @@ RANGES: dict[str, tuple[str, str, str]] = {
     "END_TXN": ("0-4", "0-5", TXN_V2),
     "TXN_OFFSET_COMMIT": ("0-4", "0-6", TXN_CLIENT_VERSIONS),
     "DESCRIBE_CONFIGS": ("0-4", "1-4", KIP_896),
-    "LIST_TRANSACTIONS": (
-        "0-1",
-        "0-2",
-        "v2's transactional id pattern (KIP-1152) comes with Kafka 4's schemas: issue #16.",
-    ),
     "SASL_HANDSHAKE": (MISSING, "0-1", SECURITY),
     "DELETE_RECORDS": (MISSING, "0-2", PARITY),
     "OFFSET_FOR_LEADER_EPOCH": (MISSING, "2-4", PARITY),

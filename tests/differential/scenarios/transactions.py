@@ -310,7 +310,8 @@ async def txn_end(s: Session) -> None:
 @scenario("#15 DescribeTransactions ListTransactions")
 async def txn_describe_and_list(s: Session) -> None:
     """DescribeTransactions and ListTransactions of transactions Empty, Ongoing (with partitions), CompleteCommit
-    and CompleteAbort, and of an unknown id; ListTransactions filtered by state and by producer id."""
+    and CompleteAbort, and of an unknown id; ListTransactions filtered by state, by producer id and (v2) by an id
+    pattern, valid or not."""
     t = Txns(s, await s.connect("txn-list"))
     topic = await _topic(s, t, "txn-list-t", 2)
     empty, ongoing, committed, aborted = (
@@ -337,6 +338,10 @@ async def txn_describe_and_list(s: Session) -> None:
     await t.list("list Ongoing", state_filters=["Ongoing"])
     await t.list("list CompleteCommit and an unknown state", state_filters=["CompleteCommit", "Nonsense"])
     await t.list("list by producer id", producer_id_filters=[pid])
+    await t.list("v2 list by id pattern", 2, transactional_id_pattern=f"txn-list-[a-c]-.*{s.token}.*")
+    await t.list("v2 list by a pattern matching part of the ids", 2, transactional_id_pattern="txn-list")
+    await t.list("v2 list with an empty pattern", 2, transactional_id_pattern="", state_filters=["Ongoing"])
+    await t.list("v2 list by an invalid pattern", 2, transactional_id_pattern="txn-list-[")
     await t.end(ongoing, pid, epoch, False, "abort the Ongoing one")
 
 
