@@ -31,6 +31,7 @@ from broker.fetch_purgatory import FetchPurgatory
 from broker.group_topics import LogTopicCatalog
 from broker.handlers.cluster import ClusterHandlers
 from broker.handlers.groups import GroupHandlers
+from broker.handlers.offsets_by_id import TopicIds
 from broker.handlers.records import RecordHandlers
 from broker.handlers.transactions import TransactionHandlers
 from broker.idle_connections import IdleConnections
@@ -145,9 +146,9 @@ class Broker:
             verification=config["transaction.partition.verification.enable"],
         )
         self.records.verifier = self.transactions.verify_produce
-        GroupHandlers(self.coordinator, self.cluster, clock, self.rearm_timers, self._coordinator_topics()).register(
-            self.dispatcher
-        )
+        GroupHandlers(
+            self.coordinator, self.cluster, clock, self.rearm_timers, self._coordinator_topics(), TopicIds(self.logs)
+        ).register(self.dispatcher)
         TransactionHandlers(self.transactions.coordinator, clock, self.rearm_timers).register(self.dispatcher)
         self.maintenance = Maintenance(
             self.logs, clock, config["log.retention.check.interval.ms"], config["log.flush.interval.ms"]

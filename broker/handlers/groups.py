@@ -11,6 +11,7 @@ from broker.cluster import ClusterView
 from broker.context import RequestContext
 from broker.dispatch import Dispatcher
 from broker.handlers.bridge import CoordinatorMethod, Handler, bridge
+from broker.handlers.offsets_by_id import TopicIds, offset_commit_by_id, offset_fetch_by_id, txn_offset_commit_by_id
 from coordinator.coordinator import GroupCoordinator
 from coordinator.routing import CoordinatorTopic, find_coordinator
 from protocol.errors import ErrorCode
@@ -30,12 +31,15 @@ DescribeResponse = DescribeGroupsResponse | ConsumerGroupDescribeResponse
 GROUP_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11)
 
 
-#: Versions Kafka 4.4 defines that these handlers do not serve yet (issue #16): OffsetCommit/OffsetFetch v10 and
-#: TxnOffsetCommit v6 (topic ids), TxnOffsetCommit v5 (transaction version 2).
+#: Versions Kafka 4.4 defines that these handlers do not serve yet (issue #16): TxnOffsetCommit v5-6.
 _CAPPED: dict[ApiKey, tuple[int, int]] = {
-    ApiKey.OFFSET_COMMIT: (2, 9),
-    ApiKey.OFFSET_FETCH: (1, 9),
     ApiKey.TXN_OFFSET_COMMIT: (0, 4),
+}
+#: The offset APIs whose newest versions name topics by id, resolved at this edge (`offsets_by_id`).
+_BY_TOPIC_ID = {
+    ApiKey.OFFSET_COMMIT: offset_commit_by_id,
+    ApiKey.OFFSET_FETCH: offset_fetch_by_id,
+    ApiKey.TXN_OFFSET_COMMIT: txn_offset_commit_by_id,
 }
 
 
@@ -47,12 +51,14 @@ class GroupHandlers:
         clock: BrokerClock,
         rearm: Callable[[], None],
         coordinator_topics: Mapping[int, CoordinatorTopic],
+        topic_ids: TopicIds,
     ) -> None:
         self._coordinator = coordinator
         self._cluster = cluster
         self._clock = clock
         self._rearm = rearm
         self._coordinator_topics = coordinator_topics
+        self._topic_ids = topic_ids
 
     def register(self, d: Dispatcher) -> None:
         d.register(ApiKey.FIND_COORDINATOR, self.find_coordinator)
@@ -69,7 +75,11 @@ class GroupHandlers:
             (ApiKey.OFFSET_DELETE, coordinator.offset_delete),
             (ApiKey.TXN_OFFSET_COMMIT, coordinator.txn_offset_commit),
         ):
-            d.register(api_key, self._bridge(method), _CAPPED.get(api_key))
+            handler = self._bridge(method)
+            by_id = _BY_TOPIC_ID.get(api_key)
+            if by_id is not None:
+                handler = by_id(handler, self._topic_ids)
+            d.register(api_key, handler, _CAPPED.get(api_key))
         d.register(
             ApiKey.DESCRIBE_GROUPS,
             self._with_authorized_operations(self._bridge(coordinator.describe_groups)),

@@ -1030,6 +1030,71 @@ def test_offset_commit_v8_response_golden() -> None:
     check_response(8, 8, body, expected)
 
 
+def test_offset_commit_v10_request_and_response_by_topic_id_golden() -> None:
+    """v10 (KIP-848) names topics by a 16-byte id in place of the name, in the request and the response."""
+    topic_id = uuid.UUID(bytes=bytes(range(1, 17)))
+    body = OffsetCommitRequest(
+        group_id="g1",
+        generation_id_or_member_epoch=5,
+        member_id="m1",
+        group_instance_id=None,
+        topics=[
+            OffsetCommitRequestTopic(
+                topic_id=topic_id,
+                partitions=[
+                    OffsetCommitRequestPartition(
+                        partition_index=0, committed_offset=100, committed_leader_epoch=3, committed_metadata=""
+                    )
+                ],
+            )
+        ],
+    )
+    expected = (
+        b"\x00\x08"  # request_api_key = 8 (OffsetCommit)
+        b"\x00\x0a"  # request_api_version = 10 (flexible)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x03g1"  # group_id = "g1"
+        b"\x00\x00\x00\x05"  # generation_id_or_member_epoch = 5
+        b"\x03m1"  # member_id = "m1"
+        b"\x00"  # group_instance_id = null
+        b"\x02"  # topics: compact array of 1
+        b"\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10"  # topics[0].topic_id (v10+; no name)
+        b"\x02"  # topics[0].partitions: compact array of 1
+        b"\x00\x00\x00\x00"  # .partition_index = 0
+        b"\x00\x00\x00\x00\x00\x00\x00\x64"  # .committed_offset = 100
+        b"\x00\x00\x00\x03"  # .committed_leader_epoch = 3
+        b"\x01"  # .committed_metadata = "" (compact: 0+1)
+        b"\x00"  # partition tagged fields: none
+        b"\x00"  # topic tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(8, 10), body, expected)
+    response = OffsetCommitResponse(
+        throttle_time_ms=0,
+        topics=[
+            OffsetCommitResponseTopic(
+                topic_id=topic_id, partitions=[OffsetCommitResponsePartition(partition_index=0, error_code=100)]
+            )
+        ],
+    )
+    answer = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x02"  # topics: compact array of 1
+        b"\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10"  # topics[0].topic_id (v10+; no name)
+        b"\x02"  # topics[0].partitions: compact array of 1
+        b"\x00\x00\x00\x00"  # .partition_index = 0
+        b"\x00\x64"  # .error_code = 100 (UNKNOWN_b"\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10")
+        b"\x00"  # partition tagged fields: none
+        b"\x00"  # topic tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(8, 10, response, answer)
+
+
 # --- OffsetFetch (9) -----------------------------------------------------------------------------------------
 
 
@@ -1097,6 +1162,40 @@ def test_offset_fetch_v9_request_golden() -> None:
         b"\x00"  # body tagged fields: none
     )
     check_request(header(9, 9), body, expected)
+
+
+def test_offset_fetch_v10_request_by_topic_id_golden() -> None:
+    """v10 (KIP-848) names each group's topics by id in place of the name."""
+    body = OffsetFetchRequest(
+        groups=[
+            OffsetFetchRequestGroup(
+                group_id="g1",
+                member_id="m1",
+                member_epoch=3,
+                topics=[OffsetFetchRequestTopics(topic_id=uuid.UUID(bytes=bytes(range(1, 17))), partition_indexes=[0])],
+            )
+        ],
+        require_stable=True,
+    )
+    expected = (
+        b"\x00\x09"  # request_api_key = 9 (OffsetFetch)
+        b"\x00\x0a"  # request_api_version = 10 (flexible)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x02"  # groups: compact array of 1
+        b"\x03g1"  # groups[0].group_id = "g1"
+        b"\x03m1"  # groups[0].member_id = "m1"
+        b"\x00\x00\x00\x03"  # groups[0].member_epoch = 3
+        b"\x02"  # groups[0].topics: compact array of 1
+        b"\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10"  # .topic_id (v10+; no name)
+        b"\x02\x00\x00\x00\x00"  # .partition_indexes = [0]
+        b"\x00"  # topic tagged fields: none
+        b"\x00"  # group tagged fields: none
+        b"\x01"  # require_stable = true
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(9, 10), body, expected)
 
 
 def test_offset_fetch_v1_response_golden() -> None:

@@ -30,8 +30,6 @@ RANGES: dict[str, tuple[str, str, str]] = {
     "FETCH": ("4-16", "4-18", NEWEST),
     "LIST_OFFSETS": ("0-8", "1-11", BOTH),
     "METADATA": ("0-12", "0-13", NEWEST),
-    "OFFSET_COMMIT": ("0-9", "2-10", BOTH),
-    "OFFSET_FETCH": ("0-9", "1-10", BOTH),
     "API_VERSIONS": ("0-4", "0-5", NEWEST),
     "CREATE_TOPICS": ("0-7", "2-7", KIP_896),
     "DELETE_TOPICS": ("0-6", "1-6", KIP_896),
