@@ -146,8 +146,15 @@ class Broker:
             verification=config["transaction.partition.verification.enable"],
         )
         self.records.verifier = self.transactions.verify_produce
+        self.records.adder = self.transactions.add_for_produce
         GroupHandlers(
-            self.coordinator, self.cluster, clock, self.rearm_timers, self._coordinator_topics(), TopicIds(self.logs)
+            self.coordinator,
+            self.cluster,
+            clock,
+            self.rearm_timers,
+            self._coordinator_topics(),
+            TopicIds(self.logs),
+            self.transactions.add_for_offsets,
         ).register(self.dispatcher)
         TransactionHandlers(self.transactions.coordinator, clock, self.rearm_timers).register(self.dispatcher)
         self.maintenance = Maintenance(

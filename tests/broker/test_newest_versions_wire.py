@@ -1,22 +1,33 @@
-"""The newest versions of the group and transaction admin APIs over the wire (issue #16): what each new version
-changed, errors included. The data plane's new versions (Produce v12-13) are in test_produce_newest_wire.py; the
-offset APIs by topic id in test_offsets_by_topic_id_wire.py."""
+"""The newest versions of the group and transaction APIs over the wire (issue #16): what each new version changed,
+errors included: DescribeGroups v6, DeleteGroups v3, ListTransactions v2, TxnOffsetCommit v4-v6. The data plane's
+new versions (Produce v11-13) are in test_produce_newest_wire.py; OffsetCommit/OffsetFetch v10 in
+test_offsets_by_topic_id_wire.py."""
 
 from __future__ import annotations
+
+import uuid
+from typing import Any
 
 import pytest
 
 from broker.app import Broker
 from protocol.errors import ErrorCode
+from protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
 from protocol.messages.delete_groups import DeleteGroupsRequest
 from protocol.messages.describe_groups import DescribeGroupsRequest
 from protocol.messages.list_transactions import ListTransactionsRequest
 from protocol.messages.offset_commit import OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic
+from protocol.messages.txn_offset_commit import (
+    TxnOffsetCommitRequest,
+    TxnOffsetCommitRequestPartition,
+    TxnOffsetCommitRequestTopic,
+)
 from protocol.registry import ApiKey
 from tests.broker.group_wire import join_and_sync
 from tests.broker.wire import WireClient
 from tests.durability.offsets_client import create_topic
-from tests.support.txn_wire import TxnWire
+from tests.support.broker_process import wait_until_awaited
+from tests.support.txn_wire import TxnWire, describe, offsets
 
 
 @pytest.fixture(autouse=True)
@@ -94,4 +105,64 @@ async def test_list_transactions_v2_filters_by_an_re2j_pattern(broker: Broker) -
     assert await listed(2, None) == (ErrorCode.NONE, ["orders-1", "orders-2", "payments"])
     assert await listed(2, "orders-[") == (ErrorCode.INVALID_REGULAR_EXPRESSION, [])
     assert await listed(1, None) == (ErrorCode.NONE, ["orders-1", "orders-2", "payments"])
+    await client.close()
+
+
+def _txn_commit(producer: TxnWire, group: str, topic: str = "orders", topic_id: uuid.UUID | None = None) -> Any:
+    partition = TxnOffsetCommitRequestPartition(partition_index=0, committed_offset=5, committed_metadata="m")
+    return TxnOffsetCommitRequest(
+        transactional_id=producer.transactional_id,
+        group_id=group,
+        producer_id=producer.producer_id,
+        producer_epoch=producer.epoch,
+        topics=[TxnOffsetCommitRequestTopic(name=topic, topic_id=topic_id or uuid.UUID(int=0), partitions=[partition])],
+    )
+
+
+def _errors(response: Any) -> list[tuple[str, uuid.UUID, int]]:
+    return [(t.name, t.topic_id, p.error_code) for t in response.topics for p in t.partitions]
+
+
+@pytest.mark.parametrize(
+    ("version", "expected"), [(3, ErrorCode.INVALID_TXN_STATE), (4, ErrorCode.TRANSACTION_ABORTABLE)]
+)
+async def test_txn_offset_commit_before_add_offsets_is_refused_up_to_v4(
+    broker: Broker, version: int, expected: ErrorCode
+) -> None:
+    """KIP-890 part 1: a TxnOffsetCommit whose group partition was never added is refused; v4 knows the generic
+    TRANSACTION_ABORTABLE (Kafka maps it to INVALID_TXN_STATE only before)."""
+    client = await WireClient.connect(broker.ports[0])
+    await create_topic(client, "orders", 1)
+    producer = TxnWire(client, "txn-offsets", 60_000)
+    assert await producer.init() == ErrorCode.NONE
+    response = await client.call(ApiKey.TXN_OFFSET_COMMIT, version, _txn_commit(producer, "g"))
+    assert _errors(response) == [("orders", uuid.UUID(int=0), expected)]
+    await client.close()
+
+
+async def test_txn_offset_commit_v5_adds_the_group_partition_and_v6_names_topics_by_id(broker: Broker) -> None:
+    """KIP-890 part 2: v5 adds the group's `__consumer_offsets` partition to the transaction itself (no
+    AddOffsetsToTxn); v6 names topics by id, an unknown id UNKNOWN_TOPIC_ID; the commit makes the offset visible."""
+    client = await WireClient.connect(broker.ports[0])
+    body = CreateTopicsRequest(topics=[CreatableTopic(name="orders", num_partitions=1, replication_factor=1)])
+    orders = (await client.call(ApiKey.CREATE_TOPICS, 7, body)).topics[0].topic_id
+    producer = TxnWire(client, "txn-offsets", 60_000)
+    assert await producer.init() == ErrorCode.NONE
+    added = await client.call(ApiKey.TXN_OFFSET_COMMIT, 5, _txn_commit(producer, "g"))
+    assert _errors(added) == [("orders", uuid.UUID(int=0), ErrorCode.NONE)]
+    state = await describe(client, "txn-offsets")
+    assert state.state == "Ongoing" and {topic for topic, _ in state.partitions} == {"__consumer_offsets"}
+    ghost = uuid.UUID("0f0f0f0f-0000-4000-8000-000000000003")
+    by_id = await client.call(ApiKey.TXN_OFFSET_COMMIT, 6, _txn_commit(producer, "g", "", orders))
+    unknown = await client.call(ApiKey.TXN_OFFSET_COMMIT, 6, _txn_commit(producer, "g", "", ghost))
+    assert (_errors(by_id), _errors(unknown)) == (
+        [("", orders, ErrorCode.NONE)],
+        [("", ghost, ErrorCode.UNKNOWN_TOPIC_ID)],
+    )
+    assert await producer.end(commit=True) == ErrorCode.NONE
+
+    async def stable() -> bool:
+        return await offsets(client, "g", "orders", [0], require_stable=True) == {0: (5, ErrorCode.NONE)}
+
+    await wait_until_awaited(stable, what="the committed offset, once the marker is written")
     await client.close()

@@ -308,7 +308,7 @@ async def test_api_versions_advertises_the_transaction_apis_up_to_transaction_ve
     assert advertised[ApiKey.ADD_PARTITIONS_TO_TXN] == (0, 4)
     assert advertised[ApiKey.ADD_OFFSETS_TO_TXN] == (0, 4)
     assert advertised[ApiKey.END_TXN] == (0, 4)
-    assert advertised[ApiKey.TXN_OFFSET_COMMIT] == (0, 4)
+    assert advertised[ApiKey.TXN_OFFSET_COMMIT] == (0, 6)
     assert advertised[ApiKey.DESCRIBE_TRANSACTIONS] == (0, 0)
     assert advertised[ApiKey.LIST_TRANSACTIONS] == (0, 2)
     assert ApiKey.WRITE_TXN_MARKERS not in advertised

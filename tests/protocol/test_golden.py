@@ -1694,6 +1694,74 @@ def test_produce_v9_request_golden() -> None:
     check_request(header(0, 9), body, expected)
 
 
+def test_produce_v13_request_and_response_by_topic_id_golden() -> None:
+    """v13 (KIP-516) names each topic by a 16-byte id in place of the name, in the request and the response."""
+    topic_id = uuid.UUID(bytes=bytes(range(1, 17)))
+    body = ProduceRequest(
+        transactional_id=None,
+        acks=-1,
+        timeout_ms=1000,
+        topic_data=[TopicProduceData(topic_id=topic_id, partition_data=[PartitionProduceData(index=1, records=None)])],
+    )
+    expected = (
+        b"\x00\x00"  # request_api_key = 0 (Produce)
+        b"\x00\x0d"  # request_api_version = 13 (flexible)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x00"  # transactional_id = null
+        b"\xff\xff"  # acks = -1
+        b"\x00\x00\x03\xe8"  # timeout_ms = 1000
+        b"\x02"  # topic_data: compact array of 1
+        b"\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10"  # topic_data[0].topic_id (v13+; no name)
+        b"\x02"  # topic_data[0].partition_data: compact array of 1
+        b"\x00\x00\x00\x01"  # .index = 1
+        b"\x00"  # .records = null (compact nullable records)
+        b"\x00"  # partition tagged fields: none
+        b"\x00"  # topic tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(0, 13), body, expected)
+    response = ProduceResponse(
+        responses=[
+            TopicProduceResponse(
+                topic_id=topic_id,
+                partition_responses=[
+                    PartitionProduceResponse(
+                        index=1,
+                        error_code=100,
+                        base_offset=-1,
+                        log_append_time_ms=-1,
+                        log_start_offset=-1,
+                        record_errors=[],
+                        error_message=None,
+                    )
+                ],
+            )
+        ],
+        throttle_time_ms=0,
+    )
+    answer = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x02"  # responses: compact array of 1
+        b"\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10"  # responses[0].topic_id (v13+; no name)
+        b"\x02"  # responses[0].partition_responses: compact array of 1
+        b"\x00\x00\x00\x01"  # .index = 1
+        b"\x00\x64"  # .error_code = 100 (UNKNOWN_b"\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10")
+        b"\xff\xff\xff\xff\xff\xff\xff\xff"  # .base_offset = -1
+        b"\xff\xff\xff\xff\xff\xff\xff\xff"  # .log_append_time_ms = -1
+        b"\xff\xff\xff\xff\xff\xff\xff\xff"  # .log_start_offset = -1
+        b"\x01"  # .record_errors: compact array of 0
+        b"\x00"  # .error_message = null
+        b"\x00"  # partition tagged fields: none (current_leader at its default is not sent)
+        b"\x00"  # topic tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(0, 13, response, answer)
+
+
 def test_produce_v10_response_known_tagged_fields_golden() -> None:
     """KIP-951: CurrentLeader (tag 0 of a partition) and NodeEndpoints (tag 0 of the body) are tagged fields."""
     body = ProduceResponse(
@@ -2794,6 +2862,54 @@ def test_txn_offset_commit_v4_request_without_member_golden() -> None:
         b"\x00"  # body tagged fields: none
     )
     check_request(header(28, 4), body, expected)
+
+
+def test_txn_offset_commit_v6_request_by_topic_id_golden() -> None:
+    """v6 (KIP-1319) names topics by id in place of the name; v5 is v4's layout (KIP-890)."""
+    body = TxnOffsetCommitRequest(
+        transactional_id="tx",
+        group_id="g1",
+        producer_id=4096,
+        producer_epoch=3,
+        generation_id_or_member_epoch=-1,
+        member_id="",
+        group_instance_id=None,
+        topics=[
+            TxnOffsetCommitRequestTopic(
+                topic_id=uuid.UUID(bytes=bytes(range(1, 17))),
+                partitions=[
+                    TxnOffsetCommitRequestPartition(
+                        partition_index=0, committed_offset=5, committed_leader_epoch=-1, committed_metadata=None
+                    )
+                ],
+            )
+        ],
+    )
+    expected = (
+        b"\x00\x1c"  # request_api_key = 28 (TxnOffsetCommit)
+        b"\x00\x06"  # request_api_version = 6 (flexible)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x03tx"  # transactional_id = "tx"
+        b"\x03g1"  # group_id = "g1"
+        b"\x00\x00\x00\x00\x00\x00\x10\x00"  # producer_id = 4096
+        b"\x00\x03"  # producer_epoch = 3
+        b"\xff\xff\xff\xff"  # generation_id_or_member_epoch = -1
+        b"\x01"  # member_id = ""
+        b"\x00"  # group_instance_id = null
+        b"\x02"  # topics: compact array of 1
+        b"\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10"  # topics[0].topic_id (v6+; no name)
+        b"\x02"  # topics[0].partitions: compact array of 1
+        b"\x00\x00\x00\x00"  # .partition_index = 0
+        b"\x00\x00\x00\x00\x00\x00\x00\x05"  # .committed_offset = 5
+        b"\xff\xff\xff\xff"  # .committed_leader_epoch = -1
+        b"\x00"  # .committed_metadata = null
+        b"\x00"  # partition tagged fields: none
+        b"\x00"  # topic tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(28, 6), body, expected)
 
 
 def test_txn_offset_commit_v0_response_golden() -> None:

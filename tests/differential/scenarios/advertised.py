@@ -14,10 +14,6 @@ TXN_V2 = (
     "The newest version is transaction version 2's (the `transaction.version` feature is not advertised, so clients"
     " run version 0/1)."
 )
-TXN_CLIENT_VERSIONS = (
-    "v5 is transaction version 2 (the `transaction.version` feature is not advertised, so clients stay on v0-4); "
-    "v6 names topics by id."
-)
 SECURITY = "Security (SASL, ACLs, tokens, SCRAM): issue #17."
 SHARE = "Share groups (KIP-932) are not planned."
 STREAMS = "Streams groups (KIP-1071) are not planned."
@@ -26,7 +22,11 @@ CLUSTER = "Multi-node, quota and KRaft controller administration are not planned
 #: API name -> (group-broker's range, Kafka's range, why): the ApiVersions v3 answer, compared per API, in the order
 #: the comparison finds them: the APIs group-broker serves in its order, then those only Kafka serves.
 RANGES: dict[str, tuple[str, str, str]] = {
-    "PRODUCE": ("3-10", "0-13", "Produce v0-2 predate the record format the log stores; v11-13 come with issue #16."),
+    "PRODUCE": (
+        "3-13",
+        "0-13",
+        "Kafka 4 advertises v0-2 only for a librdkafka bug (KAFKA-18659) and refuses them; group-broker does not.",
+    ),
     "FETCH": ("4-16", "4-18", NEWEST),
     "LIST_OFFSETS": ("0-8", "1-11", BOTH),
     "METADATA": ("0-12", "0-13", NEWEST),
@@ -35,7 +35,6 @@ RANGES: dict[str, tuple[str, str, str]] = {
     "DELETE_TOPICS": ("0-6", "1-6", KIP_896),
     "ADD_PARTITIONS_TO_TXN": ("0-4", "0-5", TXN_V2),
     "END_TXN": ("0-4", "0-5", TXN_V2),
-    "TXN_OFFSET_COMMIT": ("0-4", "0-6", TXN_CLIENT_VERSIONS),
     "DESCRIBE_CONFIGS": ("0-4", "1-4", KIP_896),
     "SASL_HANDSHAKE": (MISSING, "0-1", SECURITY),
     "DELETE_RECORDS": (MISSING, "0-2", PARITY),

@@ -147,10 +147,24 @@ async def make_topic(f: Fixture, name: str, partitions: int = 1) -> uuid.UUID:
 # -- the data plane ---------------------------------------------------------------------------------------------
 
 
+def _by_id(request: Any, topic_id: uuid.UUID) -> Any:
+    """The request with its topic named by id too (Produce v13+ sends only the id)."""
+    request.topic_data[0].topic_id = topic_id
+    return request
+
+
 async def _produce(f: Fixture, v: int) -> None:
-    await f.call(ApiKey.PRODUCE, v, produce_request(f.topic, batch(b"one", b"two"), acks=-1), "a batch of two")
-    await f.call(ApiKey.PRODUCE, v, produce_request(f.s.name("nowhere"), batch(b"x")), "to an unknown topic")
-    await f.call(ApiKey.PRODUCE, v, produce_request(f.topic, batch(b"x"), partition=9), "to an unknown partition")
+    ghost = uuid.uuid4()
+    two = _by_id(produce_request(f.topic, batch(b"one", b"two"), acks=-1), f.topic_id)
+    await f.call(ApiKey.PRODUCE, v, two, "a batch of two")
+    unknown = _by_id(produce_request(f.s.name("nowhere"), batch(b"x")), ghost)
+    await f.call(ApiKey.PRODUCE, v, unknown, "to an unknown topic")
+    partition = _by_id(produce_request(f.topic, batch(b"x"), partition=9), f.topic_id)
+    await f.call(ApiKey.PRODUCE, v, partition, "to an unknown partition")
+    if v >= 13:
+        both = _by_id(produce_request(f.topic, batch(b"y")), f.topic_id)
+        both.topic_data.insert(0, unknown.topic_data[0])
+        await f.call(ApiKey.PRODUCE, v, both, "to an unknown topic id and a known one")
 
 
 async def _fetch(f: Fixture, v: int) -> None:
