@@ -104,32 +104,27 @@ def _name_ids(topics: list[Any], by_name: dict[str, uuid.UUID]) -> None:
 
 def offset_commit_by_id(handler: Handler, ids: TopicIds) -> Handler:
     """OffsetCommit v10 (see the module docstring)."""
-    return _commit_by_id(handler, ids, OFFSET_COMMIT_TOPIC_IDS, OffsetCommitResponse, _commit_topic)
+    unknown = _unknown_topic(OffsetCommitResponseTopic, OffsetCommitResponsePartition)
+    return _commit_by_id(handler, ids, OFFSET_COMMIT_TOPIC_IDS, OffsetCommitResponse, unknown)
 
 
 def txn_offset_commit_by_id(handler: Handler, ids: TopicIds) -> Handler:
     """TxnOffsetCommit v6 (see the module docstring)."""
-    return _commit_by_id(handler, ids, TXN_OFFSET_COMMIT_TOPIC_IDS, TxnOffsetCommitResponse, _txn_commit_topic)
+    unknown = _unknown_topic(TxnOffsetCommitResponseTopic, TxnOffsetCommitResponsePartition)
+    return _commit_by_id(handler, ids, TXN_OFFSET_COMMIT_TOPIC_IDS, TxnOffsetCommitResponse, unknown)
 
 
-def _commit_topic(topic: _Topic) -> OffsetCommitResponseTopic:
-    return OffsetCommitResponseTopic(
-        topic_id=topic.topic_id,
-        partitions=[
-            OffsetCommitResponsePartition(partition_index=p.partition_index, error_code=ErrorCode.UNKNOWN_TOPIC_ID)
+def _unknown_topic(topic_type: Callable[..., Any], partition_type: Callable[..., Any]) -> Callable[[_Topic], Any]:
+    """A commit answer's topic for a request topic whose id is unknown: UNKNOWN_TOPIC_ID for each partition."""
+
+    def answer(topic: _Topic) -> Any:
+        partitions = [
+            partition_type(partition_index=p.partition_index, error_code=ErrorCode.UNKNOWN_TOPIC_ID)
             for p in topic.partitions
-        ],
-    )
+        ]
+        return topic_type(topic_id=topic.topic_id, partitions=partitions)
 
-
-def _txn_commit_topic(topic: _Topic) -> TxnOffsetCommitResponseTopic:
-    return TxnOffsetCommitResponseTopic(
-        topic_id=topic.topic_id,
-        partitions=[
-            TxnOffsetCommitResponsePartition(partition_index=p.partition_index, error_code=ErrorCode.UNKNOWN_TOPIC_ID)
-            for p in topic.partitions
-        ],
-    )
+    return answer
 
 
 def _commit_by_id(
