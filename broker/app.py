@@ -34,6 +34,7 @@ from broker.handlers.controller import ControllerHandlers
 from broker.handlers.describe import DescribeHandlers
 from broker.handlers.groups import GroupHandlers
 from broker.handlers.log_admin import LogAdminHandlers
+from broker.handlers.offsets_by_id import TopicIds
 from broker.handlers.records import RecordHandlers
 from broker.handlers.telemetry import TelemetryHandlers
 from broker.handlers.transactions import TransactionHandlers
@@ -155,9 +156,16 @@ class Broker:
             verification=config["transaction.partition.verification.enable"],
         )
         self.records.verifier = self.transactions.verify_produce
-        GroupHandlers(self.coordinator, self.cluster, clock, self.rearm_timers, self._coordinator_topics()).register(
-            self.dispatcher
-        )
+        self.records.adder = self.transactions.add_for_produce
+        GroupHandlers(
+            self.coordinator,
+            self.cluster,
+            clock,
+            self.rearm_timers,
+            self._coordinator_topics(),
+            TopicIds(self.logs),
+            self.transactions.add_for_offsets,
+        ).register(self.dispatcher)
         TransactionHandlers(self.transactions.coordinator, clock, self.rearm_timers).register(self.dispatcher)
         self.maintenance = Maintenance(
             self.logs, clock, config["log.retention.check.interval.ms"], config["log.flush.interval.ms"]

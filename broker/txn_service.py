@@ -29,17 +29,21 @@ import structlog
 
 from broker.clock import BrokerClock
 from broker.events import EventTap
+from broker.handlers.bridge import awaited
 from broker.offsets_log import OFFSETS_TOPIC
 from broker.transaction_state_log import TransactionStateLog
 from broker.txn_markers import TxnMarkerWriter
-from broker.txn_verification import TxnVerification
+from broker.txn_verification import TxnAdd, TxnVerification
 from coordinator.config import TransactionConfig
+from coordinator.context import RequestContext as CoordinatorContext
 from coordinator.coordinator import GroupCoordinator
 from coordinator.offset_base import TxnOffsetVerification
 from coordinator.offsets import TopicPartition
 from coordinator.persistence import AppendCallback
 from coordinator.transactions import ProducerIdAllocator, TransactionCoordinator, TransactionEvents, TxnMarkers
 from protocol.errors import ErrorCode
+from protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest
+from protocol.messages.txn_offset_commit import TxnOffsetCommitRequest
 from storage.log_manager import LogManager
 
 log = structlog.get_logger("broker.transactions")
@@ -60,6 +64,12 @@ _PRODUCE_RETRIABLE = frozenset(
         ErrorCode.CONCURRENT_TRANSACTIONS,
     }
 )
+#: The AddOffsetsToTxn version whose answers are the coordinator's own (PRODUCER_FENCED included).
+ADD_OFFSETS_TO_TXN_LATEST = 4
+#: Produce knows TRANSACTION_ABORTABLE from this version on (KIP-890: GENERIC_ERROR_SUPPORTED).
+PRODUCE_GENERIC_ERROR = 11
+#: ... and TxnOffsetCommit from this one (Kafka's txnOffsetCommitRequestVersionToTransactionSupportedOperation).
+TXN_OFFSET_COMMIT_GENERIC_ERROR = 4
 #: The coordinator's verification answers a verified request gets in their place (`TransactionService._verify`).
 _VERIFICATION_ANSWER = {
     ErrorCode.PRODUCER_FENCED: ErrorCode.INVALID_PRODUCER_EPOCH,
@@ -258,25 +268,76 @@ class TransactionService:
     # -- verifications ---------------------------------------------------------------------------------------
 
     def verify_produce(self, request: TxnVerification) -> ErrorCode:
-        """A producer's first transactional batch on a partition: was the partition added to its transaction?"""
+        """A producer's first transactional batch on a partition: was the partition added to its transaction?
+        Produce v11+ knows TRANSACTION_ABORTABLE and gets it (Kafka's AddPartitionsToTxnManager turns it into
+        INVALID_TXN_STATE only for older versions)."""
         if not self._verification:
             return ErrorCode.NONE
-        error = self._verify(request.transactional_id, request.producer_id, request.producer_epoch, request.topic,
-                             request.partition)  # fmt: skip
+        error = self._verify(
+            request.transactional_id,
+            request.producer_id,
+            request.producer_epoch,
+            request.topic,
+            request.partition,
+            generic_error=request.produce_version >= PRODUCE_GENERIC_ERROR,
+        )
         return ErrorCode.NOT_ENOUGH_REPLICAS if error in _PRODUCE_RETRIABLE else error
 
+    async def add_for_produce(self, request: TxnAdd) -> ErrorCode:
+        """Produce v12+ (KIP-890 part 2): add the partitions to the producer's transaction, and answer as Kafka's
+        partition leader does: PRODUCER_FENCED as INVALID_PRODUCER_EPOCH, a coordinator that cannot answer now or
+        a transaction completing as NOT_ENOUGH_REPLICAS (retriable). Done whatever `verification` says, as Kafka."""
+        reply = self.coordinator.add_partitions(
+            request.transactional_id,
+            request.producer_id,
+            request.producer_epoch,
+            request.partitions,
+            self._clock.monotonic_ms(),
+            self._clock.wall_ms(),
+        )
+        self._rearm()
+        error = await awaited(reply)
+        error = _VERIFICATION_ANSWER.get(error, error)
+        return ErrorCode.NOT_ENOUGH_REPLICAS if error in _PRODUCE_RETRIABLE else error
+
+    async def add_for_offsets(self, request: TxnOffsetCommitRequest) -> ErrorCode:
+        """TxnOffsetCommit v5+ (KIP-890 part 2): add the group's `__consumer_offsets` partition to the producer's
+        transaction, as the AddOffsetsToTxn such a producer no longer sends would (Kafka's group coordinator asks
+        for it with VerifyOnly false); PRODUCER_FENCED is answered INVALID_PRODUCER_EPOCH, as verification does."""
+        body = AddOffsetsToTxnRequest(
+            transactional_id=request.transactional_id,
+            producer_id=request.producer_id,
+            producer_epoch=request.producer_epoch,
+            group_id=request.group_id,
+        )
+        context = CoordinatorContext(api_version=ADD_OFFSETS_TO_TXN_LATEST, wall_ms=self._clock.wall_ms())
+        reply = self.coordinator.add_offsets_to_txn(context, body, self._clock.monotonic_ms())
+        self._rearm()
+        error = ErrorCode((await awaited(reply)).error_code)
+        return _VERIFICATION_ANSWER.get(error, error)
+
     def verify_offsets(self, request: TxnOffsetVerification) -> ErrorCode:
-        """A TxnOffsetCommit: was the group's `__consumer_offsets` partition added (AddOffsetsToTxn)?"""
+        """A TxnOffsetCommit: was the group's `__consumer_offsets` partition added (AddOffsetsToTxn)? v4+ knows
+        TRANSACTION_ABORTABLE and gets it."""
         if not self._verification:
             return ErrorCode.NONE
         return self._verify(
-            request.transactional_id, request.producer_id, request.producer_epoch, OFFSETS_TOPIC, request.partition
+            request.transactional_id,
+            request.producer_id,
+            request.producer_epoch,
+            OFFSETS_TOPIC,
+            request.partition,
+            generic_error=request.api_version >= TXN_OFFSET_COMMIT_GENERIC_ERROR,
         )
 
-    def _verify(self, transactional_id: str, producer_id: int, epoch: int, topic: str, partition: int) -> ErrorCode:
+    def _verify(
+        self, transactional_id: str, producer_id: int, epoch: int, topic: str, partition: int, *, generic_error: bool
+    ) -> ErrorCode:
         """The coordinator's answer as Kafka's verification (AddPartitionsToTxnManager) hands it to Produce and
         TxnOffsetCommit alike: PRODUCER_FENCED becomes INVALID_PRODUCER_EPOCH (what producers expect there), and
-        TRANSACTION_ABORTABLE INVALID_TXN_STATE (for clients older than Produce v12)."""
+        TRANSACTION_ABORTABLE INVALID_TXN_STATE unless the request's version knows the generic error."""
         answers = self.coordinator.verify_partitions(transactional_id, producer_id, epoch, [(topic, partition)])
         error = answers.get((topic, partition), ErrorCode.NONE)
+        if generic_error and error == ErrorCode.TRANSACTION_ABORTABLE:
+            return error
         return _VERIFICATION_ANSWER.get(error, error)

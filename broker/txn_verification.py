@@ -10,16 +10,23 @@ Here the coordinator is in the same process and sans-IO, so the question is a pl
 the event loop, right before the append: no other write or marker can come between the answer and the append,
 which is what Kafka's ``VerificationGuard`` protects against. Until the transaction coordinator installs its
 verifier (``Broker.records.verifier``), every transactional write is accepted (:data:`ACCEPT_ALL`).
+
+From Produce v12 (KIP-890 part 2, "transaction version 2") the leader does not only verify: it adds the partitions to
+the producer's transaction itself (Kafka's AddPartitionsToTxnManager with VerifyOnly false, whatever
+``transaction.partition.verification.enable`` says), since such a producer sends no AddPartitionsToTxn. That add
+writes the transaction's state, so it is awaited (:class:`TransactionAdder`, installed as ``Broker.records.adder``);
+the verification above still runs right before the append, so nothing can slip between the two.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Protocol
 
 from protocol.errors import ErrorCode
 
-__all__ = ["ACCEPT_ALL", "TransactionVerifier", "TxnVerification"]
+__all__ = ["ACCEPT_ALL", "ADD_NOTHING", "TransactionAdder", "TransactionVerifier", "TxnAdd", "TxnVerification"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,3 +54,26 @@ def _accept_all(request: TxnVerification) -> ErrorCode:
 
 
 ACCEPT_ALL: TransactionVerifier = _accept_all
+
+
+@dataclass(frozen=True, slots=True)
+class TxnAdd:
+    """The partitions of one Produce v12+ to add to a producer's transaction (those it has no transaction open on)."""
+
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    partitions: tuple[tuple[str, int], ...]
+
+
+class TransactionAdder(Protocol):
+    """Adds the partitions to the transaction; answers NONE, or the Produce error code for all of them."""
+
+    def __call__(self, request: TxnAdd) -> Awaitable[ErrorCode]: ...
+
+
+async def _add_nothing(request: TxnAdd) -> ErrorCode:
+    return ErrorCode.NONE
+
+
+ADD_NOTHING: TransactionAdder = _add_nothing

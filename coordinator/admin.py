@@ -27,23 +27,35 @@ from protocol.messages.describe_groups import (
 )
 from protocol.messages.list_groups import ListedGroup, ListGroupsRequest, ListGroupsResponse
 
+#: DescribeGroups answers an unknown group GROUP_ID_NOT_FOUND from this version on (KIP-1043); Dead before.
+GROUP_ID_NOT_FOUND_VERSION = 6
+
 
 class AdminMixin(GroupManagerBase):
     """DescribeGroups, ListGroups, DeleteGroups, and the group-removal step retention shares."""
 
     # -- DescribeGroups --------------------------------------------------------------------------------------
 
-    def describe_groups(self, request: DescribeGroupsRequest) -> DescribeGroupsResponse:
-        return DescribeGroupsResponse(groups=[self._describe(group_id) for group_id in request.groups])
+    def describe_groups(self, request: DescribeGroupsRequest, api_version: int) -> DescribeGroupsResponse:
+        return DescribeGroupsResponse(groups=[self._describe(group_id, api_version) for group_id in request.groups])
 
-    def _describe(self, group_id: str) -> DescribedGroup:
+    def _describe(self, group_id: str, api_version: int) -> DescribedGroup:
         error = self._gate(group_id, allow_empty_id=True)
         if error is not None:
             return DescribedGroup(group_id=group_id, error_code=error)
         group = self._groups.get(group_id)
         if group is None or group.is_in(GroupState.DEAD):
-            # K45: DescribeGroups describes classic groups only; a consumer group's id reads as Dead (v0-5).
-            return DescribedGroup(group_id=group_id, group_state=GroupState.DEAD.value)
+            # K45: DescribeGroups describes classic groups only; a consumer group's id reads as Dead (v0-5), and
+            # from v6 (KIP-1043) both are GROUP_ID_NOT_FOUND with Kafka's message (GroupMetadataManager.classicGroup).
+            dead = DescribedGroup(group_id=group_id, group_state=GroupState.DEAD.value)
+            if api_version >= GROUP_ID_NOT_FOUND_VERSION:
+                dead.error_code = ErrorCode.GROUP_ID_NOT_FOUND
+                consumer_group = self._consumer_groups.get(group_id)
+                if consumer_group is not None and self.is_live(consumer_group):
+                    dead.error_message = f"Group {group_id} is not a classic group."
+                else:
+                    dead.error_message = f"Group {group_id} not found."
+            return dead
         # Only a Stable group shows the chosen protocol and each member's metadata for it; the assignment (the last
         # one the member received, b"" once a rebalance reset it) is shown in every state, as Kafka does.
         protocol = group.protocol_name if group.is_in(GroupState.STABLE) else None

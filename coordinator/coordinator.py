@@ -136,7 +136,7 @@ class GroupCoordinator(TimerDriven):
     ) -> DescribeGroupsResponse:
         """DescribeGroups (#40)."""
         self._time.advance(now_ms, ctx.wall_ms)
-        return self._groups.describe_groups(request)
+        return self._groups.describe_groups(request, ctx.api_version)
 
     def list_groups(self, ctx: RequestContext, request: ListGroupsRequest, now_ms: int) -> ListGroupsResponse:
         """ListGroups (#41)."""

@@ -45,28 +45,3 @@ APIS: dict[int, ApiSpec] = {key: _spec(key, request, response) for key, request,
 def supported_range(api_key: int) -> tuple[int, int] | None:
     spec = APIS.get(api_key)
     return None if spec is None else (spec.min_version, spec.max_version)
-
-
-def markdown_table() -> str:
-    """The README's "Versions the codec speaks" table: every API by key, in two side-by-side halves (regenerate
-    with `python -m protocol.registry`; tests/protocol/test_codegen.py keeps the README equal to it)."""
-    specs = sorted(APIS.values(), key=lambda s: s.key)
-    half = (len(specs) + 1) // 2
-
-    def cells(spec: ApiSpec | None) -> list[str]:
-        if spec is None:
-            return ["", "", ""]
-        name = "".join(part.capitalize() for part in spec.key.name.split("_"))
-        lo, hi = spec.min_version, spec.max_version
-        return [name, str(int(spec.key)), str(lo) if lo == hi else f"{lo}-{hi}"]
-
-    rows = ["| API | key | versions | | API | key | versions |", "|---|---|---|---|---|---|---|"]
-    for index in range(half):
-        right = specs[half + index] if half + index < len(specs) else None
-        row = [*cells(specs[index]), "", *cells(right)]
-        rows.append(" ".join(f"| {cell}" if cell else "|" for cell in row) + " |")
-    return "\n".join(rows) + "\n"
-
-
-if __name__ == "__main__":
-    print(markdown_table(), end="")

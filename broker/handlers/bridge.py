@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from broker.clock import BrokerClock
 from broker.context import RequestContext
@@ -20,6 +20,7 @@ from coordinator.reply import Reply
 
 CoordinatorMethod = Callable[[CoordinatorContext, Any, int], Any]
 Handler = Callable[[RequestContext, Any], Any]
+T = TypeVar("T")
 
 
 def bridge(method: CoordinatorMethod, clock: BrokerClock, rearm: Callable[[], None]) -> Handler:
@@ -36,15 +37,20 @@ def bridge(method: CoordinatorMethod, clock: BrokerClock, rearm: Callable[[], No
         rearm()
         if not isinstance(result, Reply):
             return result
-        if result.done:
-            return result.value
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        result.on_complete(lambda value: _resolve(future, value))
-        return await future
+        return await awaited(result)
 
     return handle
 
 
-def _resolve(future: asyncio.Future[Any], value: Any) -> None:
+async def awaited(reply: Reply[T]) -> T:
+    """The value of a coordinator's `Reply`, now if it is complete, else once it completes."""
+    if reply.done:
+        return reply.value
+    future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+    reply.on_complete(lambda value: _resolve(future, value))
+    return await future
+
+
+def _resolve(future: asyncio.Future[T], value: T) -> None:
     if not future.done():
         future.set_result(value)

@@ -3,7 +3,7 @@ transactional ids), everything else a thin bridge (`bridge.py`) to the sans-IO g
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from broker.clock import BrokerClock
@@ -11,6 +11,7 @@ from broker.cluster import ClusterView
 from broker.context import RequestContext
 from broker.dispatch import Dispatcher
 from broker.handlers.bridge import CoordinatorMethod, Handler, bridge
+from broker.handlers.offsets_by_id import TopicIds, offset_commit_by_id, offset_fetch_by_id, txn_offset_commit_by_id
 from coordinator.coordinator import GroupCoordinator
 from coordinator.routing import CoordinatorTopic, find_coordinator
 from protocol.errors import ErrorCode
@@ -18,6 +19,12 @@ from protocol.messages.consumer_group_describe import ConsumerGroupDescribeReque
 from protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse
 from protocol.messages.describe_groups import DescribeGroupsRequest, DescribeGroupsResponse
 from protocol.messages.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
+from protocol.messages.txn_offset_commit import (
+    TxnOffsetCommitRequest,
+    TxnOffsetCommitResponse,
+    TxnOffsetCommitResponsePartition,
+    TxnOffsetCommitResponseTopic,
+)
 from protocol.registry import ApiKey
 
 # What Kafka 4.4 reports for a group when asked (DescribeGroups v3+) and no authorizer is configured: every
@@ -30,15 +37,15 @@ DescribeResponse = DescribeGroupsResponse | ConsumerGroupDescribeResponse
 GROUP_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11)
 
 
-#: Versions Kafka 4.4 defines that these handlers do not serve yet (issue #16): OffsetCommit/OffsetFetch v10 and
-#: TxnOffsetCommit v6 (topic ids), TxnOffsetCommit v5 (transaction version 2), DeleteGroups v3 (error messages),
-#: DescribeGroups v6 (GROUP_ID_NOT_FOUND).
-_CAPPED: dict[ApiKey, tuple[int, int]] = {
-    ApiKey.OFFSET_COMMIT: (2, 9),
-    ApiKey.OFFSET_FETCH: (1, 9),
-    ApiKey.TXN_OFFSET_COMMIT: (0, 4),
-    ApiKey.DELETE_GROUPS: (0, 2),
-    ApiKey.DESCRIBE_GROUPS: (0, 5),
+#: TxnOffsetCommit adds the group's offsets partition to the transaction itself from this version on (KIP-890).
+TXN_OFFSET_COMMIT_IMPLICIT_ADD = 5
+#: Adds a TxnOffsetCommit's group partition to its transaction: NONE, or the error for every partition.
+OffsetsAdder = Callable[[TxnOffsetCommitRequest], Awaitable[ErrorCode]]
+#: The offset APIs whose newest versions name topics by id, resolved at this edge (`offsets_by_id`).
+_BY_TOPIC_ID = {
+    ApiKey.OFFSET_COMMIT: offset_commit_by_id,
+    ApiKey.OFFSET_FETCH: offset_fetch_by_id,
+    ApiKey.TXN_OFFSET_COMMIT: txn_offset_commit_by_id,
 }
 
 
@@ -50,12 +57,16 @@ class GroupHandlers:
         clock: BrokerClock,
         rearm: Callable[[], None],
         coordinator_topics: Mapping[int, CoordinatorTopic],
+        topic_ids: TopicIds,
+        add_offsets_partition: OffsetsAdder,
     ) -> None:
         self._coordinator = coordinator
         self._cluster = cluster
         self._clock = clock
         self._rearm = rearm
         self._coordinator_topics = coordinator_topics
+        self._topic_ids = topic_ids
+        self._add_offsets_partition = add_offsets_partition
 
     def register(self, d: Dispatcher) -> None:
         d.register(ApiKey.FIND_COORDINATOR, self.find_coordinator)
@@ -72,11 +83,16 @@ class GroupHandlers:
             (ApiKey.OFFSET_DELETE, coordinator.offset_delete),
             (ApiKey.TXN_OFFSET_COMMIT, coordinator.txn_offset_commit),
         ):
-            d.register(api_key, self._bridge(method), _CAPPED.get(api_key))
+            handler = self._bridge(method)
+            if api_key == ApiKey.TXN_OFFSET_COMMIT:
+                handler = self._adding_offsets_partition(handler)
+            by_id = _BY_TOPIC_ID.get(api_key)
+            if by_id is not None:
+                handler = by_id(handler, self._topic_ids)
+            d.register(api_key, handler)
         d.register(
             ApiKey.DESCRIBE_GROUPS,
             self._with_authorized_operations(self._bridge(coordinator.describe_groups)),
-            _CAPPED[ApiKey.DESCRIBE_GROUPS],
         )
         d.register(
             ApiKey.CONSUMER_GROUP_DESCRIBE,
@@ -89,6 +105,21 @@ class GroupHandlers:
 
     def _bridge(self, method: CoordinatorMethod) -> Handler:
         return bridge(method, self._clock, self._rearm)
+
+    def _adding_offsets_partition(self, commit: Handler) -> Handler:
+        """KIP-890 part 2: from TxnOffsetCommit v5 the group's `__consumer_offsets` partition is added to the
+        transaction first, as Kafka's group coordinator does for producers that no longer send AddOffsetsToTxn; a
+        producer that did (transaction version 0/1) finds it added already. A refusal answers every partition."""
+
+        async def handle(ctx: RequestContext, request: TxnOffsetCommitRequest) -> TxnOffsetCommitResponse:
+            if ctx.api_version >= TXN_OFFSET_COMMIT_IMPLICIT_ADD and request.group_id:  # "" is INVALID_GROUP_ID first
+                error = await self._add_offsets_partition(request)
+                if error != ErrorCode.NONE:
+                    return _txn_offset_commit_failed(request, error)
+            response: TxnOffsetCommitResponse = await commit(ctx, request)
+            return response
+
+        return handle
 
     def _consumer_protocol_only(
         self, heartbeat: Callable[[RequestContext, Any], Any]
@@ -127,3 +158,20 @@ class GroupHandlers:
         """The coordinator topics always exist here (the broker creates them at startup), so only the cluster
         view's leaders decide the answer."""
         return find_coordinator(request, ctx.api_version, self._coordinator_topics)
+
+
+def _txn_offset_commit_failed(request: TxnOffsetCommitRequest, error: ErrorCode) -> TxnOffsetCommitResponse:
+    """Kafka's TxnOffsetCommitRequest.getErrorResponse: every partition of the request answers `error`."""
+    return TxnOffsetCommitResponse(
+        topics=[
+            TxnOffsetCommitResponseTopic(
+                name=topic.name,
+                topic_id=topic.topic_id,
+                partitions=[
+                    TxnOffsetCommitResponsePartition(partition_index=p.partition_index, error_code=error)
+                    for p in topic.partitions
+                ],
+            )
+            for topic in request.topics
+        ]
+    )

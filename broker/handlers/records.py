@@ -25,7 +25,14 @@ from broker.fetch_purgatory import FetchPurgatory
 from broker.leader_epochs import NO_EPOCH, check_current_leader_epoch
 from broker.offsets_log import OFFSETS_TOPIC
 from broker.record_slices import RecordSlices, close_record_slices
-from broker.txn_verification import ACCEPT_ALL, TransactionVerifier, TxnVerification
+from broker.txn_verification import (
+    ACCEPT_ALL,
+    ADD_NOTHING,
+    TransactionAdder,
+    TransactionVerifier,
+    TxnAdd,
+    TxnVerification,
+)
 from protocol.errors import DecodeError, ErrorCode
 from protocol.messages.describe_producers import (
     DescribeProducersRequest,
@@ -78,6 +85,10 @@ READ_COMMITTED = 1  # Fetch's and ListOffsets' isolation_level
 #: ListOffsets carries an isolation level from this version on; before it, reads are bounded by the log end.
 LIST_OFFSETS_ISOLATION_VERSION = 2
 INT32_MAX = 2**31 - 1
+#: Produce adds a transactional batch's partition to the transaction itself from this version on (KIP-890 part 2).
+PRODUCE_IMPLICIT_ADD_VERSION = 12
+#: Produce names topics by id from this version on (KIP-516); an unknown id is UNKNOWN_TOPIC_ID.
+PRODUCE_TOPIC_IDS_VERSION = 13
 
 
 class RecordHandlers:
@@ -100,12 +111,13 @@ class RecordHandlers:
         #: Asked before a producer's first transactional write to a partition; the transaction coordinator
         #: installs its own (see broker.txn_verification).
         self.verifier: TransactionVerifier = ACCEPT_ALL
+        #: Adds a Produce v12+'s transactional partitions to the transaction (see broker.txn_verification).
+        self.adder: TransactionAdder = ADD_NOTHING
 
     def register(self, d: Dispatcher) -> None:
-        # Capped below Kafka 4.4's newest until their features land (issue #16): Produce v12-13 (transaction
-        # version 2, topic ids). Fetch v17-18 add fields only replicas send (a directory id, a high watermark);
-        # ListOffsets v9-11 add tiered-storage offsets, answered as Kafka without tiered storage answers them.
-        d.register(ApiKey.PRODUCE, self.produce, (3, 11))
+        # Fetch v17-18 add fields only replicas send (a directory id, a high watermark); ListOffsets v9-11 add
+        # tiered-storage offsets, answered as Kafka without tiered storage answers them.
+        d.register(ApiKey.PRODUCE, self.produce)
         d.register(ApiKey.FETCH, self.fetch)
         d.register(ApiKey.LIST_OFFSETS, self.list_offsets)
         d.register(ApiKey.DESCRIBE_PRODUCERS, self.describe_producers)
@@ -114,10 +126,20 @@ class RecordHandlers:
 
     async def produce(self, ctx: RequestContext, request: ProduceRequest) -> ProduceResponse | None:
         """Kafka refuses the whole request when it carries transactional records without a transactional id (they
-        need WRITE on one, KafkaApis.handleProduceRequest)."""
-        responses = []
+        need WRITE on one, KafkaApis.handleProduceRequest). v12+ adds transactional partitions to the transaction
+        first (`_add_to_transaction`); v13 names topics by id."""
+        responses: list[TopicProduceResponse] = []
         valid_acks = request.acks in (-1, 0, 1)
         unauthorized = request.transactional_id is None and _has_transactional_records(request)
+        by_id = ctx.api_version >= PRODUCE_TOPIC_IDS_VERSION
+        names = self._topic_names() if by_id else {}
+        if by_id:
+            for topic in request.topic_data:
+                topic.name = names.get(topic.topic_id, "")
+        unknown_ids: list[TopicProduceResponse] = []  # answered after the others, as Kafka's merged response lists them
+        not_added: dict[tuple[str, int], ErrorCode] = {}
+        if valid_acks and not unauthorized and ctx.api_version >= PRODUCE_IMPLICIT_ADD_VERSION:
+            not_added = await self._add_to_transaction(request)
         for topic in request.topic_data:
             partitions = []
             for data in topic.partition_data:
@@ -127,12 +149,19 @@ class RecordHandlers:
                     result = PartitionProduceResponse(
                         index=data.index, error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
                     )
+                elif by_id and not topic.name:
+                    result = PartitionProduceResponse(index=data.index, error_code=ErrorCode.UNKNOWN_TOPIC_ID)
+                elif (topic.name, data.index) in not_added:
+                    result = PartitionProduceResponse(index=data.index, error_code=not_added[topic.name, data.index])
                 else:
                     result = self._append(ctx, request.transactional_id, topic.name, data.index, data.records)
                 if result.error_code != ErrorCode.NONE:
                     result.base_offset = NO_OFFSET  # Kafka's PartitionResponse(error): no offset was assigned
                 partitions.append(result)
-            responses.append(TopicProduceResponse(name=topic.name, partition_responses=partitions))
+            name = "" if by_id else topic.name
+            answer = TopicProduceResponse(name=name, topic_id=topic.topic_id, partition_responses=partitions)
+            (unknown_ids if by_id and not topic.name else responses).append(answer)
+        responses.extend(unknown_ids)
         if request.acks == 0:
             failed = [
                 (t.name, p.index, ErrorCode(p.error_code).name)
@@ -146,6 +175,45 @@ class RecordHandlers:
                 raise CloseConnection(f"acks=0 produce failed: {failed}")
             return None  # acks=0: Kafka sends no response at all
         return ProduceResponse(responses=responses)
+
+    async def _add_to_transaction(self, request: ProduceRequest) -> dict[tuple[str, int], ErrorCode]:
+        """KIP-890 part 2: add the partitions this request writes a producer's first transactional batch to to its
+        transaction, in one step (Kafka's AddPartitionsToTxnManager). The partitions that could not be added, with
+        the error to answer; the others go on to the verification and the append."""
+        if request.transactional_id is None:
+            return {}
+        wanted: list[tuple[str, int]] = []
+        producer: tuple[int, int] | None = None
+        for topic in request.topic_data:
+            for data in topic.partition_data:
+                header = _first_batch(data.records)
+                partition_log = self._logs.get(topic.name, data.index) if topic.name else None
+                if header is None or partition_log is None or not header.is_transactional:
+                    continue
+                if header.producer_id == NO_PRODUCER_ID:
+                    continue
+                try:
+                    if partition_log.has_ongoing_transaction(header.producer_id, header.producer_epoch):
+                        continue
+                except StorageError:
+                    continue  # the append answers it
+                producer = producer or (header.producer_id, header.producer_epoch)
+                wanted.append((topic.name, data.index))
+        if producer is None:
+            return {}
+        add = TxnAdd(request.transactional_id, producer[0], producer[1], tuple(wanted))
+        error = await self.adder(add)
+        if error == ErrorCode.NONE:
+            return {}
+        log.info(
+            "txn.produce_not_added",
+            transactional_id=add.transactional_id,
+            producer_id=add.producer_id,
+            producer_epoch=add.producer_epoch,
+            partitions=[f"{t}-{p}" for t, p in wanted],
+            code=ErrorCode(error).name,
+        )
+        return dict.fromkeys(wanted, error)
 
     def _append(
         self, ctx: RequestContext, transactional_id: str | None, topic: str, partition: int, records: bytes | None
@@ -480,19 +548,24 @@ def _isolation(ctx: RequestContext, request: ListOffsetsRequest) -> int | None:
     return request.isolation_level if ctx.api_version >= LIST_OFFSETS_ISOLATION_VERSION else None
 
 
+def _first_batch(records: bytes | None) -> BatchHeader | None:
+    """The header of a partition's record set, None when there is none or it is unreadable (the append answers)."""
+    if not records:
+        return None
+    try:
+        return peek_batch_header(records, 0)
+    except DecodeError:
+        return None
+
+
 def _has_transactional_records(request: ProduceRequest) -> bool:
     """Kafka's RequestUtils.hasTransactionalRecords: some partition's batch is transactional (unreadable record
     sets are left to the append, which refuses them)."""
-    for topic in request.topic_data:
-        for data in topic.partition_data:
-            if not data.records:
-                continue
-            try:
-                if peek_batch_header(data.records, 0).is_transactional:
-                    return True
-            except DecodeError:
-                continue
-    return False
+    return any(
+        header is not None and header.is_transactional
+        for topic in request.topic_data
+        for header in (_first_batch(data.records) for data in topic.partition_data)
+    )
 
 
 def _diverged(data: PartitionData, partition_log: PartitionLog, wanted: FetchPartition) -> bool:

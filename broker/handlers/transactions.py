@@ -21,7 +21,6 @@ from protocol.registry import APIS, ApiKey
 INIT_PRODUCER_ID_MAX = 5
 END_TXN_MAX = 4
 ADD_PARTITIONS_TO_TXN_MAX = 4
-LIST_TRANSACTIONS_MAX = 1  # v2 (KIP-1152 id patterns): issue #16
 
 
 class TransactionHandlers:
@@ -38,7 +37,7 @@ class TransactionHandlers:
             (ApiKey.ADD_OFFSETS_TO_TXN, coordinator.add_offsets_to_txn, None),
             (ApiKey.END_TXN, coordinator.end_txn, END_TXN_MAX),
             (ApiKey.DESCRIBE_TRANSACTIONS, coordinator.describe_transactions, None),
-            (ApiKey.LIST_TRANSACTIONS, coordinator.list_transactions, LIST_TRANSACTIONS_MAX),
+            (ApiKey.LIST_TRANSACTIONS, coordinator.list_transactions, None),
         ):
             d.register(api_key, bridge(method, self._clock, self._rearm), _versions(api_key, highest))
 

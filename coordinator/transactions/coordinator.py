@@ -164,7 +164,7 @@ class TransactionCoordinator(TimerDriven):
     def list_transactions(
         self, ctx: RequestContext, request: ListTransactionsRequest, now_ms: int
     ) -> ListTransactionsResponse:
-        """ListTransactions v0-1 (T68): the transactions of the partitions this coordinator has loaded."""
+        """ListTransactions (T68): the transactions of the partitions this coordinator has loaded."""
         self._time.advance(now_ms, ctx.wall_ms)
         return list_transactions(
             self._parts.cache,
@@ -172,6 +172,7 @@ class TransactionCoordinator(TimerDriven):
             request.producer_id_filters,
             request.duration_filter,
             self._time.wall_ms,
+            request.transactional_id_pattern,
         )
 
     def verify_partitions(
@@ -181,6 +182,24 @@ class TransactionCoordinator(TimerDriven):
         ongoing transaction of (id, producer id, epoch), else why not (TRANSACTION_ABORTABLE, PRODUCER_FENCED,
         INVALID_PRODUCER_ID_MAPPING, CONCURRENT_TRANSACTIONS, NOT_COORDINATOR, ...). Writes nothing."""
         return verify_partitions(self._parts, transactional_id, producer_id, producer_epoch, list(partitions))
+
+    def add_partitions(
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        partitions: Iterable[TopicPartition],
+        now_ms: int,
+        wall_ms: int | None = None,
+    ) -> Reply[ErrorCode]:
+        """KIP-890 part 2's implicit add: a Produce v12+ or TxnOffsetCommit v5+ adds its partitions to the producer's
+        transaction itself (Kafka's partition leader sends AddPartitionsToTxn with VerifyOnly false). The same
+        checks and write as AddPartitionsToTxn (T25); the reply completes once the transaction is durable (NONE)
+        or with the error for every partition."""
+        self._time.advance(now_ms, wall_ms)
+        reply: Reply[ErrorCode] = Reply()
+        add_partitions(self._parts, transactional_id, producer_id, producer_epoch, list(partitions), reply.complete)
+        return reply
 
     def partition_for(self, transactional_id: str) -> int:
         """T1: the `__transaction_state` partition (and so the coordinator) of `transactional_id`."""

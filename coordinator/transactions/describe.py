@@ -7,7 +7,9 @@ TRANSACTIONAL_ID_NOT_FOUND for an unknown id. ListTransactions covers the loaded
 COORDINATOR_LOAD_IN_PROGRESS (and nothing else) while any partition loads; filters are AND-ed, empty means all:
 producer ids, state names (names that match no state are echoed back and filter nothing), and (v1) a duration:
 only transactions running for longer than it, measured as `now - start` (an id without a transaction has start -1,
-so Kafka keeps it: reproduced). Results are sorted by transactional id (Kafka's order is a hash map's).
+so Kafka keeps it: reproduced), and (v2, KIP-1152) a transactional id pattern: an RE2/J regular expression that
+must match the whole id (null or empty: no filter; one RE2/J refuses: INVALID_REGULAR_EXPRESSION, the same dialect
+KIP-848 regex subscriptions compile in). Results are sorted by transactional id (Kafka's order is a hash map's).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from itertools import groupby
 
+from coordinator.consumer_group.re2j_syntax import compile_re2j
 from coordinator.transactions.cache import TransactionCache
 from coordinator.transactions.metadata import TransactionMetadata
 from coordinator.transactions.state import TransactionState
@@ -56,11 +59,15 @@ def list_transactions(
     producer_id_filters: Iterable[int],
     duration_ms: int,
     now_ms: int,
+    id_pattern: str | None = None,
 ) -> ListTransactionsResponse:
     if not cache.active:
         return ListTransactionsResponse(error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE)
     if cache.any_loading():
         return ListTransactionsResponse(error_code=ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)
+    matcher = compile_re2j(id_pattern) if id_pattern else None
+    if isinstance(matcher, str):
+        return ListTransactionsResponse(error_code=ErrorCode.INVALID_REGULAR_EXPRESSION)
     states: set[TransactionState] = set()
     unknown: list[str] = []
     for name in state_filters:
@@ -77,6 +84,7 @@ def list_transactions(
             and (not producer_ids or txn.producer_id in producer_ids)
             and (not states or txn.state in states)
             and (duration_ms < 0 or now_ms - txn.start_timestamp_ms > duration_ms)
+            and (matcher is None or matcher.fullmatch(txn.transactional_id) is not None)
         )
 
     listed = sorted((t for t in cache.all_transactions() if included(t)), key=lambda t: t.transactional_id)

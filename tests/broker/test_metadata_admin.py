@@ -168,6 +168,11 @@ class Sweep:
         self.broker.create_topic(name, partitions, configs or {})
         return name
 
+    def topic_id(self, topic: str) -> uuid.UUID:
+        info = self.broker.logs.topic(topic)
+        assert info is not None
+        return info.topic_id
+
     def append(self, topic: str, *values: bytes) -> None:
         assert self.broker.clock is not None
         log = self.broker.logs.get(topic, 0)
@@ -218,7 +223,8 @@ def assignment(topic: str) -> bytes:
     )
 
 
-def commit_request(group: str, topic: str, offset: int) -> OffsetCommitRequest:
+def commit_request(group: str, topic: str, offset: int, topic_id: uuid.UUID = ZERO_UUID) -> OffsetCommitRequest:
+    """By name, and by id too when given (v10+ sends only the id)."""
     return OffsetCommitRequest(
         group_id=group,
         generation_id_or_member_epoch=-1,
@@ -226,6 +232,7 @@ def commit_request(group: str, topic: str, offset: int) -> OffsetCommitRequest:
         topics=[
             OffsetCommitRequestTopic(
                 name=topic,
+                topic_id=topic_id,
                 partitions=[
                     OffsetCommitRequestPartition(partition_index=0, committed_offset=offset, committed_metadata="m")
                 ],
@@ -264,14 +271,16 @@ async def sweep_produce(s: Sweep, c: WireClient, v: int) -> None:
         timeout_ms=5000,
         topic_data=[TopicProduceData(name=topic, partition_data=[PartitionProduceData(index=0, records=batch(b"x"))])],
     )
+    request.topic_data[0].topic_id = s.topic_id(topic)  # v13 names the topic by id only
     response = await c.call(ApiKey.PRODUCE, v, request)
     [partition] = response.responses[0].partition_responses
     assert (partition.error_code, partition.base_offset) == (ErrorCode.NONE, 1)
     if v >= 5:
         assert partition.log_start_offset == 0
-    request.topic_data[0].name = f"{s.prefix}-missing"
+    request.topic_data[0].name, request.topic_data[0].topic_id = f"{s.prefix}-missing", uuid.uuid4()
     [missing] = (await c.call(ApiKey.PRODUCE, v, request)).responses[0].partition_responses
-    assert missing.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    expected = ErrorCode.UNKNOWN_TOPIC_ID if v >= 13 else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    assert missing.error_code == expected
 
 
 async def sweep_fetch(s: Sweep, c: WireClient, v: int) -> None:
@@ -313,10 +322,10 @@ async def sweep_list_offsets(s: Sweep, c: WireClient, v: int) -> None:
 
 async def sweep_offset_commit(s: Sweep, c: WireClient, v: int) -> None:
     topic = s.topic()
-    response = await c.call(ApiKey.OFFSET_COMMIT, v, commit_request(f"{s.prefix}-g", topic, 7))
+    response = await c.call(ApiKey.OFFSET_COMMIT, v, commit_request(f"{s.prefix}-g", topic, 7, s.topic_id(topic)))
     assert response.topics[0].partitions[0].error_code == ErrorCode.NONE
     if v >= 1:  # a generation for a group that does not exist
-        request = commit_request(f"{s.prefix}-nobody", topic, 7)
+        request = commit_request(f"{s.prefix}-nobody", topic, 7, s.topic_id(topic))
         request.generation_id_or_member_epoch, request.member_id = 3, "ghost"
         response = await c.call(ApiKey.OFFSET_COMMIT, v, request)
         expected = ErrorCode.GROUP_ID_NOT_FOUND if v >= 9 else ErrorCode.ILLEGAL_GENERATION
@@ -337,7 +346,8 @@ async def sweep_offset_fetch(s: Sweep, c: WireClient, v: int) -> None:
         request = OffsetFetchRequest(
             groups=[
                 OffsetFetchRequestGroup(
-                    group_id=group, topics=[OffsetFetchRequestTopics(name=topic, partition_indexes=[0])]
+                    group_id=group,
+                    topics=[OffsetFetchRequestTopics(name=topic, topic_id=s.topic_id(topic), partition_indexes=[0])],
                 )
             ]
         )
@@ -475,7 +485,8 @@ async def sweep_describe_groups(s: Sweep, c: WireClient, v: int) -> None:
     assert [m.member_id for m in described.members] == [member]
     assert described.members[0].member_assignment == assignment("t")
     response = await c.call(ApiKey.DESCRIBE_GROUPS, v, DescribeGroupsRequest(groups=[f"{s.prefix}-unknown"]))
-    assert [(g.error_code, g.group_state, g.members) for g in response.groups] == [(ErrorCode.NONE, "Dead", [])]
+    expected = ErrorCode.GROUP_ID_NOT_FOUND if v >= 6 else ErrorCode.NONE  # KIP-1043
+    assert [(g.error_code, g.group_state, g.members) for g in response.groups] == [(expected, "Dead", [])]
 
 
 async def sweep_list_groups(s: Sweep, c: WireClient, v: int) -> None:
@@ -758,12 +769,14 @@ async def sweep_txn_offset_commit(s: Sweep, c: WireClient, v: int) -> None:
         producer_epoch=0,
         topics=[
             TxnOffsetCommitRequestTopic(
-                name=topic, partitions=[TxnOffsetCommitRequestPartition(partition_index=0, committed_offset=7)]
+                name=topic,
+                topic_id=s.topic_id(topic),  # v6+ sends only the id
+                partitions=[TxnOffsetCommitRequestPartition(partition_index=0, committed_offset=7)],
             )
         ],
     )
     response = await c.call(ApiKey.TXN_OFFSET_COMMIT, v, request)
-    # KIP-890 verification: no transaction coordinator knows this producer (no AddOffsetsToTxn)
+    # KIP-890: no transaction coordinator knows this producer, to verify (v0-4) or to add the partition (v5+)
     assert response.topics[0].partitions[0].error_code == ErrorCode.INVALID_PRODUCER_ID_MAPPING
     fetch = OffsetFetchRequest(group_id=group, topics=[OffsetFetchRequestTopic(name=topic, partition_indexes=[0])])
     fetched = await s.setup.call(ApiKey.OFFSET_FETCH, 2, fetch)

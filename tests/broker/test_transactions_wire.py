@@ -308,9 +308,9 @@ async def test_api_versions_advertises_the_transaction_apis_up_to_transaction_ve
     assert advertised[ApiKey.ADD_PARTITIONS_TO_TXN] == (0, 4)
     assert advertised[ApiKey.ADD_OFFSETS_TO_TXN] == (0, 4)
     assert advertised[ApiKey.END_TXN] == (0, 4)
-    assert advertised[ApiKey.TXN_OFFSET_COMMIT] == (0, 4)
+    assert advertised[ApiKey.TXN_OFFSET_COMMIT] == (0, 6)
     assert advertised[ApiKey.DESCRIBE_TRANSACTIONS] == (0, 0)
-    assert advertised[ApiKey.LIST_TRANSACTIONS] == (0, 1)
+    assert advertised[ApiKey.LIST_TRANSACTIONS] == (0, 2)
     assert ApiKey.WRITE_TXN_MARKERS not in advertised
     assert not response.finalized_features  # no transaction.version: clients stay on version 0/1
     await client.close()

@@ -45,13 +45,13 @@ async def _client(broker: Broker) -> WireClient:
     return client
 
 
-async def test_txn_offset_commit_is_advertised_v0_to_v4(broker: Broker) -> None:
-    """T56: TxnOffsetCommit is served at the versions of clients on transaction version 0/1 (v5 is TV2, v6 names
-    topics by id)."""
+async def test_txn_offset_commit_is_advertised_v0_to_v6(broker: Broker) -> None:
+    """T56: TxnOffsetCommit is served up to Kafka 4.4's newest: v5 adds the group's partition to the transaction
+    itself (KIP-890), v6 names topics by id (test_newest_versions_wire.py)."""
     client = await WireClient.connect(broker.ports[0])
     response = await client.call(ApiKey.API_VERSIONS, 3, NAMED_API_VERSIONS)
     advertised = {v.api_key: (v.min_version, v.max_version) for v in response.api_keys}
-    assert advertised[ApiKey.TXN_OFFSET_COMMIT] == (0, 4)
+    assert advertised[ApiKey.TXN_OFFSET_COMMIT] == (0, 6)
     await client.close()
 
 

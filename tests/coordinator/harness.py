@@ -66,9 +66,9 @@ LATEST = {
     "leave": 5,
     "commit": 9,
     "fetch": 7,
-    "describe": 5,
+    "describe": 6,
     "list": 5,
-    "delete": 2,
+    "delete": 3,
     "offset_delete": 0,
     "txn_commit": 4,
 }

@@ -14,14 +14,30 @@ NONE = ErrorCode.NONE
 
 
 def test_rule_40_describe_unknown_group_is_dead_with_no_error() -> None:
+    """Up to DescribeGroups v5; v6 answers GROUP_ID_NOT_FOUND (below)."""
     ctx = CoordinatorTestContext()
-    (described,) = ctx.describe("nobody")
+    (described,) = ctx.describe("nobody", version=5)
     assert (described.error_code, described.group_state, described.protocol_type, described.members) == (
         NONE,
         "Dead",
         "",
         [],
     )
+
+
+def test_rule_40_describe_v6_unknown_group_is_group_id_not_found_with_kafkas_message() -> None:
+    """KIP-1043: from DescribeGroups v6 an unknown (or deleted) group is GROUP_ID_NOT_FOUND with Kafka's message,
+    still in state Dead; a known group is described as before, with no message."""
+    ctx = CoordinatorTestContext()
+    ctx.join_with_n_members("g", 1)
+    unknown, known = ctx.describe("nobody", "g", version=6)
+    assert (unknown.error_code, unknown.error_message, unknown.group_state, unknown.members) == (
+        ErrorCode.GROUP_ID_NOT_FOUND,
+        "Group nobody not found.",
+        "Dead",
+        [],
+    )
+    assert (known.error_code, known.error_message, known.group_state) == (NONE, None, "Stable")
 
 
 def test_rule_40_describe_stable_group_shows_protocol_metadata_and_assignment() -> None:

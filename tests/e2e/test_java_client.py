@@ -85,9 +85,9 @@ def test_admin_client_group_operations(java: JavaAdapter, broker_process: Broker
         assert only["assignment"] == {topic: [0, 1]}
         idle_described = admin.call("describeGroup", group=idle)
         assert (idle_described["state"], idle_described["members"]) == ("Empty", [])
-        # Up to DescribeGroups v5 (the newest the broker serves) Kafka describes a group it does not know as Dead,
-        # without an error (v6, KIP-1043, answers GROUP_ID_NOT_FOUND instead).
-        assert admin.call("describeGroup", group=unknown)["state"] == "Dead"
+        # DescribeGroups v6 (KIP-1043, the newest, which the admin client uses): a group the broker does not know is
+        # GROUP_ID_NOT_FOUND, as Kafka 4.4 answers it (up to v5: Dead, without an error).
+        assert admin.error("describeGroup", group=unknown) == ERRORS + "GroupIdNotFoundException"
 
         # Offsets: the admin client may not commit for a group with live members; it may for an empty one.
         assert admin.error("alterOffsets", group=active, topic=topic, offsets={"0": 1}) == (

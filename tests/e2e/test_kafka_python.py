@@ -74,9 +74,10 @@ def test_admin_lists_describes_and_deletes_groups(adapter: KafkaPythonAdapter) -
         assert only["member_assignment"]["assigned_partitions"] == [{"topic": topic, "partitions": [0, 1]}]
         assert described[idle]["group_state"] == "Empty"
         assert described[idle]["members"] == []
-        # Kafka describes a group it does not know as Dead, without an error.
+        # kafka-python negotiates DescribeGroups v6, where Kafka 4.4 answers a group it does not know Dead with
+        # GROUP_ID_NOT_FOUND and its message (KIP-1043; Dead without an error before v6).
         assert described[unknown]["group_state"] == "Dead"
-        assert described[unknown]["error"] is None
+        assert described[unknown]["error"] == f"[Error 69] GroupIdNotFoundError: Group {unknown} not found."
 
         assert adapter.committed_offsets(idle, topic) == end_offsets(produced)
         results = adapter.admin.delete_groups([idle, active, unknown])

@@ -41,12 +41,3 @@ def test_registry_speaks_the_ranges_the_clients_negotiate() -> None:
     }  # fmt: skip
     for key, spec in APIS.items():
         assert spec.key == key and spec.request.api_key == key == spec.response.api_key
-
-
-def test_readme_codec_table_is_generated_from_the_registry() -> None:
-    from pathlib import Path
-
-    from protocol.registry import markdown_table
-
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
-    assert markdown_table() in readme, "regenerate the README's codec table with: .venv/bin/python -m protocol.registry"

@@ -73,7 +73,7 @@ from protocol.messages.create_topics import (
     CreateTopicsRequest,
     CreateTopicsResponse,
 )
-from protocol.messages.delete_groups import DeleteGroupsRequest
+from protocol.messages.delete_groups import DeletableGroupResult, DeleteGroupsRequest, DeleteGroupsResponse
 from protocol.messages.delete_records import (
     DeleteRecordsPartition,
     DeleteRecordsPartitionResult,
@@ -1096,6 +1096,71 @@ def test_offset_commit_v8_response_golden() -> None:
     check_response(8, 8, body, expected)
 
 
+def test_offset_commit_v10_request_and_response_by_topic_id_golden() -> None:
+    """v10 (KIP-848) names topics by a 16-byte id in place of the name, in the request and the response."""
+    topic_id = uuid.UUID(bytes=bytes(range(1, 17)))
+    body = OffsetCommitRequest(
+        group_id="g1",
+        generation_id_or_member_epoch=5,
+        member_id="m1",
+        group_instance_id=None,
+        topics=[
+            OffsetCommitRequestTopic(
+                topic_id=topic_id,
+                partitions=[
+                    OffsetCommitRequestPartition(
+                        partition_index=0, committed_offset=100, committed_leader_epoch=3, committed_metadata=""
+                    )
+                ],
+            )
+        ],
+    )
+    expected = (
+        b"\x00\x08"  # request_api_key = 8 (OffsetCommit)
+        b"\x00\x0a"  # request_api_version = 10 (flexible)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x03g1"  # group_id = "g1"
+        b"\x00\x00\x00\x05"  # generation_id_or_member_epoch = 5
+        b"\x03m1"  # member_id = "m1"
+        b"\x00"  # group_instance_id = null
+        b"\x02"  # topics: compact array of 1
+        b"\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10"  # topics[0].topic_id (v10+; no name)
+        b"\x02"  # topics[0].partitions: compact array of 1
+        b"\x00\x00\x00\x00"  # .partition_index = 0
+        b"\x00\x00\x00\x00\x00\x00\x00\x64"  # .committed_offset = 100
+        b"\x00\x00\x00\x03"  # .committed_leader_epoch = 3
+        b"\x01"  # .committed_metadata = "" (compact: 0+1)
+        b"\x00"  # partition tagged fields: none
+        b"\x00"  # topic tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(8, 10), body, expected)
+    response = OffsetCommitResponse(
+        throttle_time_ms=0,
+        topics=[
+            OffsetCommitResponseTopic(
+                topic_id=topic_id, partitions=[OffsetCommitResponsePartition(partition_index=0, error_code=100)]
+            )
+        ],
+    )
+    answer = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x02"  # topics: compact array of 1
+        b"\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10"  # topics[0].topic_id (v10+; no name)
+        b"\x02"  # topics[0].partitions: compact array of 1
+        b"\x00\x00\x00\x00"  # .partition_index = 0
+        b"\x00\x64"  # .error_code = 100 (UNKNOWN_b"\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10")
+        b"\x00"  # partition tagged fields: none
+        b"\x00"  # topic tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(8, 10, response, answer)
+
+
 # --- OffsetFetch (9) -----------------------------------------------------------------------------------------
 
 
@@ -1163,6 +1228,40 @@ def test_offset_fetch_v9_request_golden() -> None:
         b"\x00"  # body tagged fields: none
     )
     check_request(header(9, 9), body, expected)
+
+
+def test_offset_fetch_v10_request_by_topic_id_golden() -> None:
+    """v10 (KIP-848) names each group's topics by id in place of the name."""
+    body = OffsetFetchRequest(
+        groups=[
+            OffsetFetchRequestGroup(
+                group_id="g1",
+                member_id="m1",
+                member_epoch=3,
+                topics=[OffsetFetchRequestTopics(topic_id=uuid.UUID(bytes=bytes(range(1, 17))), partition_indexes=[0])],
+            )
+        ],
+        require_stable=True,
+    )
+    expected = (
+        b"\x00\x09"  # request_api_key = 9 (OffsetFetch)
+        b"\x00\x0a"  # request_api_version = 10 (flexible)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x02"  # groups: compact array of 1
+        b"\x03g1"  # groups[0].group_id = "g1"
+        b"\x03m1"  # groups[0].member_id = "m1"
+        b"\x00\x00\x00\x03"  # groups[0].member_epoch = 3
+        b"\x02"  # groups[0].topics: compact array of 1
+        b"\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10"  # .topic_id (v10+; no name)
+        b"\x02\x00\x00\x00\x00"  # .partition_indexes = [0]
+        b"\x00"  # topic tagged fields: none
+        b"\x00"  # group tagged fields: none
+        b"\x01"  # require_stable = true
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(9, 10), body, expected)
 
 
 def test_offset_fetch_v1_response_golden() -> None:
@@ -1311,6 +1410,42 @@ def test_describe_groups_v5_response_golden() -> None:
     check_response(15, 5, body, expected)
 
 
+def test_describe_groups_v6_response_golden() -> None:
+    """v6 (KIP-1043) adds a nullable error message per group after the error code."""
+    body = DescribeGroupsResponse(
+        throttle_time_ms=0,
+        groups=[
+            DescribedGroup(
+                error_code=69,
+                error_message="no",
+                group_id="g1",
+                group_state="Dead",
+                protocol_type="",
+                protocol_data="",
+                members=[],
+                authorized_operations=-2147483648,
+            )
+        ],
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x02"  # groups: compact array of 1
+        b"\x00\x45"  # groups[0].error_code = 69 (GROUP_ID_NOT_FOUND)
+        b"\x03no"  # .error_message = "no" (v6+)
+        b"\x03g1"  # .group_id = "g1"
+        b"\x05Dead"  # .group_state = "Dead"
+        b"\x01"  # .protocol_type = ""
+        b"\x01"  # .protocol_data = ""
+        b"\x01"  # .members: compact array of 0
+        b"\x80\x00\x00\x00"  # .authorized_operations = INT32_MIN (not requested)
+        b"\x00"  # groups[0] tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(15, 6, body, expected)
+
+
 # --- ListGroups (16) -----------------------------------------------------------------------------------------
 
 
@@ -1384,6 +1519,33 @@ def test_delete_groups_v2_request_multi_byte_varints_golden() -> None:
         + payload  # the unknown tag's 128 raw bytes
     )
     check_request(header(42, 2), body, expected)
+
+
+def test_delete_groups_v3_response_golden() -> None:
+    """v3 adds a nullable error message per group result, after the error code."""
+    body = DeleteGroupsResponse(
+        throttle_time_ms=0,
+        results=[
+            DeletableGroupResult(group_id="g1", error_code=0, error_message=None),
+            DeletableGroupResult(group_id="g2", error_code=68, error_message="busy"),
+        ],
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x03"  # results: compact array of 2
+        b"\x03g1"  # results[0].group_id = "g1"
+        b"\x00\x00"  # results[0].error_code = 0
+        b"\x00"  # results[0].error_message = null (v3+)
+        b"\x00"  # results[0] tagged fields: none
+        b"\x03g2"  # results[1].group_id = "g2"
+        b"\x00\x44"  # results[1].error_code = 68 (NON_EMPTY_GROUP)
+        b"\x05busy"  # results[1].error_message = "busy"
+        b"\x00"  # results[1] tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(42, 3, body, expected)
 
 
 # --- OffsetDelete (47) ---------------------------------------------------------------------------------------
@@ -1596,6 +1758,74 @@ def test_produce_v9_request_golden() -> None:
         b"\x00"  # body tagged fields: none
     )
     check_request(header(0, 9), body, expected)
+
+
+def test_produce_v13_request_and_response_by_topic_id_golden() -> None:
+    """v13 (KIP-516) names each topic by a 16-byte id in place of the name, in the request and the response."""
+    topic_id = uuid.UUID(bytes=bytes(range(1, 17)))
+    body = ProduceRequest(
+        transactional_id=None,
+        acks=-1,
+        timeout_ms=1000,
+        topic_data=[TopicProduceData(topic_id=topic_id, partition_data=[PartitionProduceData(index=1, records=None)])],
+    )
+    expected = (
+        b"\x00\x00"  # request_api_key = 0 (Produce)
+        b"\x00\x0d"  # request_api_version = 13 (flexible)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x00"  # transactional_id = null
+        b"\xff\xff"  # acks = -1
+        b"\x00\x00\x03\xe8"  # timeout_ms = 1000
+        b"\x02"  # topic_data: compact array of 1
+        b"\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10"  # topic_data[0].topic_id (v13+; no name)
+        b"\x02"  # topic_data[0].partition_data: compact array of 1
+        b"\x00\x00\x00\x01"  # .index = 1
+        b"\x00"  # .records = null (compact nullable records)
+        b"\x00"  # partition tagged fields: none
+        b"\x00"  # topic tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(0, 13), body, expected)
+    response = ProduceResponse(
+        responses=[
+            TopicProduceResponse(
+                topic_id=topic_id,
+                partition_responses=[
+                    PartitionProduceResponse(
+                        index=1,
+                        error_code=100,
+                        base_offset=-1,
+                        log_append_time_ms=-1,
+                        log_start_offset=-1,
+                        record_errors=[],
+                        error_message=None,
+                    )
+                ],
+            )
+        ],
+        throttle_time_ms=0,
+    )
+    answer = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x02"  # responses: compact array of 1
+        b"\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10"  # responses[0].topic_id (v13+; no name)
+        b"\x02"  # responses[0].partition_responses: compact array of 1
+        b"\x00\x00\x00\x01"  # .index = 1
+        b"\x00\x64"  # .error_code = 100 (UNKNOWN_b"\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10")
+        b"\xff\xff\xff\xff\xff\xff\xff\xff"  # .base_offset = -1
+        b"\xff\xff\xff\xff\xff\xff\xff\xff"  # .log_append_time_ms = -1
+        b"\xff\xff\xff\xff\xff\xff\xff\xff"  # .log_start_offset = -1
+        b"\x01"  # .record_errors: compact array of 0
+        b"\x00"  # .error_message = null
+        b"\x00"  # partition tagged fields: none (current_leader at its default is not sent)
+        b"\x00"  # topic tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(0, 13, response, answer)
 
 
 def test_produce_v10_response_known_tagged_fields_golden() -> None:
@@ -2725,6 +2955,54 @@ def test_txn_offset_commit_v4_request_without_member_golden() -> None:
     check_request(header(28, 4), body, expected)
 
 
+def test_txn_offset_commit_v6_request_by_topic_id_golden() -> None:
+    """v6 (KIP-1319) names topics by id in place of the name; v5 is v4's layout (KIP-890)."""
+    body = TxnOffsetCommitRequest(
+        transactional_id="tx",
+        group_id="g1",
+        producer_id=4096,
+        producer_epoch=3,
+        generation_id_or_member_epoch=-1,
+        member_id="",
+        group_instance_id=None,
+        topics=[
+            TxnOffsetCommitRequestTopic(
+                topic_id=uuid.UUID(bytes=bytes(range(1, 17))),
+                partitions=[
+                    TxnOffsetCommitRequestPartition(
+                        partition_index=0, committed_offset=5, committed_leader_epoch=-1, committed_metadata=None
+                    )
+                ],
+            )
+        ],
+    )
+    expected = (
+        b"\x00\x1c"  # request_api_key = 28 (TxnOffsetCommit)
+        b"\x00\x06"  # request_api_version = 6 (flexible)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x03tx"  # transactional_id = "tx"
+        b"\x03g1"  # group_id = "g1"
+        b"\x00\x00\x00\x00\x00\x00\x10\x00"  # producer_id = 4096
+        b"\x00\x03"  # producer_epoch = 3
+        b"\xff\xff\xff\xff"  # generation_id_or_member_epoch = -1
+        b"\x01"  # member_id = ""
+        b"\x00"  # group_instance_id = null
+        b"\x02"  # topics: compact array of 1
+        b"\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10"  # topics[0].topic_id (v6+; no name)
+        b"\x02"  # topics[0].partitions: compact array of 1
+        b"\x00\x00\x00\x00"  # .partition_index = 0
+        b"\x00\x00\x00\x00\x00\x00\x00\x05"  # .committed_offset = 5
+        b"\xff\xff\xff\xff"  # .committed_leader_epoch = -1
+        b"\x00"  # .committed_metadata = null
+        b"\x00"  # partition tagged fields: none
+        b"\x00"  # topic tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(28, 6), body, expected)
+
+
 def test_txn_offset_commit_v0_response_golden() -> None:
     body = TxnOffsetCommitResponse(
         throttle_time_ms=0,
@@ -3158,6 +3436,26 @@ def test_list_transactions_v1_request_duration_filter_golden() -> None:
         b"\x00"  # body tagged fields: none
     )
     check_request(header(66, 1), body, expected)
+
+
+def test_list_transactions_v2_request_id_pattern_golden() -> None:
+    """v2 (KIP-1152) appends a nullable transactional id pattern after the duration filter."""
+    body = ListTransactionsRequest(
+        state_filters=[], producer_id_filters=[], duration_filter=-1, transactional_id_pattern="tx-.*"
+    )
+    expected = (
+        b"\x00\x42"  # request_api_key = 66 (ListTransactions)
+        b"\x00\x02"  # request_api_version = 2
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x01"  # state_filters = [] (every state)
+        b"\x01"  # producer_id_filters = [] (every producer)
+        b"\xff\xff\xff\xff\xff\xff\xff\xff"  # duration_filter = -1 (off)
+        b"\x06tx-.*"  # transactional_id_pattern = "tx-.*" (compact string, v2+)
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(66, 2), body, expected)
 
 
 def test_list_transactions_v0_response_golden() -> None:

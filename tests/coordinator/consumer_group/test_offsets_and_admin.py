@@ -72,6 +72,19 @@ def test_k45_describe_groups_of_a_consumer_group_reads_as_dead(version: int) -> 
     assert (described.protocol_type, described.members) == ("", [])
 
 
+def test_k45_describe_groups_v6_of_a_consumer_group_is_not_a_classic_group() -> None:
+    """K45 from DescribeGroups v6 (KIP-1043): a consumer group's id is GROUP_ID_NOT_FOUND, state Dead, with Kafka's
+    message that the group is not a classic one."""
+    ctx = one_member()
+    (described,) = ctx.describe("group", version=6)
+    assert (described.error_code, described.error_message, described.group_state, described.members) == (
+        ErrorCode.GROUP_ID_NOT_FOUND,
+        "Group group is not a classic group.",
+        "Dead",
+        [],
+    )
+
+
 def test_k46_offset_commit_checks_of_a_consumer_group() -> None:
     """K46: an admin commit (epoch < 0) is accepted only into a consumer group without members (else the empty
     member id is UNKNOWN_MEMBER_ID); a member must commit with OffsetCommit v9+ (UNSUPPORTED_VERSION) at exactly

@@ -246,10 +246,14 @@ class TxnTestContext:
         producer_ids: Iterable[int] = (),
         duration_ms: int = -1,
         *,
-        version: int = 1,
+        pattern: str | None = None,
+        version: int = 2,
     ) -> ListTransactionsResponse:
         request = ListTransactionsRequest(
-            state_filters=list(states), producer_id_filters=list(producer_ids), duration_filter=duration_ms
+            state_filters=list(states),
+            producer_id_filters=list(producer_ids),
+            duration_filter=duration_ms,
+            transactional_id_pattern=pattern,
         )
         return self.coordinator.list_transactions(self.ctx(version), request, self.now_ms)
 

@@ -230,3 +230,20 @@ def test_t17_producer_fenced_is_invalid_producer_epoch_before_v2(
         expected
     }
     assert ctx.add_offsets("txn", producer_id, epoch + 1, version=version) == expected
+
+
+def test_t25_kip_890_implicit_add_begins_or_extends_the_transaction(ctx: TxnTestContext) -> None:
+    """The data plane's implicit add (Produce v12+, TxnOffsetCommit v5+) makes the same checks and write as
+    AddPartitionsToTxn: the transaction becomes Ongoing with the partition, a partition already in it writes nothing,
+    and the id's errors answer it (PRODUCER_FENCED for an old epoch)."""
+    producer_id, epoch = ctx.init_ok("txn")
+    added = ctx.coordinator.add_partitions("txn", producer_id, epoch, [("orders", 0)], ctx.now_ms)
+    assert (added.done, added.value) == (True, NONE)
+    assert (ctx.txn().state, ctx.txn().partitions) == (S.ONGOING, {("orders", 0)})
+    appends = ctx.store.appends
+    again = ctx.coordinator.add_partitions("txn", producer_id, epoch, [("orders", 0)], ctx.now_ms)
+    assert (again.value, ctx.store.appends) == (NONE, appends)
+    fenced = ctx.coordinator.add_partitions("txn", producer_id, epoch - 1, [("orders", 1)], ctx.now_ms)
+    assert fenced.value == ErrorCode.PRODUCER_FENCED
+    unknown = ctx.coordinator.add_partitions("nobody", producer_id, epoch, [("orders", 1)], ctx.now_ms)
+    assert unknown.value == ErrorCode.INVALID_PRODUCER_ID_MAPPING

@@ -77,6 +77,35 @@ def test_t68_unknown_state_names_are_echoed_and_filter_nothing(ctx: TxnTestConte
     assert [t.transactional_id for t in only_unknown.transaction_states] == ["a"]
 
 
+def test_t68_list_v2_filters_by_a_transactional_id_pattern_matched_whole(ctx: TxnTestContext) -> None:
+    """KIP-1152: ListTransactions v2's pattern is an RE2/J regular expression that must match the whole id (Kafka's
+    `Matcher.matches`); null or empty filters nothing; it combines with the other filters."""
+    ctx.init_ok("orders-1")
+    ctx.init_ok("orders-2")
+    a_id, _ = ctx.begin("payments")
+
+    def listed(**kw: object) -> list[str]:
+        response = ctx.list(**kw)  # type: ignore[arg-type]
+        assert response.error_code == ErrorCode.NONE
+        return [t.transactional_id for t in response.transaction_states]
+
+    assert listed(pattern="orders-.*") == ["orders-1", "orders-2"]
+    assert listed(pattern="orders") == []  # a partial match is no match
+    assert listed(pattern="orders-[2-9]|pay.*") == ["orders-2", "payments"]
+    assert listed(pattern=None) == listed(pattern="") == ["orders-1", "orders-2", "payments"]
+    assert listed(pattern=".*s", states=["Ongoing"]) == ["payments"]
+    assert listed(pattern=".*", producer_ids=[a_id]) == ["payments"]
+
+
+@pytest.mark.parametrize("pattern", ["orders-[", "(unclosed", "a**", "\\C"])
+def test_t68_list_v2_refuses_an_invalid_pattern(ctx: TxnTestContext, pattern: str) -> None:
+    """A pattern RE2/J refuses is INVALID_REGULAR_EXPRESSION for the whole request (Kafka's InvalidRegularExpression;
+    the response has no message field), with nothing listed."""
+    ctx.init_ok("orders-1")
+    response = ctx.list(pattern=pattern)
+    assert (response.error_code, response.transaction_states) == (ErrorCode.INVALID_REGULAR_EXPRESSION, [])
+
+
 def test_producer_ids_come_from_one_allocator_interface(tmp_path: Path) -> None:
     """The broker's idempotent-producer allocator and the in-memory one both satisfy the coordinator's interface."""
     assert isinstance(BrokerProducerIdAllocator(tmp_path / "producer-id-block"), ProducerIdAllocator)

@@ -148,10 +148,24 @@ async def make_topic(f: Fixture, name: str, partitions: int = 1) -> uuid.UUID:
 # -- the data plane ---------------------------------------------------------------------------------------------
 
 
+def _by_id(request: Any, topic_id: uuid.UUID) -> Any:
+    """The request with its topic named by id too (Produce v13+ sends only the id)."""
+    request.topic_data[0].topic_id = topic_id
+    return request
+
+
 async def _produce(f: Fixture, v: int) -> None:
-    await f.call(ApiKey.PRODUCE, v, produce_request(f.topic, batch(b"one", b"two"), acks=-1), "a batch of two")
-    await f.call(ApiKey.PRODUCE, v, produce_request(f.s.name("nowhere"), batch(b"x")), "to an unknown topic")
-    await f.call(ApiKey.PRODUCE, v, produce_request(f.topic, batch(b"x"), partition=9), "to an unknown partition")
+    ghost = uuid.uuid4()
+    two = _by_id(produce_request(f.topic, batch(b"one", b"two"), acks=-1), f.topic_id)
+    await f.call(ApiKey.PRODUCE, v, two, "a batch of two")
+    unknown = _by_id(produce_request(f.s.name("nowhere"), batch(b"x")), ghost)
+    await f.call(ApiKey.PRODUCE, v, unknown, "to an unknown topic")
+    partition = _by_id(produce_request(f.topic, batch(b"x"), partition=9), f.topic_id)
+    await f.call(ApiKey.PRODUCE, v, partition, "to an unknown partition")
+    if v >= 13:
+        both = _by_id(produce_request(f.topic, batch(b"y")), f.topic_id)
+        both.topic_data.insert(0, unknown.topic_data[0])
+        await f.call(ApiKey.PRODUCE, v, both, "to an unknown topic id and a known one")
 
 
 async def _fetch(f: Fixture, v: int) -> None:
@@ -353,7 +367,9 @@ def _commit(f: Fixture, member: str, generation: int, instance: str | None, **kw
         committed_offset=kw.pop("offset", 1),
         committed_metadata=kw.pop("metadata", "m"),
     )
-    topic = OffsetCommitRequestTopic(name=kw.pop("topic", f.topic), partitions=[partition])
+    name = kw.pop("topic", f.topic)
+    topic_id = kw.pop("topic_id", f.topic_id if name == f.topic else uuid.uuid5(uuid.NAMESPACE_OID, name))
+    topic = OffsetCommitRequestTopic(name=name, topic_id=topic_id, partitions=[partition])
     return OffsetCommitRequest(
         group_id=kw.pop("group", f.group),
         generation_id_or_member_epoch=generation,
@@ -382,6 +398,12 @@ async def _offset_commit(f: Fixture, v: int) -> None:
     await f.call(
         ApiKey.OFFSET_COMMIT, v, _commit(f, "", 3, None, group=f.s.name("nogroup")), "generation 3, unknown group"
     )
+    if v >= 10:
+        both = _commit(f, "", -1, None, group=simple)
+        both.topics.insert(0, _commit(f, "", -1, None, topic=f.s.name("nowhere")).topics[0])
+        await f.call(ApiKey.OFFSET_COMMIT, v, both, "an unknown topic id before a known one")
+        unknown_in_nogroup = _commit(f, GHOST, 3, None, group=f.s.name("nogroup"), topic=f.s.name("nowhere"))
+        await f.call(ApiKey.OFFSET_COMMIT, v, unknown_in_nogroup, "only an unknown topic id, unknown group")
     if v <= 4:
         kept = _commit(f, "", -1, None, group=simple, retention_time_ms=60_000, offset=42)
         await f.call(ApiKey.OFFSET_COMMIT, v, kept, "with a retention time")
@@ -391,9 +413,13 @@ async def _offset_commit(f: Fixture, v: int) -> None:
         await f.call(ApiKey.OFFSET_FETCH, 1, fetch, "the commit with a retention time, fetched")
 
 
-def _fetch_offsets(v: int, group: str, topic: str | None) -> OffsetFetchRequest:
+def _fetch_offsets(v: int, group: str, topic: str | None, topic_id: uuid.UUID | None = None) -> OffsetFetchRequest:
+    """v10 names the topic by id: ``topic_id`` (a random one, unknown to the broker, when not given)."""
     if v >= 8:
-        topics = None if topic is None else [OffsetFetchRequestTopics(name=topic, partition_indexes=[0, 7])]
+        by_id = topic_id or uuid.uuid4()
+        topics = (
+            None if topic is None else [OffsetFetchRequestTopics(name=topic, topic_id=by_id, partition_indexes=[0, 7])]
+        )
         return OffsetFetchRequest(groups=[OffsetFetchRequestGroup(group_id=group, topics=topics)])
     wanted = None if topic is None else [OffsetFetchRequestTopic(name=topic, partition_indexes=[0, 7])]
     return OffsetFetchRequest(group_id=group, topics=wanted)
@@ -401,16 +427,35 @@ def _fetch_offsets(v: int, group: str, topic: str | None) -> OffsetFetchRequest:
 
 async def _offset_fetch(f: Fixture, v: int) -> None:
     await f.call(ApiKey.OFFSET_COMMIT, 8, _commit(f, f.member, f.generation, INSTANCE, offset=5), "setup: a commit")
-    await f.call(ApiKey.OFFSET_FETCH, v, _fetch_offsets(v, f.group, f.topic), "the group's commit")
+    mine = f.topic_id
+    await f.call(ApiKey.OFFSET_FETCH, v, _fetch_offsets(v, f.group, f.topic, mine), "the group's commit")
     await f.call(ApiKey.OFFSET_FETCH, v, _fetch_offsets(v, f.group, f.s.name("nowhere")), "an unknown topic")
-    await f.call(ApiKey.OFFSET_FETCH, v, _fetch_offsets(v, f.s.name("nogroup"), f.topic), "an unknown group")
-    await f.call(ApiKey.OFFSET_FETCH, v, _fetch_offsets(v, "", f.topic), "empty group id")
+    await f.call(ApiKey.OFFSET_FETCH, v, _fetch_offsets(v, f.s.name("nogroup"), f.topic, mine), "an unknown group")
+    await f.call(ApiKey.OFFSET_FETCH, v, _fetch_offsets(v, "", f.topic, mine), "empty group id")
     if v >= 2:
         await f.call(ApiKey.OFFSET_FETCH, v, _fetch_offsets(v, f.group, None), "all topics")
+    if v >= 10:
+        both = _fetch_offsets(v, f.group, f.s.name("nowhere"))
+        both.groups[0].topics.extend(_fetch_offsets(v, f.group, f.topic, f.topic_id).groups[0].topics)  # type: ignore[union-attr]
+        await f.call(ApiKey.OFFSET_FETCH, v, both, "an unknown topic id before a known one")
+        both.groups[0].group_id = ""
+        await f.call(ApiKey.OFFSET_FETCH, v, both, "an unknown topic id and a known one, empty group id")
+        both.groups[0].group_id = f.s.name("nogroup")
+        await f.call(ApiKey.OFFSET_FETCH, v, both, "an unknown topic id and a known one, unknown group")
+        doomed = f.s.name("fetch-deleted")
+        await make_topic(f, doomed)
+        group = f.s.name("fetch-deleted-group")
+        await f.call(ApiKey.OFFSET_COMMIT, 9, _commit(f, "", -1, None, group=group, topic=doomed), "setup: commit")
+        await f.call(ApiKey.OFFSET_COMMIT, 9, _commit(f, "", -1, None, group=group), "setup: commit another topic")
+        deleted = await f.ask(
+            ApiKey.DELETE_TOPICS, 6, DeleteTopicsRequest(topics=[DeleteTopicState(name=doomed)], timeout_ms=10_000)
+        )
+        f.s.note("setup: delete the topic", deleted is not None and deleted.responses[0].error_code)
+        await f.call(ApiKey.OFFSET_FETCH, v, _fetch_offsets(v, group, None), "all topics, one of them deleted")
 
 
 async def _describe_groups(f: Fixture, v: int) -> None:
-    for what, group in (("the group", f.group), ("an unknown group", f.s.name("nogroup"))):
+    for what, group in (("the group", f.group), ("an unknown group", f.s.name("nogroup")), ("empty group id", "")):
         body = DescribeGroupsRequest(groups=[group], include_authorized_operations=False)
         await f.call(ApiKey.DESCRIBE_GROUPS, v, body, what)
 
@@ -440,6 +485,7 @@ async def _delete_groups(f: Fixture, v: int) -> None:
         ("an empty group", simple),
         ("a live group", f.group),
         ("an unknown group", f.s.name("nogroup")),
+        ("empty group id", ""),
     ):
         await f.call(ApiKey.DELETE_GROUPS, v, DeleteGroupsRequest(groups_names=[group]), what)
 

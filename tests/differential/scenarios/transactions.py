@@ -13,6 +13,7 @@ are recorded sorted (neither broker promises their order).
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,7 @@ from protocol.messages.end_txn import EndTxnRequest
 from protocol.messages.find_coordinator import FindCoordinatorRequest
 from protocol.messages.init_producer_id import InitProducerIdRequest
 from protocol.messages.list_transactions import ListTransactionsRequest
+from protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 from protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchRequestTopic
 from protocol.messages.txn_offset_commit import (
     TxnOffsetCommitRequest,
@@ -149,15 +151,17 @@ class Txns:
         body = EndTxnRequest(transactional_id=tid, producer_id=pid, producer_epoch=epoch, committed=commit)
         return await self.settled(ApiKey.END_TXN, version, body, step, lambda r: r.error_code in IN_FLIGHT)
 
-    async def produce(self, tid: str, pid: int, epoch: int, topic: str, partition: int, seq: int, step: str) -> None:
-        """One transactional record (Produce v9, acks=all); its error code and offset are recorded. A retriable
-        answer (Kafka's leader for a topic created a moment ago is not always known yet: NOT_LEADER_OR_FOLLOWER) is
-        asked again, as a producer retries the same batch."""
+    async def produce(
+        self, tid: str, pid: int, epoch: int, topic: str, partition: int, seq: int, step: str, version: int = 9
+    ) -> None:
+        """One transactional record (Produce v9 unless told, acks=all); its error code and offset are recorded. A
+        retriable answer (Kafka's leader for a topic created a moment ago is not always known yet:
+        NOT_LEADER_OR_FOLLOWER) is asked again, as a producer retries the same batch."""
         records = batch(b"txn", producer_id=pid, epoch=epoch, sequence=seq, transactional=True)
         body = produce_request(topic, records, partition=partition, transactional_id=tid)
         deadline = time.monotonic() + SETTLE_S
         while True:
-            answer = await ask(self.conn, ApiKey.PRODUCE, 9, body)
+            answer = await ask(self.conn, ApiKey.PRODUCE, version, body)
             if answer is None:
                 self.s.note(step, {"closed": True})
                 return
@@ -168,15 +172,22 @@ class Txns:
         self.s.note(step, {"error_code": result.error_code, "base_offset": result.base_offset})
 
     async def offset_commit(
-        self, tid: str, pid: int, epoch: int, group: str, topic: str, offset: int, step: str, version: int = 3
+        self,
+        tid: str,
+        pid: int,
+        epoch: int,
+        group: str,
+        topic: str,
+        offset: int,
+        step: str,
+        version: int = 3,
+        topic_id: uuid.UUID | None = None,
     ) -> Any:
+        """TxnOffsetCommit of one partition; v6+ names the topic by ``topic_id``."""
         part = TxnOffsetCommitRequestPartition(partition_index=0, committed_offset=offset, committed_metadata="m")
+        wanted = TxnOffsetCommitRequestTopic(name=topic, topic_id=topic_id or uuid.UUID(int=0), partitions=[part])
         body = TxnOffsetCommitRequest(
-            transactional_id=tid,
-            group_id=group,
-            producer_id=pid,
-            producer_epoch=epoch,
-            topics=[TxnOffsetCommitRequestTopic(name=topic, partitions=[part])],
+            transactional_id=tid, group_id=group, producer_id=pid, producer_epoch=epoch, topics=[wanted]
         )
         return await self.call(ApiKey.TXN_OFFSET_COMMIT, version, body, step)
 
@@ -310,7 +321,8 @@ async def txn_end(s: Session) -> None:
 @scenario("#15 DescribeTransactions ListTransactions")
 async def txn_describe_and_list(s: Session) -> None:
     """DescribeTransactions and ListTransactions of transactions Empty, Ongoing (with partitions), CompleteCommit
-    and CompleteAbort, and of an unknown id; ListTransactions filtered by state and by producer id."""
+    and CompleteAbort, and of an unknown id; ListTransactions filtered by state, by producer id and (v2) by an id
+    pattern, valid or not."""
     t = Txns(s, await s.connect("txn-list"))
     topic = await _topic(s, t, "txn-list-t", 2)
     empty, ongoing, committed, aborted = (
@@ -337,6 +349,10 @@ async def txn_describe_and_list(s: Session) -> None:
     await t.list("list Ongoing", state_filters=["Ongoing"])
     await t.list("list CompleteCommit and an unknown state", state_filters=["CompleteCommit", "Nonsense"])
     await t.list("list by producer id", producer_id_filters=[pid])
+    await t.list("v2 list by id pattern", 2, transactional_id_pattern=f"txn-list-[a-c]-.*{s.token}.*")
+    await t.list("v2 list by a pattern matching part of the ids", 2, transactional_id_pattern="txn-list")
+    await t.list("v2 list with an empty pattern", 2, transactional_id_pattern="", state_filters=["Ongoing"])
+    await t.list("v2 list by an invalid pattern", 2, transactional_id_pattern="txn-list-[")
     await t.end(ongoing, pid, epoch, False, "abort the Ongoing one")
 
 
@@ -374,3 +390,55 @@ async def txn_offset_commit(s: Session) -> None:
     await t.offset_commit(tid, pid, epoch + 1, group, topic, 9, "TxnOffsetCommit v4 at a wrong epoch", 4)
     await t.end(tid, pid, epoch, False, "abort", 4)
     await t.settled(ApiKey.OFFSET_FETCH, 7, stable, "OffsetFetch require_stable once aborted", _unstable)
+
+
+@scenario("#16 Produce v12 KIP-890")
+async def txn_produce_v12_adds_the_partition_itself(s: Session) -> None:
+    """KIP-890 part 2: a transactional Produce v12+ adds its partition to the producer's transaction itself (no
+    AddPartitionsToTxn), where v11 is refused; an old epoch and an unknown producer id are refused; the transaction
+    then ends with an EndTxn of transaction version 0/1 and its records are committed."""
+    t = Txns(s, await s.connect("txn-v12"))
+    topic = await _topic(s, t, "txn-v12-t", 3)
+    tid = s.name("txn-v12")
+    await t.coordinator(tid)
+    pid, epoch = _ids(await t.init(tid, "init"))
+    await t.produce(tid, pid, epoch, topic, 0, 0, "v11 produce to a partition never added", version=11)
+    await t.produce(tid, pid, epoch, topic, 0, 0, "v12 produce to a partition never added", version=12)
+    await t.produce(tid, pid, epoch, topic, 1, 0, "v13-less: v12 produce to another partition", version=12)
+    await t.produce(tid, pid, epoch - 1, topic, 2, 0, "v12 produce at an old epoch", version=12)
+    await t.produce(tid, pid + 1000, epoch, topic, 2, 0, "v12 produce by an unknown producer id", version=12)
+    await t.describe([tid], "described: Ongoing with both partitions")
+    await t.end(tid, pid, epoch, True, "v4 commit", 4)
+    await t.settled(
+        ApiKey.DESCRIBE_TRANSACTIONS,
+        0,
+        DescribeTransactionsRequest(transactional_ids=[tid]),
+        "once complete",
+        lambda r: any(state.transaction_state.startswith("Prepare") for state in r.transaction_states),
+    )
+
+
+async def _topic_id(t: Txns, topic: str) -> uuid.UUID:
+    described = await ask(t.conn, ApiKey.METADATA, 12, MetadataRequest(topics=[MetadataRequestTopic(name=topic)]))
+    return described.topics[0].topic_id if described is not None else uuid.UUID(int=0)
+
+
+@scenario("#16 TxnOffsetCommit v4-6 KIP-890")
+async def txn_offset_commit_newest_versions(s: Session) -> None:
+    """TxnOffsetCommit v4 before AddOffsetsToTxn (KIP-890 part 1's generic error); v5 adds the group's offsets
+    partition to the transaction itself (part 2), then v6 names topics by id (an unknown id is UNKNOWN_TOPIC_ID); a
+    wrong epoch; the transaction commits with an EndTxn of transaction version 0/1 and the offsets become stable."""
+    t = Txns(s, await s.connect("txn-offsets-new"))
+    topic = await _topic(s, t, "txn-offsets-new-t", 1)
+    topic_id = await _topic_id(t, topic)
+    tid, group = s.name("txn-offsets-new"), s.name("txn-offsets-new-g")
+    await t.coordinator(tid)
+    pid, epoch = _ids(await t.init(tid, "init"))
+    await t.offset_commit(tid, pid, epoch, group, topic, 5, "v4 before AddOffsetsToTxn", 4)
+    await t.offset_commit(tid, pid, epoch, group, topic, 5, "v5 before AddOffsetsToTxn", 5)
+    await t.describe([tid], "described: Ongoing with the group's offsets partition")
+    await t.offset_commit(tid, pid, epoch, group, topic, 6, "v6 by topic id", 6, topic_id)
+    await t.offset_commit(tid, pid, epoch, group, topic, 6, "v6 by an unknown topic id", 6, uuid.uuid4())
+    await t.offset_commit(tid, pid, epoch + 1, group, topic, 7, "v5 at a wrong epoch", 5)
+    await t.end(tid, pid, epoch, True, "v4 commit", 4)
+    await t.settled(ApiKey.OFFSET_FETCH, 7, _fetch(group, topic, True), "OffsetFetch require_stable", _unstable)
