@@ -8,6 +8,7 @@ this is aioquic's `_transmit`/`_handle_timer` pattern, without a periodic ticker
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections.abc import Callable
 from typing import Protocol
 
@@ -52,11 +53,14 @@ class TimerDriver:
         self._armed_ms = deadline
         when = None if deadline is None else self._clock.loop_time_for(deadline)
         if when is not None:
-            self._handle = self._loop.call_at(when, self._fire)
+            # A fresh context: the loop would otherwise run the timer in the context of whatever armed it, and log
+            # a member expiring as the connection (`conn_id`) whose request happened to arm the timer.
+            self._handle = self._loop.call_at(when, self._fire, context=contextvars.Context())
 
     def fire_now(self) -> None:
-        """Run everything due at the current time (used after virtual time moves or after a request)."""
-        self._fire()
+        """Run everything due at the current time (used after virtual time moves), outside the caller's context as
+        a timer firing on its own would be."""
+        contextvars.Context().run(self._fire)
 
     def _fire(self) -> None:
         self._handle = None

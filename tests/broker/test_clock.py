@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
+import structlog
+
 from broker.clock import BrokerClock
 from broker.scheduler import TimerDriver
 
@@ -48,3 +50,25 @@ async def test_unfreeze_continues_both_clocks_from_the_virtual_instant() -> None
     assert clock.monotonic_ms() >= mono + 5_000
     assert clock.wall_ms() >= wall + 5_000
     assert clock.loop_time_for(clock.monotonic_ms()) is not None
+
+
+async def test_timer_work_does_not_run_in_the_context_of_the_request_that_armed_it() -> None:
+    """The connection binds `conn_id` in its contextvars; a timer armed while a request is handled must not log
+    what it does later (a member expiring) as that connection's."""
+    loop = asyncio.get_running_loop()
+    clock = BrokerClock(loop)
+    seen: list[dict[str, object]] = []
+
+    class _Recording(_OneTimer):
+        def tick(self, now_ms: int) -> object:
+            if self.deadline_ms is not None and self.deadline_ms <= now_ms:
+                seen.append(structlog.contextvars.get_contextvars())
+            return super().tick(now_ms)
+
+    timer = _Recording(clock.monotonic_ms() + 1)
+    driver = TimerDriver(loop, clock, [timer])
+    with structlog.contextvars.bound_contextvars(conn_id=7):
+        driver.rearm()
+    await asyncio.wait_for(timer.fired.wait(), timeout=5)
+    assert seen == [{}]
+    driver.close()
