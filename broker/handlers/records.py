@@ -24,6 +24,7 @@ from broker.dispatch import Dispatcher
 from broker.fetch_purgatory import FetchPurgatory
 from broker.leader_epochs import NO_EPOCH, check_current_leader_epoch
 from broker.offsets_log import OFFSETS_TOPIC
+from broker.produce_refusals import first_batch, refusal_of, refused
 from broker.record_slices import RecordSlices, close_record_slices
 from broker.txn_verification import (
     ACCEPT_ALL,
@@ -125,30 +126,34 @@ class RecordHandlers:
     # -- Produce -----------------------------------------------------------------------------------------------
 
     async def produce(self, ctx: RequestContext, request: ProduceRequest) -> ProduceResponse | None:
-        """Kafka refuses the whole request when it carries transactional records without a transactional id (they
-        need WRITE on one, KafkaApis.handleProduceRequest). v12+ adds transactional partitions to the transaction
+        """Kafka first refuses some requests as a whole (`broker.produce_refusals`: transactional records without a
+        transactional id, or of more than one producer). v12+ adds transactional partitions to the transaction
         first (`_add_to_transaction`); v13 names topics by id."""
         responses: list[TopicProduceResponse] = []
         valid_acks = request.acks in (-1, 0, 1)
-        unauthorized = request.transactional_id is None and _has_transactional_records(request)
         by_id = ctx.api_version >= PRODUCE_TOPIC_IDS_VERSION
         names = self._topic_names() if by_id else {}
         if by_id:
             for topic in request.topic_data:
                 topic.name = names.get(topic.topic_id, "")
+        refusal = refusal_of(request, lambda topic, partition: self._logs.get(topic, partition) is not None)
+        if refusal is not None:
+            log.info(
+                "produce.refused",
+                transactional_id=request.transactional_id,
+                code=refusal.error_code.name,
+                message=refusal.message,
+            )
+            return refused(request, refusal, by_id=by_id)
         unknown_ids: list[TopicProduceResponse] = []  # answered after the others, as Kafka's merged response lists them
         not_added: dict[tuple[str, int], ErrorCode] = {}
-        if valid_acks and not unauthorized and ctx.api_version >= PRODUCE_IMPLICIT_ADD_VERSION:
+        if valid_acks and ctx.api_version >= PRODUCE_IMPLICIT_ADD_VERSION:
             not_added = await self._add_to_transaction(request)
         for topic in request.topic_data:
             partitions = []
             for data in topic.partition_data:
                 if not valid_acks:
                     result = PartitionProduceResponse(index=data.index, error_code=ErrorCode.INVALID_REQUIRED_ACKS)
-                elif unauthorized:
-                    result = PartitionProduceResponse(
-                        index=data.index, error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-                    )
                 elif by_id and not topic.name:
                     result = PartitionProduceResponse(index=data.index, error_code=ErrorCode.UNKNOWN_TOPIC_ID)
                 elif (topic.name, data.index) in not_added:
@@ -186,7 +191,7 @@ class RecordHandlers:
         producer: tuple[int, int] | None = None
         for topic in request.topic_data:
             for data in topic.partition_data:
-                header = _first_batch(data.records)
+                header = first_batch(data.records)
                 partition_log = self._logs.get(topic.name, data.index) if topic.name else None
                 if header is None or partition_log is None or not header.is_transactional:
                     continue
@@ -236,9 +241,9 @@ class RecordHandlers:
             result.error_code = ErrorCode.INVALID_RECORD if exc.path == "batch.magic" else ErrorCode.CORRUPT_MESSAGE
             return result
         if header.size < len(records):
-            # ... and exactly one batch per partition; the sequence checks below look at that one batch only.
+            # ... and exactly one batch per partition; the sequence checks below look at that one batch only. Kafka
+            # answers it PartitionResponse(INVALID_RECORD), without the exception's message.
             result.error_code = ErrorCode.INVALID_RECORD
-            result.error_message = "Produce requests v3 and later may contain exactly one record batch per partition"
             return result
         try:
             refused = self._verify(ctx, transactional_id, topic, partition, header, partition_log)
@@ -546,26 +551,6 @@ def _unsupported_timestamp(version: int, timestamp: int) -> ErrorCode:
 def _isolation(ctx: RequestContext, request: ListOffsetsRequest) -> int | None:
     """ListOffsets' isolation level; None before v2, which has none (reads are bounded by the log end)."""
     return request.isolation_level if ctx.api_version >= LIST_OFFSETS_ISOLATION_VERSION else None
-
-
-def _first_batch(records: bytes | None) -> BatchHeader | None:
-    """The header of a partition's record set, None when there is none or it is unreadable (the append answers)."""
-    if not records:
-        return None
-    try:
-        return peek_batch_header(records, 0)
-    except DecodeError:
-        return None
-
-
-def _has_transactional_records(request: ProduceRequest) -> bool:
-    """Kafka's RequestUtils.hasTransactionalRecords: some partition's batch is transactional (unreadable record
-    sets are left to the append, which refuses them)."""
-    return any(
-        header is not None and header.is_transactional
-        for topic in request.topic_data
-        for header in (_first_batch(data.records) for data in topic.partition_data)
-    )
 
 
 def _diverged(data: PartitionData, partition_log: PartitionLog, wanted: FetchPartition) -> bool:
