@@ -192,7 +192,8 @@ class AppendResult:
 
     base_offset: int
     last_offset: int
-    #: The broker's timestamp when the topic uses LogAppendTime, else -1 (as Kafka answers).
+    #: The broker's timestamp when the topic uses LogAppendTime, else -1; for a duplicate the original batch's max
+    #: timestamp, whatever the topic uses (as Kafka answers both).
     log_append_time_ms: int
     log_start_offset: int
     #: A client's retry of a batch already in the log: nothing was written, the offsets are the original's.
@@ -405,8 +406,10 @@ class PartitionLog:
             raise RecordListTooLargeError(f"{size} bytes of batches exceed segment.bytes ({config.segment_bytes})")
         staged = self._check_producers(validated, origin)
         if staged is not None and staged.duplicate is not None:
-            first, last = staged.duplicate
-            return AppendResult(first, last, -1, self.log_start_offset, duplicate=True)
+            original = staged.duplicate
+            return AppendResult(
+                original.first_offset, original.last_offset, original.timestamp, self.log_start_offset, duplicate=True
+            )
         segment = self._segments[-1]
         if segment.should_roll(
             append_size=size,

@@ -105,7 +105,7 @@ def decode_snapshot(data: bytes, partition: str) -> ProducerStateManager:
         entry = ProducerEntry(pid, epoch, coordinator_epoch, timestamp, None if txn_first < 0 else txn_first)
         if last_offset >= 0 and last_seq != NO_SEQUENCE:
             first_seq = (last_seq - delta) % _SEQUENCE_WRAP  # Kafka's decrementSequence: sequences wrap at 2^31
-            entry.batches.append(BatchMetadata(first_seq, last_seq, last_offset - delta, last_offset))
+            entry.batches.append(BatchMetadata(first_seq, last_seq, last_offset - delta, last_offset, timestamp))
         entries.append(entry)
     return ProducerStateManager.from_entries(partition, entries)
 

@@ -61,12 +61,14 @@ _INT32_MAX = 2**31 - 1
 
 @dataclass(frozen=True, slots=True)
 class BatchMetadata:
-    """Sequence range and offsets of one batch a producer wrote (Kafka's ``BatchMetadata``)."""
+    """Sequence range, offsets and max timestamp of one batch a producer wrote (Kafka's ``BatchMetadata``); the
+    timestamp is what a retry of the batch is answered with as its log append time."""
 
     first_seq: int
     last_seq: int
     first_offset: int
     last_offset: int
+    timestamp: int
 
 
 @dataclass(slots=True)
@@ -139,14 +141,14 @@ class ProducerAppend:
     """An append checked against the state but not applied yet (Kafka's ``ProducerAppendInfo``, for all batches).
 
     ``duplicate`` is set when the append is a client's retry of a batch already in the log: nothing is written
-    and the producer gets the first and last offset of the original.
+    and the producer gets the offsets and timestamp of the original.
     """
 
     entries: dict[int, ProducerEntry] = field(default_factory=dict)
     started: list[tuple[int, int]] = field(default_factory=list)
     #: (producer id, first offset, marker offset, aborted) of each transaction a marker of this append closes.
     ended: list[tuple[int, int, int, bool]] = field(default_factory=list)
-    duplicate: tuple[int, int] | None = None
+    duplicate: BatchMetadata | None = None
 
 
 def _in_sequence(last_seq: int, next_seq: int) -> bool:
@@ -236,7 +238,7 @@ class ProducerStateManager:
             if origin is AppendOrigin.CLIENT and current is not None and not header.is_control:
                 duplicate = current.duplicate_of(header)
                 if duplicate is not None:
-                    return ProducerAppend(duplicate=(duplicate.first_offset, duplicate.last_offset))
+                    return ProducerAppend(duplicate=duplicate)
             entry = current.copy() if current is not None else ProducerEntry(producer_id)
             staged.entries[producer_id] = entry
             if marker is None:
@@ -310,7 +312,9 @@ class ProducerStateManager:
     def _apply_data(self, entry: ProducerEntry, header: BatchHeader, staged: ProducerAppend) -> None:
         entry._set_epoch(header.producer_epoch)
         entry.batches.append(
-            BatchMetadata(header.base_sequence, header.last_sequence, header.base_offset, header.last_offset)
+            BatchMetadata(
+                header.base_sequence, header.last_sequence, header.base_offset, header.last_offset, header.max_timestamp
+            )
         )
         entry.last_timestamp = header.max_timestamp
         if entry.current_txn_first_offset is None and header.is_transactional:

@@ -188,7 +188,8 @@ async def test_idempotent_producer_sequences_duplicates_and_gaps(broker: Broker)
     ]
     assert offsets == [0, 2, 3]
     retried = await produce(client, "idem", batch(b"c", sequence=2, **producer))
-    assert (retried.error_code, retried.base_offset) == (ErrorCode.NONE, 2)
+    # Kafka answers a duplicate with the original batch's timestamp as its log append time, CreateTime or not
+    assert (retried.error_code, retried.base_offset, retried.log_append_time_ms) == (ErrorCode.NONE, 2, BASE_TS)
     oldest = await produce(client, "idem", first)
     assert (oldest.error_code, oldest.base_offset) == (ErrorCode.NONE, 0)
     gap = await produce(client, "idem", batch(b"e", sequence=6, **producer))

@@ -67,7 +67,8 @@ def test_sequences_continue_and_a_retry_is_a_duplicate_of_its_original() -> None
     append(state, header(0, pid=7, seq=0, count=2))
     append(state, header(2, pid=7, seq=2, count=1))
     retry = state.prepare([(header(9, pid=7, seq=0, count=2), None)], CLIENT)
-    assert retry.duplicate == (0, 1)
+    assert retry.duplicate is not None
+    assert (retry.duplicate.first_offset, retry.duplicate.last_offset) == (0, 1)
     assert isinstance(refused(state, header(3, pid=7, seq=5)), OutOfOrderSequenceError)
 
 

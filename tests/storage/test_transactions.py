@@ -89,6 +89,18 @@ def test_a_retried_batch_is_answered_with_its_original_offsets_and_not_written(t
     assert not first.duplicate and log.log_end_offset == 2
 
 
+def test_a_retried_batch_is_answered_with_its_original_timestamp_as_log_append_time(tmp_path: Path) -> None:
+    """Kafka's UnifiedLog.append answers a duplicate with the remembered batch's timestamp (its max timestamp) as
+    the log append time, even on a CreateTime topic, where a first write answers -1; across a restart too."""
+    log = open_log(tmp_path)
+    data = producer_batch(b"a", producer=(7, 0, 0), timestamp=1_234)
+    assert log.append(data, now_ms=0).log_append_time_ms == -1
+    assert log.append(data, now_ms=0).log_append_time_ms == 1_234
+    log.flush()
+    log.close()
+    assert open_log(tmp_path).append(data, now_ms=0).log_append_time_ms == 1_234
+
+
 # --- last stable offset and the index -----------------------------------------------------------------------------
 
 
