@@ -111,7 +111,7 @@ from storage.segment import (
     segment_name,
 )
 from storage.txn_index import AbortedTxn
-from storage.txn_replay import aborted_entry, collect_aborted, rebuild_producer_state
+from storage.txn_replay import ReplayFrom, aborted_entry, collect_aborted, rebuild_producer_state
 from storage.validation import AppendOrigin, ValidatedAppend, validate_and_assign_offsets
 
 __all__ = ["AppendOrigin", "AppendResult", "CommittedRead", "PartitionLog", "TimestampOffset"]
@@ -482,12 +482,28 @@ class PartitionLog:
         return self._producers().prepare(batches, origin)
 
     def _producers(self) -> ProducerStateManager:
-        """The producer state, loaded and replayed the first time it is needed (call with the lock held)."""
+        """The producer state, loaded and replayed the first time it is needed (call with the lock held): from the
+        latest snapshot above the log start, else from the log start (Kafka's rebuildProducerState, so the batches
+        below the log start are not replayed). When a segment whose aborted-transaction index must be rebuilt
+        comes before that, the replay also reads it from its start, for the index only (see
+        :func:`rebuild_producer_state`)."""
         state = self._producer_state
         if state is None:
-            snapshot_offset, snapshot = self._latest_snapshot()
+            snapshot_offset, snapshot = self._latest_snapshot(self.log_end_offset)
+            start = (
+                ReplayFrom(self.log_start_offset) if snapshot is None else ReplayFrom(snapshot_offset or 0, snapshot)
+            )
+            limit = self._txn_index_rebuild_from()
+            index_start = None
+            if limit < start.offset:
+                index_offset, index_snapshot = self._latest_snapshot(limit)
+                index_start = (
+                    ReplayFrom(self._segments[0].base_offset)
+                    if index_snapshot is None
+                    else ReplayFrom(index_offset or 0, index_snapshot)
+                )
             state, replayed = rebuild_producer_state(
-                self._segments, f"{self.topic}-{self.partition}", snapshot, snapshot_offset or 0
+                self._segments, f"{self.topic}-{self.partition}", start, index_start
             )
             self._producer_state = state
             ongoing = state.ongoing_transactions()
@@ -497,6 +513,8 @@ class PartitionLog:
                 topic=self.topic,
                 partition=self.partition,
                 snapshot_offset=snapshot_offset,
+                replay_from=start.offset,
+                index_replay_from=None if index_start is None else index_start.offset,
                 replayed_batches=replayed,
                 producers=len(state.active_producers()),
                 open_transactions=len(ongoing),
@@ -504,13 +522,12 @@ class PartitionLog:
             )
         return state
 
-    def _latest_snapshot(self) -> tuple[int | None, ProducerStateManager | None]:
-        """The latest snapshot a replay may start from, with its offset: at or below the log end and the first
-        segment whose aborted-transaction index must be rebuilt or was lost (a closed segment always has a
-        ``.txnindex`` file, maybe empty), as only a replay of that whole segment can write it. A
-        damaged one is quarantined and the next older one tried; (None, None) when none is left."""
+    def _txn_index_rebuild_from(self) -> int:
+        """The base of the first segment whose aborted-transaction index must be rebuilt or was lost (a closed
+        segment always has a ``.txnindex`` file, maybe empty), which only a replay of that whole segment can
+        write; the log end when there is none."""
         last = self._segments[-1]
-        limit = next(
+        return next(
             (
                 s.base_offset
                 for s in self._segments
@@ -518,8 +535,14 @@ class PartitionLog:
             ),
             self.log_end_offset,
         )
+
+    def _latest_snapshot(self, limit: int) -> tuple[int | None, ProducerStateManager | None]:
+        """The latest snapshot a replay may start from, with its offset: above the log start (Kafka's
+        truncateAndReload deletes the others: they describe producers whose batches may all be gone), at or below
+        the log end and ``limit`` (see :meth:`_txn_index_rebuild_from`). A damaged one is quarantined and the next
+        older one tried; (None, None) when none is left."""
         for offset in reversed(list_snapshots(self.directory)):
-            if offset > min(limit, self.log_end_offset):
+            if not self.log_start_offset < offset <= min(limit, self.log_end_offset):
                 continue
             path = snapshot_path(self.directory, offset)
             try:
@@ -1024,10 +1047,9 @@ class PartitionLog:
         for segment in doomed:
             segment.delete()
         self._flush_pending = [s for s in self._flush_pending if not s.closed]
-        # Kafka keeps the snapshots of the segments it keeps: one older than the log start is kept only while it is
-        # the latest (replaying from the log start then still gives the state).
-        start, latest = self.log_start_offset, max(list_snapshots(self.directory), default=None)
-        self._delete_snapshots(lambda snapshot: snapshot >= start or snapshot == latest, "below the log start")
+        # Kafka deletes the snapshots of the segments it deletes; none below the log start is ever loaded again.
+        start = self.log_start_offset
+        self._delete_snapshots(lambda snapshot: snapshot >= start, "below the log start")
         self._epochs.truncate_from_start(start)
         _log.info(
             "log_segments_deleted",
@@ -1282,6 +1304,9 @@ class PartitionLog:
         self._delete_snapshots(lambda snapshot: snapshot <= end, "beyond the log end")
         self._load_epochs()
         self._load_log_start(now_ms)
+        start = self.log_start_offset
+        # Kafka's truncateAndReload: a snapshot at or below the log start is not loaded, it is deleted.
+        self._delete_snapshots(lambda snapshot: snapshot > start, "at or below the log start")
 
     def _load_log_start(self, now_ms: int) -> None:
         """Restore the log start DeleteRecords moved (``log-start-offset``): a damaged file is quarantined and the

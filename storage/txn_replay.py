@@ -2,7 +2,9 @@
 
 Like Kafka, the replay starts from the state of the latest usable ``.snapshot`` file (chosen by the log, see
 :mod:`storage.producer_snapshot`) and walks the batch headers from its offset on, or from a fresh state and the
-log start when there is none (control batches are read whole, they hold one tiny record). The replay applies what
+log start when there is none (control batches are read whole, they hold one tiny record). Batches below the log
+start never reach the state (Kafka's rebuildProducerState), so a producer whose batches DeleteRecords or retention
+put below it comes back only if a snapshot above the log start holds it. The replay applies what
 the log holds without checks, as Kafka's recovery does, so open transactions, epochs, sequences and coordinator
 epochs come back exactly as they were: a transaction whose marker never made it to the log before a crash is open
 again, and holds the last stable offset back until its marker is written.
@@ -21,6 +23,7 @@ once through the log's damage hook) and skipped.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import structlog
 
@@ -31,7 +34,7 @@ from storage.producer_state import CompletedTxn, ProducerStateManager
 from storage.segment import LogSegment
 from storage.txn_index import AbortedTxn
 
-__all__ = ["aborted_entry", "collect_aborted", "read_marker", "rebuild_producer_state"]
+__all__ = ["ReplayFrom", "aborted_entry", "collect_aborted", "read_marker", "rebuild_producer_state"]
 
 _log = structlog.get_logger("storage")
 
@@ -56,25 +59,48 @@ def read_marker(segment: LogSegment, position: int, header: BatchHeader) -> EndT
         return None
 
 
+@dataclass(frozen=True, slots=True)
+class ReplayFrom:
+    """Where a replay into a producer state starts: ``state`` holds every batch below ``offset`` (a snapshot's
+    state), or is None for a fresh state (``offset`` is then the log start, or a segment's base)."""
+
+    offset: int
+    state: ProducerStateManager | None = None
+
+
 def rebuild_producer_state(
-    segments: Sequence[LogSegment], partition: str, snapshot: ProducerStateManager | None = None, from_offset: int = 0
+    segments: Sequence[LogSegment],
+    partition: str,
+    start: ReplayFrom = ReplayFrom(0),
+    index_start: ReplayFrom | None = None,
 ) -> tuple[ProducerStateManager, int]:
-    """Replay the batches of ``segments`` (oldest first) from ``from_offset`` on into ``snapshot`` (the state with
-    every batch below ``from_offset`` applied; a fresh state by default); returns the state and how many batches
-    (with a producer id) were replayed. Rebuilds the aborted-transaction indexes that need it, of the segments
-    walked from their start (the log never starts a replay after the start of a segment whose index needs it)."""
-    state = snapshot if snapshot is not None else ProducerStateManager(partition)
+    """Replay the batches of ``segments`` (oldest first) that end at or after ``start`` into its state; returns the
+    state and how many batches (with a producer id) were read. Rebuilds the aborted-transaction indexes that need
+    it, of the segments walked from their start.
+
+    The state follows Kafka's rebuildProducerState, from the latest snapshot above the log start or from the log
+    start itself. A segment whose index must be rebuilt may lie before that (the active segment always does: it is
+    recovered at every start, while the snapshot of a clean shutdown lies at the log end), so with ``index_start``
+    a scratch state is replayed from there as well, and its completed transactions fill the indexes: the log
+    never starts it after the start of a segment whose index needs rebuilding."""
+    state = start.state if start.state is not None else ProducerStateManager(partition)
+    scratch: ProducerStateManager | None = None
+    walk_from = start.offset
+    if index_start is not None:
+        scratch = index_start.state if index_start.state is not None else ProducerStateManager(partition)
+        walk_from = min(walk_from, index_start.offset)
+    indexed_from = start.offset if index_start is None else index_start.offset
     replayed = 0
     for segment in segments:
-        if segment.next_offset <= from_offset:
+        if segment.next_offset <= walk_from:
             continue
-        start = 0
-        if segment.base_offset < from_offset:
-            found = segment.find(from_offset)
-            start = segment.size if found is None else found[0]
+        position_from = 0
+        if segment.base_offset < walk_from:
+            found = segment.find(walk_from)
+            position_from = segment.size if found is None else found[0]
         aborted: list[AbortedTxn] = []
-        for position, header in segment.iter_headers(start):
-            if header.producer_id == NO_PRODUCER_ID or header.last_offset < from_offset:
+        for position, header in segment.iter_headers(position_from):
+            if header.producer_id == NO_PRODUCER_ID or header.last_offset < walk_from:
                 continue
             replayed += 1
             marker = None
@@ -82,13 +108,15 @@ def rebuild_producer_state(
                 marker = read_marker(segment, position, header)
                 if marker is None:
                     continue
-            completed = state.replay(header, marker)
+            completed = state.replay(header, marker) if header.last_offset >= start.offset else None
+            if scratch is not None and index_start is not None and header.last_offset >= index_start.offset:
+                completed = scratch.replay(header, marker)
             if completed is not None and completed.is_aborted:
                 aborted.append(aborted_entry(completed))
-        if segment.base_offset >= from_offset:
+        if segment.base_offset >= indexed_from:
             _reconcile(segment, aborted, partition)
         if segment is not segments[-1]:
-            segment.txn_index.ensure_file()  # closed: its file must exist (see PartitionLog._latest_snapshot)
+            segment.txn_index.ensure_file()  # closed: its file must exist (see PartitionLog._txn_index_rebuild_from)
     return state, replayed
 
 

@@ -17,6 +17,7 @@ import pytest
 from broker.app import Broker
 from broker.txn_verification import TxnVerification
 from protocol.errors import ErrorCode
+from protocol.messages.delete_records import DeleteRecordsPartition, DeleteRecordsRequest, DeleteRecordsTopic
 from protocol.messages.describe_producers import DescribeProducersRequest, ProducerState, TopicRequest
 from protocol.messages.fetch import AbortedTransaction
 from protocol.messages.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
@@ -334,4 +335,49 @@ async def test_an_open_transaction_still_holds_the_lso_after_a_restart(tmp_path:
         done = await fetch(client, "t", isolation_level=READ_COMMITTED)
         assert done.aborted_transactions == [AbortedTransaction(producer_id=5, first_offset=0)]
         assert values(done) == [b"t1", b"after"]  # the consumer drops t1 using the aborted list
+        await client.close()
+
+
+async def _delete_records(client: WireClient, topic: str, offset: int) -> int:
+    wanted = DeleteRecordsTopic(name=topic, partitions=[DeleteRecordsPartition(partition_index=0, offset=offset)])
+    response = await client.call(ApiKey.DELETE_RECORDS, 2, DeleteRecordsRequest(topics=[wanted], timeout_ms=5000))
+    [result] = response.topics[0].partitions
+    assert result.error_code == ErrorCode.NONE
+    return int(result.low_watermark)
+
+
+async def _producers(client: WireClient, topic: str) -> dict[int, tuple[int, int]]:
+    """DescribeProducers: producer id -> (last sequence, current transaction start offset)."""
+    request = DescribeProducersRequest(topics=[TopicRequest(name=topic, partition_indexes=[0])])
+    [partition] = (await client.call(ApiKey.DESCRIBE_PRODUCERS, 0, request)).topics[0].partitions
+    assert partition.error_code == ErrorCode.NONE
+    return {p.producer_id: (p.last_sequence, p.current_txn_start_offset) for p in partition.active_producers}
+
+
+async def test_delete_records_keeps_the_producers_until_a_restart_finds_them_below_the_log_start(
+    tmp_path: Path,
+) -> None:
+    """Kafka 4.4 (ProducerStateManager.onLogStartOffsetIncremented) forgets no producer when the log start moves: a
+    retry of a deleted batch is still its duplicate, an open transaction below the log start holds the last stable
+    offset at the log start. Its next load (truncateAndReload) deletes the snapshots at or below the log start, so
+    after DeleteRecords up to the high watermark and a clean restart every producer is gone."""
+    async with running_broker(tmp_path, **UNVERIFIED_TRANSACTIONS) as broker:
+        broker.create_topic("t", 1, {})
+        client = await connect(broker)
+        idempotent = batch(b"i1", b"i2", producer_id=3, epoch=0, sequence=0)
+        await produce(client, "t", idempotent)  # 0..1
+        await txn_produce(client, "t", 5, 0, b"t1")  # 2: open
+        await produce(client, "t", batch(b"plain"))  # 3
+        assert await _delete_records(client, "t", 3) == 3
+        assert await _producers(client, "t") == {3: (1, -1), 5: (0, 2)}
+        assert (await fetch(client, "t", 3, isolation_level=READ_COMMITTED)).last_stable_offset == 3
+        retry = await produce(client, "t", idempotent)
+        assert (retry.error_code, retry.base_offset, retry.log_start_offset) == (ErrorCode.NONE, 0, 3)
+        assert await _delete_records(client, "t", -1) == 4
+        assert await _producers(client, "t") == {3: (1, -1), 5: (0, 2)}
+        await client.close()
+    async with running_broker(tmp_path, **UNVERIFIED_TRANSACTIONS) as broker:
+        client = await connect(broker)
+        assert await _producers(client, "t") == {}
+        assert (await fetch(client, "t", 4, isolation_level=READ_COMMITTED)).last_stable_offset == 4
         await client.close()
