@@ -8,6 +8,7 @@ them), so the small classic timeouts are only set for classic members.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -30,6 +31,18 @@ from tests.e2e.txn_scenario import TRANSACTION_TIMEOUT_MS, transformed
 TIMEOUT_S = 15.0
 # What a classic member sets client-side to rebalance quickly; a consumer-protocol member gets these from the broker.
 CLASSIC_TIMEOUTS = {"session.timeout.ms": SESSION_TIMEOUT_MS, "heartbeat.interval.ms": HEARTBEAT_INTERVAL_MS}
+
+
+class LogLines(logging.Handler):
+    """librdkafka's log, line by line: add it to the Python logger given as confluent-kafka's `logger` setting (with
+    a `debug` setting for the facilities to log)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
 
 
 def record_of(m: Message) -> Rec:

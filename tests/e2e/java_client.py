@@ -36,7 +36,11 @@ CLASSES = CLIENTS / "target" / "classes"
 LIB = CLIENTS / "target" / "lib"
 ERRORS = "org.apache.kafka.common.errors."
 # A short-lived test JVM: the C1 compiler only and the serial collector start faster and share the two cores better.
-JVM_FLAGS = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"]
+# The consumer's KIP-320 position validation logs each OffsetForLeaderEpoch answer it handles at debug: kept in the
+# program's stderr file, where tests/e2e/test_log_start_epochs.py finds it (against Kafka as against group-broker).
+VALIDATION_LOGGER = "org.apache.kafka.clients.consumer.internals.OffsetsForLeaderEpochUtils"
+VALIDATION_LOG_LINE = "Handling OffsetsForLeaderEpoch response for "
+JVM_FLAGS = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", f"-Dorg.slf4j.simpleLogger.log.{VALIDATION_LOGGER}=debug"]
 
 
 def _java_command(program: str) -> list[str]:
@@ -124,6 +128,11 @@ class JavaConsumer:
     def committed(self, partitions: Iterable[int]) -> dict[int, int | None]:
         offsets = self.host.call("committed", name=self.name, partitions=list(partitions))
         return {int(p): offset for p, offset in offsets.items()}
+
+    def committed_leader_epochs(self, partitions: Iterable[int]) -> dict[int, int | None]:
+        """The leader epoch each committed offset carries (KIP-320), None where there is none."""
+        epochs = self.host.call("committedLeaderEpochs", name=self.name, partitions=list(partitions))
+        return {int(p): epoch for p, epoch in epochs.items()}
 
     def close(self) -> None:
         self.host.call("close", name=self.name)

@@ -26,6 +26,7 @@ from kafka import TopicPartition as KafkaPythonPartition
 from kafka.admin import KafkaAdminClient
 
 from tests.e2e.broker_requests import requests_answered
+from tests.e2e.confluent_client import LogLines
 from tests.e2e.java_client import ERRORS, JavaProgram, started
 from tests.e2e.scenario import assert_broker_accepted_every_request, unique
 from tests.e2e.targets import E2ETarget
@@ -242,17 +243,6 @@ def test_aiokafka_describes_the_cluster(e2e_target: E2ETarget) -> None:
 # -- KIP-714 telemetry --------------------------------------------------------------------------------------------
 
 
-class Lines(logging.Handler):
-    """librdkafka's debug log, line by line."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(record.getMessage())
-
-
 def test_librdkafka_never_asks_for_telemetry_subscriptions(topics: tuple[str, str], e2e_target: E2ETarget) -> None:
     """With `enable.metrics.push` on (its default), librdkafka asks a broker for telemetry subscriptions only when
     ApiVersions lists GetTelemetrySubscriptions. Once every connection of a producer has its ApiVersions answer
@@ -260,7 +250,7 @@ def test_librdkafka_never_asks_for_telemetry_subscriptions(topics: tuple[str, st
     one, _ = topics
     log = logging.getLogger(f"rdkafka-{one}")
     log.setLevel(logging.DEBUG)
-    lines = Lines()
+    lines = LogLines()
     log.addHandler(lines)
     producer = Producer(
         {"bootstrap.servers": e2e_target.bootstrap, "enable.metrics.push": True, "debug": "protocol,telemetry"},

@@ -7,10 +7,11 @@ from an offset committed with its leader epoch, which it validates with OffsetFo
 from __future__ import annotations
 
 import asyncio
-import re
-import urllib.request
+import contextlib
+import logging
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiokafka.admin import AIOKafkaAdminClient, RecordsToDelete
@@ -20,11 +21,13 @@ from confluent_kafka.admin import AdminClient
 from kafka import KafkaAdminClient, KafkaConsumer
 from kafka import TopicPartition as KpTopicPartition
 
-from tests.e2e.confluent_client import ConfluentAdapter
+from tests.e2e.broker_requests import requests_answered
+from tests.e2e.confluent_client import ConfluentAdapter, LogLines
+from tests.e2e.java_client import VALIDATION_LOG_LINE, JavaConsumer, JavaProgram, started
 from tests.e2e.kafkajs_client import harness
 from tests.e2e.scenario import WAIT_S, keyed, unique
 from tests.e2e.targets import E2ETarget
-from tests.support.broker_process import control_url
+from tests.support.broker_process import wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -134,17 +137,10 @@ def test_kafkajs_delete_topic_records_moves_the_low_offset(
         assert admin.close() == 0, admin.stderr_tail()
 
 
-def _answered(target: E2ETarget, api: str) -> int:
-    """How many requests of ``api`` group-broker answered without an error (its request metrics)."""
-    assert target.broker is not None
-    with urllib.request.urlopen(control_url(target.broker) + "/metrics", timeout=10) as answer:
-        text = answer.read().decode()
-    pattern = r"group_broker_requests_total\{([^}]*)\} ([0-9.e+]+)"
-    return int(
-        sum(
-            float(v) for labels, v in re.findall(pattern, text) if f'api="{api}"' in labels and 'error="NONE"' in labels
-        )
-    )
+def _answered(target: E2ETarget, api: str) -> float:
+    """How many requests of ``api`` group-broker answered without an error (its request metrics); 0 against Kafka,
+    whose metrics are not read here."""
+    return 0 if target.broker is None else requests_answered(target.broker, api, error="NONE")
 
 
 def test_kafka_python_consumer_validates_its_position(adapter: ConfluentAdapter, e2e_target: E2ETarget) -> None:
@@ -160,7 +156,7 @@ def test_kafka_python_consumer_validates_its_position(adapter: ConfluentAdapter,
         consumer.seek(partition, 3)
         first = consumer.poll(timeout_ms=int(WAIT_S * 1000), max_records=1)
         assert [r.offset for r in first[partition]] == [3]  # the position is now 4, read in leader epoch 0
-        before = _answered(e2e_target, "OffsetForLeaderEpoch") if e2e_target.broker is not None else 0
+        before = _answered(e2e_target, "OffsetForLeaderEpoch")
         assert consumer._subscription.request_position_validation(partition)  # the client's own hook
         read = consumer.poll(timeout_ms=int(WAIT_S * 1000), max_records=1)
         assert [r.offset for r in read[partition]] == [4]
@@ -169,3 +165,89 @@ def test_kafka_python_consumer_validates_its_position(adapter: ConfluentAdapter,
         consumer.close()
     if e2e_target.broker is not None:
         assert _answered(e2e_target, "OffsetForLeaderEpoch") > before
+
+
+def _java_offsets(consumer: JavaConsumer, count: int) -> list[int]:
+    """The offsets of the next ``count`` records the Java consumer hands over (it joins its group inside poll)."""
+    offsets: list[int] = []
+    wait_until(
+        lambda: len(offsets) >= count,
+        WAIT_S,
+        what=f"{count} records for {consumer.name}",
+        step=lambda: offsets.extend(r.offset for r in consumer.poll(0.2)),
+    )
+    return offsets
+
+
+def _validations(program: JavaProgram) -> int:
+    """How many OffsetForLeaderEpoch answers the Java consumers handled (their own debug log line)."""
+    return program.stderr_path.read_text(errors="replace").count(VALIDATION_LOG_LINE)
+
+
+def test_java_consumer_validates_the_committed_position(
+    adapter: ConfluentAdapter, e2e_target: E2ETarget, tmp_path: Path
+) -> None:
+    """The Java consumer's KIP-320 flow on one node: a group member starting from an offset committed with its
+    leader epoch seeks to it unvalidated (ConsumerUtils.refreshCommittedOffsets -> SubscriptionState.seekUnvalidated:
+    the position has an epoch and the leader's epoch is known, so it awaits validation), asks OffsetForLeaderEpoch
+    for that epoch (OffsetFetcher.validatePositionsIfNeeded), finds no truncation and fetches on from there."""
+    topic = _topic_with_records(adapter, "java-validate")
+    group = unique("java-validate-g")
+    with contextlib.ExitStack() as stack:
+        [host] = started(e2e_target.bootstrap, tmp_path, stack, "ConsumerServer")
+        first = JavaConsumer(host, group, topic, "first")
+        assert _java_offsets(first, RECORDS) == list(range(RECORDS))
+        first.commit()  # the position's epoch goes with the offset
+        assert first.committed_leader_epochs([0]) == {0: 0}
+        first.close()
+        adapter.produce(topic, keyed(RECORDS, 3), partition=0)
+        answered, handled = _answered(e2e_target, "OffsetForLeaderEpoch"), _validations(host)
+        second = JavaConsumer(host, group, topic, "second")
+        assert _java_offsets(second, 3) == [RECORDS, RECORDS + 1, RECORDS + 2]
+        assert _validations(host) > handled, host.stderr_tail()
+        second.close()
+    if e2e_target.broker is not None:
+        assert _answered(e2e_target, "OffsetForLeaderEpoch") > answered
+
+
+def test_confluent_consumer_validates_a_position_it_seeks_to_with_a_leader_epoch(
+    adapter: ConfluentAdapter, e2e_target: E2ETarget
+) -> None:
+    """librdkafka validates a position when the application seeks to an offset with a leader epoch
+    (rd_kafka_toppar_seek -> rd_kafka_offset_validate); a group member starting from a committed offset fetches at
+    once without asking (rd_kafka_toppar_fetch_start). Its own log line says the broker's answer (the end offset of
+    epoch 0: the log end) validated the position; then it fetches from there."""
+    topic = _topic_with_records(adapter, "ck-validate")
+    lines = LogLines()
+    logger = logging.getLogger(unique("librdkafka"))
+    logger.addHandler(lines)
+    logger.setLevel(logging.DEBUG)
+    logger.propagate = False
+    settings = {"bootstrap.servers": e2e_target.bootstrap, "group.id": unique("ck-validate-g"), "debug": "fetch"}
+    consumer = Consumer({**settings, "enable.auto.commit": False, "logger": logger})
+    try:
+        consumer.assign([TopicPartition(topic, 0, 2)])
+        [first] = _confluent_messages(consumer, 1)
+        assert (first.offset(), first.leader_epoch()) == (2, 0)
+        answered = _answered(e2e_target, "OffsetForLeaderEpoch")
+        consumer.seek(TopicPartition(topic, 0, 6, leader_epoch=0))
+        assert [m.offset() for m in _confluent_messages(consumer, 2)] == [6, 7]
+    finally:
+        consumer.close()
+    validated = [line for line in lines.lines if "offset and epoch validation succeeded" in line]
+    assert validated and f"broker end offset {RECORDS} (offset leader epoch 0)" in validated[-1]
+    if e2e_target.broker is not None:
+        assert _answered(e2e_target, "OffsetForLeaderEpoch") > answered
+
+
+def _confluent_messages(consumer: Consumer, count: int) -> list[Any]:
+    """The next ``count`` messages (librdkafka's partition-EOF events are not messages)."""
+    messages: list[Any] = []
+
+    def poll() -> None:
+        message = consumer.poll(0.2)
+        if message is not None and message.error() is None:
+            messages.append(message)
+
+    wait_until(lambda: len(messages) >= count, WAIT_S, what=f"{count} messages", step=poll)
+    return messages[:count]

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.function.Function;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -26,9 +27,10 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * until max.poll.interval.ms. Ops, each naming the consumer: open {name, group, topic, groupProtocol, and for the
  * classic protocol sessionTimeoutMs, heartbeatIntervalMs; optional isolationLevel}, poll {name, timeoutMs} ->
  * [{partition, offset, key, value}], assignment {name} -> [partition], commit {name} (commitSync), committed {name,
- * partitions} -> {"partition": offset or null}, groupMetadata {name} -> {groupId, generationId, memberId,
- * groupInstanceId} (what a transactional producer sends with the offsets, KIP-447), close {name} (close() sends
- * LeaveGroup).
+ * partitions} -> {"partition": offset or null}, committedLeaderEpochs {name, partitions} -> {"partition": the
+ * committed offset's leader epoch, or null when none was committed or it carries none (KIP-320)}, groupMetadata
+ * {name} -> {groupId, generationId, memberId, groupInstanceId} (what a transactional producer sends with the
+ * offsets, KIP-447), close {name} (close() sends LeaveGroup).
  */
 public final class ConsumerServer {
     private record Member(KafkaConsumer<String, String> consumer, String topic) {}
@@ -48,6 +50,7 @@ public final class ConsumerServer {
             "assignment", server::assignment,
             "commit", server::commit,
             "committed", server::committed,
+            "committedLeaderEpochs", server::committedLeaderEpochs,
             "groupMetadata", server::groupMetadata,
             "close", server::close), server::closeAll);
     }
@@ -106,16 +109,25 @@ public final class ConsumerServer {
     }
 
     private Object committed(JsonNode request) {
+        return committedField(request, OffsetAndMetadata::offset);
+    }
+
+    private Object committedLeaderEpochs(JsonNode request) {
+        return committedField(request, offset -> offset.leaderEpoch().orElse(null));
+    }
+
+    /** One field of the committed offset of each partition the request names, by partition; null when none. */
+    private Map<String, Object> committedField(JsonNode request, Function<OffsetAndMetadata, Object> field) {
         Member member = member(request);
         Set<TopicPartition> partitions = new HashSet<>();
         request.get("partitions").forEach(p -> partitions.add(new TopicPartition(member.topic(), p.asInt())));
         Map<TopicPartition, OffsetAndMetadata> committed = member.consumer().committed(partitions);
-        Map<String, Long> offsets = new LinkedHashMap<>();
+        Map<String, Object> fields = new LinkedHashMap<>();
         for (TopicPartition tp : partitions) {
             OffsetAndMetadata offset = committed.get(tp);
-            offsets.put(Integer.toString(tp.partition()), offset == null ? null : offset.offset());
+            fields.put(Integer.toString(tp.partition()), offset == null ? null : field.apply(offset));
         }
-        return offsets;
+        return fields;
     }
 
     private Object groupMetadata(JsonNode request) {
