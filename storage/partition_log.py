@@ -29,11 +29,14 @@ COMMIT/ABORT marker that closes one. The last stable offset (the first offset of
 the high watermark) bounds what read_committed consumers see, and each segment's ``.txnindex`` lists the aborted
 transactions whose markers it holds (:mod:`storage.txn_index`). The producer state is rebuilt the first time it is
 needed after the log is opened (:mod:`storage.txn_replay`): from the latest producer state snapshot
-(:mod:`storage.producer_snapshot`, written when a segment rolls and at :meth:`PartitionLog.close`) that lies at or
-below the log end and the first segment whose ``.txnindex`` must be rebuilt, replaying only the batches after it,
-or from the whole log when there is none. The replay also rebuilds the aborted-transaction indexes that cannot be
-trusted; a damaged ``.txnindex`` or snapshot is quarantined first. Snapshots beyond the log end (a torn tail cut
-by recovery, a truncation) describe offsets the log no longer has: they are deleted, as Kafka does.
+(:mod:`storage.producer_snapshot`, written when a segment rolls and at :meth:`PartitionLog.close`) above the log
+start and at or below the log end, replaying only the batches after it, or from the log start when there is none
+(Kafka's rebuildProducerState: what lies below the log start is not replayed). The aborted-transaction indexes that
+cannot be trusted are rebuilt by the same pass, which reads those segments from their start (from the latest
+snapshot at or before them) into a scratch state; a damaged ``.txnindex`` or snapshot is quarantined first.
+Snapshots beyond the log end (a torn tail cut by recovery, a truncation) describe offsets the log no longer has,
+and those at or below the log start producers that may be gone: both are deleted, as Kafka does. Moving the log
+start forgets no producer until then (Kafka's onLogStartOffsetIncremented).
 
 Everything is synchronous. The asyncio server calls it from its loop thread; the one other caller is the
 compaction cleaner (:mod:`storage.cleaner`), which runs in a worker thread and only reads closed segment files
