@@ -207,7 +207,8 @@ class TransactionService:
         self.config = config
         self._clock = clock
         self._rearm = rearm
-        self._verification = verification
+        #: transaction.partition.verification.enable; a dynamic key, so it may change while the broker runs.
+        self.verification = verification
         self.log = TransactionStateLog(logs, clock.wall_ms, loop.call_soon, self._deliver_durability)
         #: The coordinator's events, tapped: an extension point like `Broker.events` (the transaction timeline).
         self.events = EventTap(structlog.get_logger("transaction_coordinator"))
@@ -259,7 +260,7 @@ class TransactionService:
 
     def verify_produce(self, request: TxnVerification) -> ErrorCode:
         """A producer's first transactional batch on a partition: was the partition added to its transaction?"""
-        if not self._verification:
+        if not self.verification:
             return ErrorCode.NONE
         error = self._verify(request.transactional_id, request.producer_id, request.producer_epoch, request.topic,
                              request.partition)  # fmt: skip
@@ -267,7 +268,7 @@ class TransactionService:
 
     def verify_offsets(self, request: TxnOffsetVerification) -> ErrorCode:
         """A TxnOffsetCommit: was the group's `__consumer_offsets` partition added (AddOffsetsToTxn)?"""
-        if not self._verification:
+        if not self.verification:
             return ErrorCode.NONE
         return self._verify(
             request.transactional_id, request.producer_id, request.producer_epoch, OFFSETS_TOPIC, request.partition

@@ -10,6 +10,7 @@ from protocol.declarations import MessageDecl
 from protocol.messages import (
     add_offsets_to_txn,
     add_partitions_to_txn,
+    alter_configs,
     api_versions,
     consumer_group_describe,
     consumer_group_heartbeat,
@@ -25,9 +26,11 @@ from protocol.messages import (
     fetch,
     find_coordinator,
     heartbeat,
+    incremental_alter_configs,
     init_producer_id,
     join_group,
     leave_group,
+    list_config_resources,
     list_groups,
     list_offsets,
     list_transactions,
@@ -71,15 +74,18 @@ class ApiKey(IntEnum):
     WRITE_TXN_MARKERS = 27
     TXN_OFFSET_COMMIT = 28
     DESCRIBE_CONFIGS = 32
+    ALTER_CONFIGS = 33
     SASL_AUTHENTICATE = 36
     CREATE_PARTITIONS = 37
     DELETE_GROUPS = 42
+    INCREMENTAL_ALTER_CONFIGS = 44
     OFFSET_DELETE = 47
     DESCRIBE_PRODUCERS = 61
     DESCRIBE_TRANSACTIONS = 65
     LIST_TRANSACTIONS = 66
     CONSUMER_GROUP_HEARTBEAT = 68
     CONSUMER_GROUP_DESCRIBE = 69
+    LIST_CONFIG_RESOURCES = 74
 
 
 #: (key, request, response) for every API, in key order.
@@ -108,13 +114,16 @@ API_MESSAGES: tuple[tuple[ApiKey, MessageDecl, MessageDecl], ...] = (
     (ApiKey.WRITE_TXN_MARKERS, write_txn_markers.WRITE_TXN_MARKERS_REQUEST, write_txn_markers.WRITE_TXN_MARKERS_RESPONSE),
     (ApiKey.TXN_OFFSET_COMMIT, txn_offset_commit.TXN_OFFSET_COMMIT_REQUEST, txn_offset_commit.TXN_OFFSET_COMMIT_RESPONSE),
     (ApiKey.DESCRIBE_CONFIGS, describe_configs.DESCRIBE_CONFIGS_REQUEST, describe_configs.DESCRIBE_CONFIGS_RESPONSE),
+    (ApiKey.ALTER_CONFIGS, alter_configs.ALTER_CONFIGS_REQUEST, alter_configs.ALTER_CONFIGS_RESPONSE),
     (ApiKey.SASL_AUTHENTICATE, sasl_authenticate.SASL_AUTHENTICATE_REQUEST, sasl_authenticate.SASL_AUTHENTICATE_RESPONSE),
     (ApiKey.CREATE_PARTITIONS, create_partitions.CREATE_PARTITIONS_REQUEST, create_partitions.CREATE_PARTITIONS_RESPONSE),
     (ApiKey.DELETE_GROUPS, delete_groups.DELETE_GROUPS_REQUEST, delete_groups.DELETE_GROUPS_RESPONSE),
+    (ApiKey.INCREMENTAL_ALTER_CONFIGS, incremental_alter_configs.INCREMENTAL_ALTER_CONFIGS_REQUEST, incremental_alter_configs.INCREMENTAL_ALTER_CONFIGS_RESPONSE),
     (ApiKey.OFFSET_DELETE, offset_delete.OFFSET_DELETE_REQUEST, offset_delete.OFFSET_DELETE_RESPONSE),
     (ApiKey.DESCRIBE_PRODUCERS, describe_producers.DESCRIBE_PRODUCERS_REQUEST, describe_producers.DESCRIBE_PRODUCERS_RESPONSE),
     (ApiKey.DESCRIBE_TRANSACTIONS, describe_transactions.DESCRIBE_TRANSACTIONS_REQUEST, describe_transactions.DESCRIBE_TRANSACTIONS_RESPONSE),
     (ApiKey.LIST_TRANSACTIONS, list_transactions.LIST_TRANSACTIONS_REQUEST, list_transactions.LIST_TRANSACTIONS_RESPONSE),
     (ApiKey.CONSUMER_GROUP_HEARTBEAT, consumer_group_heartbeat.CONSUMER_GROUP_HEARTBEAT_REQUEST, consumer_group_heartbeat.CONSUMER_GROUP_HEARTBEAT_RESPONSE),
     (ApiKey.CONSUMER_GROUP_DESCRIBE, consumer_group_describe.CONSUMER_GROUP_DESCRIBE_REQUEST, consumer_group_describe.CONSUMER_GROUP_DESCRIBE_RESPONSE),
+    (ApiKey.LIST_CONFIG_RESOURCES, list_config_resources.LIST_CONFIG_RESOURCES_REQUEST, list_config_resources.LIST_CONFIG_RESOURCES_RESPONSE),
 )
