@@ -51,12 +51,6 @@ from storage.topics import TopicInfo, validate_topic_name
 
 log = structlog.get_logger("broker.admin")
 
-RESOURCE_TOPIC = 2
-RESOURCE_BROKER = 4
-SOURCE_DYNAMIC_TOPIC = 1
-SOURCE_STATIC_BROKER = 4
-SOURCE_DEFAULT = 5
-CONFIG_TYPE_STRING = 2
 #: Kafka's `Errors.UNKNOWN_TOPIC_OR_PARTITION.message()`, which DeleteTopics v5+ carries for an unknown name.
 UNKNOWN_TOPIC_MESSAGE = "This server does not host this topic-partition."
 _TIMED_OUT = "The topic change did not finish within timeout_ms; it goes on and takes effect when done."

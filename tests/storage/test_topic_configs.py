@@ -108,3 +108,21 @@ def test_a_damaged_dynamic_configs_file_refuses_the_start_and_stays_put(tmp_path
     with pytest.raises(LogDirError, match=r"broker-configs\.json.*refuses to start"):
         store.load()
     assert store.path.read_bytes() == content  # kept for the operator, never deleted
+
+
+def test_a_smaller_segment_size_or_roll_time_applies_from_the_next_append(tmp_path: Path) -> None:
+    logs = manager(tmp_path, LogConfig())
+    logs.create_topic("t", 1)
+    log = logs.get("t", 0)
+    assert log is not None
+    fill(logs, "t", batches=4)
+    assert log.segment_count == 1
+    logs.alter_topic_configs("t", {"internal.segment.bytes": "500"})
+    fill(logs, "t", batches=4)
+    assert log.segment_count > 2  # each batch (~400 bytes) now fills a segment
+    rolled = log.segment_count
+    logs.alter_topic_configs("t", {"segment.ms": "1000"})
+    # a record more than segment.ms after the active segment's first one (Kafka measures by record timestamps)
+    log.append(make_batch(1, timestamp=NOW + 5_000), now_ms=NOW + 5_000)
+    assert log.segment_count == rolled + 1
+    logs.close()
