@@ -11,6 +11,7 @@ change never races a topic's growth.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -181,13 +182,20 @@ class ConfigHandlers:
         *,
         incremental: bool,
     ) -> list[dict[str, Any]]:
-        """Each resource on its own, in order: the fields of its answer (AlterConfigs' entries are SETs)."""
+        """Each resource on its own, in order: the fields of its answer (AlterConfigs' entries are SETs). A resource
+        named twice is refused, every time it is named, and left as it is."""
+        named = Counter((resource.resource_type, resource.resource_name) for resource in resources)
         answers = []
         for resource in resources:
             ops = [Op(c.name, getattr(c, "config_operation", Operation.SET), c.value) for c in resource.configs]
-            error, message = await self._alter(
-                resource.resource_type, resource.resource_name, ops, validate_only, incremental=incremental
-            )
+            error: int
+            message: str | None
+            if named[(resource.resource_type, resource.resource_name)] > 1:
+                error, message = ErrorCode.INVALID_REQUEST, "Each resource must appear at most once."
+            else:
+                error, message = await self._alter(
+                    resource.resource_type, resource.resource_name, ops, validate_only, incremental=incremental
+                )
             answers.append(
                 {
                     "error_code": error,

@@ -26,26 +26,50 @@ def describe_request(
     return DescribeConfigsRequest(resources=[resource], include_synonyms=synonyms, include_documentation=documentation)
 
 
+def alter_request_of(
+    resources: list[tuple[int, str, list[tuple[str, str | None]]]], validate_only: bool = False
+) -> alter.AlterConfigsRequest:
+    """AlterConfigs of several resources: ``(resource type, name, [(key, value)])`` each."""
+    return alter.AlterConfigsRequest(
+        resources=[
+            alter.AlterConfigsResource(
+                resource_type=resource_type,
+                resource_name=name,
+                configs=[alter.AlterableConfig(name=k, value=v) for k, v in pairs],
+            )
+            for resource_type, name, pairs in resources
+        ],
+        validate_only=validate_only,
+    )
+
+
 def alter_request(
     resource_type: int, name: str, pairs: list[tuple[str, str | None]], validate_only: bool = False
 ) -> alter.AlterConfigsRequest:
-    resource = alter.AlterConfigsResource(
-        resource_type=resource_type,
-        resource_name=name,
-        configs=[alter.AlterableConfig(name=k, value=v) for k, v in pairs],
+    return alter_request_of([(resource_type, name, pairs)], validate_only)
+
+
+def incremental_request_of(
+    resources: list[tuple[int, str, list[tuple[str, int, str | None]]]], validate_only: bool = False
+) -> incremental.IncrementalAlterConfigsRequest:
+    """IncrementalAlterConfigs of several resources: ``(resource type, name, [(key, operation, value)])`` each."""
+    return incremental.IncrementalAlterConfigsRequest(
+        resources=[
+            incremental.AlterConfigsResource(
+                resource_type=resource_type,
+                resource_name=name,
+                configs=[incremental.AlterableConfig(name=k, config_operation=op, value=v) for k, op, v in ops],
+            )
+            for resource_type, name, ops in resources
+        ],
+        validate_only=validate_only,
     )
-    return alter.AlterConfigsRequest(resources=[resource], validate_only=validate_only)
 
 
 def incremental_request(
     resource_type: int, name: str, ops: list[tuple[str, int, str | None]], validate_only: bool = False
 ) -> incremental.IncrementalAlterConfigsRequest:
-    resource = incremental.AlterConfigsResource(
-        resource_type=resource_type,
-        resource_name=name,
-        configs=[incremental.AlterableConfig(name=k, config_operation=op, value=v) for k, op, v in ops],
-    )
-    return incremental.IncrementalAlterConfigsRequest(resources=[resource], validate_only=validate_only)
+    return incremental_request_of([(resource_type, name, ops)], validate_only)
 
 
 async def describe(

@@ -37,9 +37,11 @@ from tests.broker.configs_wire import (
     SUBTRACT,
     TOPIC,
     alter_configs,
+    alter_request_of,
     describe,
     described,
     incremental_alter,
+    incremental_request_of,
     list_resources,
 )
 from tests.broker.conftest import broker_config, running_broker
@@ -571,3 +573,26 @@ def test_a_damaged_dynamic_configs_file_refuses_the_start(tmp_path: Path) -> Non
     with pytest.raises(StartupError, match=r"broker-configs\.json.*refuses to start"):
         asyncio.run(start())
     assert (tmp_path / "data" / BROKER_CONFIGS_FILE).read_text() == "{not json"
+
+
+@pytest.mark.parametrize("incremental", [False, True])
+async def test_a_resource_named_twice_is_refused_both_times(
+    broker: Broker, client: WireClient, incremental: bool
+) -> None:
+    broker.create_topic("twice", 1, {})
+    pairs = [("retention.ms", "1000"), ("retention.ms", "2000")]
+    if incremental:
+        request: object = incremental_request_of(
+            [(TOPIC, "twice", [(k, SET, v)]) for k, v in pairs] + [(TOPIC, "once", [("retention.ms", SET, "1")])]
+        )
+        response = await client.call(ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, request)
+    else:
+        request = alter_request_of([(TOPIC, "twice", [p]) for p in pairs] + [(TOPIC, "once", [("retention.ms", "1")])])
+        response = await client.call(ApiKey.ALTER_CONFIGS, 2, request)
+    answers = [(r.resource_name, r.error_code, r.error_message) for r in response.responses]
+    assert answers == [
+        ("twice", ErrorCode.INVALID_REQUEST, "Each resource must appear at most once."),
+        ("twice", ErrorCode.INVALID_REQUEST, "Each resource must appear at most once."),
+        ("once", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "The topic 'once' does not exist."),
+    ]
+    assert dict(broker.logs.topic("twice").configs) == {}  # type: ignore[union-attr]

@@ -28,11 +28,13 @@ from tests.broker.configs_wire import (
     SUBTRACT,
     TOPIC,
     alter_request,
+    alter_request_of,
     describe_request,
     incremental_request,
+    incremental_request_of,
 )
 from tests.differential.normalize import plain
-from tests.differential.registry import scenario
+from tests.differential.registry import Known, scenario
 from tests.differential.scenarios.group_state import ask
 from tests.differential.session import Conn, Session
 from tests.reference.settings import SHARED_GROUP_SETTINGS
@@ -206,7 +208,31 @@ async def describe_broker_configs(s: Session) -> None:
     await describe(s, conn, BROKER, "x", "broker x")
 
 
-@scenario("AlterConfigs")
+TWICE = "the topic named twice"
+#: AlterConfigs naming one resource twice: Kafka 4.4 means to refuse both (INVALID_REQUEST, "Each resource must appear
+#: at most once.", as its IncrementalAlterConfigs does) but fails building that answer (an IllegalStateException on
+#: a duplicate map key, in its log) and never answers; group-broker answers the refusal.
+DUPLICATE_RESOURCE = (
+    Known(
+        f"{TWICE}.responses",
+        [
+            {
+                "error_code": 42,
+                "error_message": "Each resource must appear at most once.",
+                "resource_type": 2,
+                "resource_name": "ac-t-<run>",
+            }
+        ]
+        * 2,
+        "<missing>",
+        "Kafka 4.4 fails building this refusal and never answers (a Kafka bug); group-broker answers it, as Kafka's "
+        "IncrementalAlterConfigs does.",
+    ),
+    Known(f"{TWICE}.parked_ms", "<missing>", 2000, "The same request: Kafka's answer never comes."),
+)
+
+
+@scenario("AlterConfigs", known=DUPLICATE_RESOURCE)
 async def alter_topic_configs(s: Session) -> None:
     """AlterConfigs v0-v2 on a topic: validate_only changes nothing, a change replaces the whole set of overrides
     (values shown normalised), and Kafka's refusals: bad or unknown keys and values, null, duplicates, an unknown,
@@ -244,13 +270,17 @@ async def alter_topic_configs(s: Session) -> None:
     await alter_configs(conn, 3, "x", [("a", "b")], "resource type 3")
     await alter_configs(conn, TOPIC, topic, [], "clear every override", version=1)
     await describe(s, conn, TOPIC, topic, "cleared", keys=["retention.bytes"], until=_shows(retention_bytes="-1"))
+    twice = alter_request_of([(TOPIC, topic, [("retention.ms", "1000")]), (TOPIC, topic, [("retention.ms", "2")])])
+    other = await s.connect("duplicates")  # Kafka never answers this one (see DUPLICATE_RESOURCE)
+    await other.parked(other.send(ApiKey.ALTER_CONFIGS, 2, twice), TWICE, 2000)
 
 
 @scenario("IncrementalAlterConfigs")
 async def incremental_alter_topic_configs(s: Session) -> None:
     """IncrementalAlterConfigs v0-v1 on a topic: APPEND from the default, APPEND what is there, SUBTRACT (unknown
     items ignored) down to an empty list, SET and DELETE (an unset key too), validate_only, and the refusals:
-    APPEND/SUBTRACT on non-lists, bad values, an unknown operation, null, duplicates, an unknown topic."""
+    APPEND/SUBTRACT on non-lists, bad values, an unknown operation, null, duplicates, an unknown topic, the topic
+    named twice in one request."""
     conn = await s.connect()
     topic = s.name("ia-t")
     await create(s, conn, topic, [], "create")
@@ -295,6 +325,8 @@ async def incremental_alter_topic_configs(s: Session) -> None:
     ]
     for version, (what, name, ops) in enumerate(refusals):
         await incremental_alter(conn, TOPIC, name, ops, f"v{version % 2}: {what}", version=version % 2)
+    twice = [(TOPIC, topic, [("retention.ms", SET, "1000")]), (TOPIC, topic, [("retention.ms", SET, "2")])]
+    await conn.call(ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, incremental_request_of(twice), "the topic named twice")
     await describe(s, conn, TOPIC, topic, "in the end", keys=["retention.ms", "cleanup.policy"])
 
 
