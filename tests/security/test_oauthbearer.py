@@ -155,3 +155,22 @@ def test_options_choose_claims_and_scope() -> None:
     with pytest.raises(ValueError, match=r"^Allowable clock skew millis must not be negative: -1$"):
         UnsecuredValidator.from_options({"unsecuredValidatorAllowableClockSkewMs": "-1"})
     assert isinstance(UnsecuredJws.parse(token()), UnsecuredJws)
+
+
+def test_aiokafkas_client_message_with_extensions_is_understood() -> None:
+    """The initial response a real client builds (aiokafka's OAuthAuthenticator, no socket) authenticates."""
+    from aiokafka.conn import OAuthAuthenticator
+
+    class Provider:
+        async def token(self) -> str:
+            return token()
+
+        def extensions(self) -> dict[str, str]:
+            return {"logicalCluster": "lkc-1", "traceId": "t"}
+
+    client = OAuthAuthenticator(sasl_oauth_token_provider=Provider())
+    raw = client._build_oauth_client_request(token(), client._token_extensions())
+    server = _server()
+    assert server.evaluate(raw.encode()) == b""
+    assert server.authorization_id == "alice"
+    assert server.extensions == {"logicalCluster": "lkc-1", "traceId": "t"}

@@ -205,3 +205,21 @@ def test_credentials_from_a_salted_password_equal_those_from_the_password() -> N
         "secret", b"salt", 4096
     )
     assert isinstance(SCRAM_SHA_256.credential("secret", b"salt", 4096), ScramCredential)
+
+
+@pytest.mark.parametrize("mechanism", [SCRAM_SHA_256, SCRAM_SHA_512], ids=lambda m: m.name)
+def test_aiokafkas_scram_client_authenticates_and_accepts_the_server_signature(mechanism: ScramMechanism) -> None:
+    """A real client's SCRAM code (aiokafka's, driven without a socket) against the server, both directions checked."""
+    from aiokafka.conn import ScramAuthenticator
+
+    credential = mechanism.credential("s3cret", b"salt-of-a,b", 4096)
+    server = ScramServer(mechanism, {"a,b": credential}.get)
+    client = ScramAuthenticator(
+        loop=None, sasl_plain_username="a,b", sasl_plain_password="s3cret", sasl_mechanism=mechanism.name
+    )
+    server_first = server.evaluate(client.first_message().encode())
+    client.process_server_first_message(server_first.decode())
+    server_final = server.evaluate(client.final_message().encode())
+    client.process_server_final_message(server_final.decode())  # raises if our signature were wrong
+    assert server.complete
+    assert server.authorization_id == "a,b"
