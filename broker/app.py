@@ -39,6 +39,7 @@ from broker.handlers.records import RecordHandlers
 from broker.handlers.telemetry import TelemetryHandlers
 from broker.handlers.transactions import TransactionHandlers
 from broker.idle_connections import IdleConnections
+from broker.listeners import AdvertisedListeners
 from broker.maintenance import Maintenance
 from broker.metrics import BrokerMetrics
 from broker.offsets_log import OFFSETS_TOPIC, OffsetsLog
@@ -119,10 +120,8 @@ class Broker:
             topics=LogTopicCatalog(self.logs),
             verify_transaction=lambda request: self.transactions.verify_offsets(request),
         )
-        advertised = config.advertised_listeners[0]
-        self.cluster: ClusterView = SingleNodeCluster(
-            self.logs.cluster_id, config.node_id, advertised[1] or "127.0.0.1", lambda: advertised[2] or self.ports[0]
-        )
+        self.advertised = AdvertisedListeners(config.listeners, config.advertised_listeners, lambda: self.ports)
+        self.cluster: ClusterView = SingleNodeCluster(self.logs.cluster_id, config.node_id, self.advertised.address)
         self.topics = TopicChanges(self.logs, config["num.partitions"])
         self.metrics = BrokerMetrics(
             self.coordinator,
@@ -135,7 +134,7 @@ class Broker:
         self.events.subscribe(self.metrics.on_event)
         ClusterHandlers(config, self.logs, self.cluster, self.topics).register(self.dispatcher)
         DescribeHandlers(self.logs, self.cluster).register(self.dispatcher)
-        ControllerHandlers(self.logs, self.cluster, clock, advertised[0]).register(self.dispatcher)
+        ControllerHandlers(self.logs, self.cluster, clock, config.advertised_listeners[0][0]).register(self.dispatcher)
         self.telemetry = TelemetryHandlers(clock, lambda: {c.session.conn_id for c in self._connections})
         self.telemetry.register(self.dispatcher)
         #: The data plane; the transaction coordinator installs its Produce verifier as `records.verifier`.

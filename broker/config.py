@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,7 +60,13 @@ KEYS: dict[str, ConfigKey] = {
         _k("node.id", "int", 1, "This broker's id in Metadata and FindCoordinator answers.", low=0),
         _k("broker.id", "int", -1, "Alias of node.id kept for old configs; -1 means use node.id.", low=-1),
         _k("listeners", "list", "PLAINTEXT://127.0.0.1:9092", "Where to accept connections (host:port, 0 = any)."),
-        _k("advertised.listeners", "list", None, "Addresses given to clients; defaults to `listeners`."),
+        _k(
+            "advertised.listeners",
+            "list",
+            None,
+            "Addresses given to clients, per listener name: a client is told the address of the listener it connected "
+            "on; a listener not named here advertises its `listeners` address.",
+        ),
         _k(
             "listener.security.protocol.map",
             "string",
@@ -329,6 +335,7 @@ class BrokerConfig:
         for name in ("listeners", "advertised.listeners"):
             for listener in self[name] or []:
                 check_listener_security(listener, name, protocols, "listener.security.protocol.map" in self.explicit)
+        check_advertised_names(self.listeners, self.advertised_listeners)
         if self["control.listener"]:
             parse_control_listener(self["control.listener"])
 
@@ -437,6 +444,18 @@ def check_listener_security(text: str, key: str, protocols: Mapping[str, str], m
         f"'{key}': listener {text!r} uses security protocol {protocol}{via}, which is not implemented yet "
         f"(only PLAINTEXT); refusing to serve it without encryption or authentication"
     )
+
+
+def check_advertised_names(bound: Sequence[tuple[str, str, int]], advertised: Sequence[tuple[str, str, int]]) -> None:
+    """Kafka refuses to start when `advertised.listeners` names a listener that `listeners` does not bind."""
+    names = [name.upper() for name, _, _ in bound]
+    unknown = sorted({name.upper() for name, _, _ in advertised} - set(names))
+    if unknown:
+        raise ConfigError(
+            f"'advertised.listeners' listener names must be equal to or a subset of the ones defined in "
+            f"'listeners'. Found {','.join(unknown)}. The valid options based on currently configured listeners "
+            f"are {','.join(names)}"
+        )
 
 
 LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost"})

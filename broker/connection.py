@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from broker.context import ConnectionSession, RequestContext
+from broker.listeners import current_listener
 from broker.record_slices import RecordSlices, RecordsShrankError
 from broker.responses import as_written
 from protocol import api
@@ -66,6 +67,7 @@ class Connection:
 
     async def run(self) -> None:
         structlog.contextvars.bind_contextvars(conn_id=self.session.conn_id, peer=self.session.peer_host)
+        current_listener.set(self.session.listener.upper())  # this task's context only: answers use its address
         try:
             await self._serve()
         except (ConnectionError, asyncio.IncompleteReadError):
