@@ -46,6 +46,8 @@ from broker.offsets_log import OFFSETS_TOPIC, OffsetsLog
 from broker.producer_state import ProducerIdAllocator
 from broker.scheduler import TimerDriver
 from broker.startup import StartupError, bind_listener, is_wildcard_host, lock_data_dir, os_cause
+from broker.tls import tls_contexts
+from broker.tls_server import TlsServer
 from broker.topics import TopicChanges
 from broker.transaction_state_log import TRANSACTION_STATE_TOPIC
 from broker.txn_markers import TxnMarkerWriter
@@ -81,7 +83,7 @@ class Broker:
         # ApiVersions v5 (KIP-1242) checks the client meant this cluster and node; asked only once requests arrive.
         self.dispatcher = Dispatcher(lambda: (self.cluster.cluster_id, self.cluster.local.node_id))
         self.fetches = FetchPurgatory()
-        self._servers: list[asyncio.Server] = []
+        self._servers: list[asyncio.Server | TlsServer] = []
         self._connections: set[Connection] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._slots = asyncio.Semaphore(config["max.connections"])
@@ -92,7 +94,8 @@ class Broker:
         self.idle = IdleConnections(config["connections.max.idle.ms"], clock.monotonic_ms)
         self.idle.on_first = self.rearm_timers
 
-        # Nothing is written before the checks that can refuse the start: bind first, then lock, then open.
+        # Nothing is written before the checks that can refuse the start: TLS settings, bind, then lock, then open.
+        self._tls = tls_contexts(config)
         self._sockets = [bind_listener(f"{n}://{h}:{p}", h, p) for n, h, p in config.listeners]
         try:
             self.dir_lock = lock_data_dir(config.log_dir)
@@ -223,7 +226,12 @@ class Broker:
     async def _start_listeners(self) -> None:
         """Serve the listeners bound in the constructor (where a busy port already refused the start)."""
         for (name, host, port), sock in zip(self.config.listeners, self._sockets, strict=True):
-            self._servers.append(await asyncio.start_server(self._acceptor(name), sock=sock))
+            context = self._tls.get(name.upper())
+            if context is None:
+                self._servers.append(await asyncio.start_server(self._acceptor(name), sock=sock))
+            else:
+                timeout_s = self.config["connections.max.idle.ms"] / 1000
+                self._servers.append(TlsServer(sock, context, name, self._acceptor(name), timeout_s))
             if is_wildcard_host(host):
                 log.warning(
                     "listener.no_authentication",

@@ -21,7 +21,7 @@ INT32_MAX = 2147483647
 INT64_MAX = 9223372036854775807
 KAFKA_DEFAULT_LOG_DIR = "/tmp/kafka-logs"  # noqa: S108 - Kafka's own default; server.properties sets ./data
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")  # Kafka's SecurityProtocol names
-IMPLEMENTED_SECURITY_PROTOCOLS = frozenset({"PLAINTEXT"})
+IMPLEMENTED_SECURITY_PROTOCOLS = frozenset({"PLAINTEXT", "SSL"})
 KAFKA_SECURITY_PROTOCOL_MAP = "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"
 
 
@@ -71,7 +71,7 @@ KEYS: dict[str, ConfigKey] = {
             "listener.security.protocol.map",
             "string",
             KAFKA_SECURITY_PROTOCOL_MAP,
-            "Listener name to security protocol; only PLAINTEXT is served (any other is a startup error).",
+            "Listener name to security protocol; PLAINTEXT and SSL are served (SASL ones are a startup error).",
         ),
         _k("log.dirs", "list", KAFKA_DEFAULT_LOG_DIR, "Data directory (only the first entry is used)."),
         _k("log.dir", "string", KAFKA_DEFAULT_LOG_DIR, "Used when log.dirs is not set."),
@@ -233,8 +233,36 @@ KEYS: dict[str, ConfigKey] = {
         _k("controller.quorum.voters", "list", "", "No effect.", applied=False),
         _k("controller.listener.names", "list", "", "No effect.", applied=False),
         _k("inter.broker.listener.name", "string", "PLAINTEXT", "No effect.", applied=False),
+        # TLS (broker/tls.py); each may also be given per listener as `listener.name.<name>.<key>`
+        _k("ssl.keystore.type", "string", "JKS", "Only PEM is served; an SSL listener with another type is refused."),
+        _k("ssl.keystore.location", "string", None, "PEM file holding the private key and certificate chain."),
+        _k("ssl.keystore.password", "string", None, "Not used with PEM (Kafka refuses it there too)."),
+        _k("ssl.keystore.certificate.chain", "string", None, "Inline PEM certificate chain (with ssl.keystore.key)."),
+        _k("ssl.keystore.key", "string", None, "Inline PEM private key (PKCS#8, encrypted with ssl.key.password)."),
+        _k("ssl.key.password", "string", None, "Password of an encrypted private key."),
+        _k("ssl.truststore.type", "string", "JKS", "Only PEM is served (needed when clients are authenticated)."),
+        _k("ssl.truststore.location", "string", None, "PEM file of the CA certificates trusted for client certs."),
+        _k("ssl.truststore.password", "string", None, "Not used with PEM (Kafka refuses it there too)."),
+        _k("ssl.truststore.certificates", "string", None, "Inline PEM CA certificates trusted for client certs."),
+        _k("ssl.enabled.protocols", "list", "TLSv1.2,TLSv1.3", "TLS versions accepted (TLSv1.2, TLSv1.3)."),
+        _k("ssl.protocol", "string", "TLSv1.3", "No effect: ssl.enabled.protocols decides.", applied=False),
+        _k("ssl.cipher.suites", "list", "", "Cipher suites (IANA names) for TLS 1.2; empty: OpenSSL's defaults."),
+        _k(
+            "ssl.client.auth",
+            "string",
+            "none",
+            "Client certificates: none, requested (verified if sent) or required (mutual TLS).",
+            choices=("none", "requested", "required"),
+        ),
+        _k("ssl.endpoint.identification.algorithm", "string", "https", "No effect on a broker.", applied=False),
+        _k("ssl.keymanager.algorithm", "string", "SunX509", "No effect (Java only).", applied=False),
+        _k("ssl.trustmanager.algorithm", "string", "PKIX", "No effect (Java only).", applied=False),
     )
 }
+
+#: Keys a listener may override with Kafka's `listener.name.<listener>.` prefix (the name in lower case).
+PER_LISTENER_PREFIX = "listener.name."
+PER_LISTENER_KEYS = frozenset(name for name in KEYS if name.startswith("ssl."))
 
 # Environment variables of Kafka's launch scripts that are not broker configs (the docker images skip them too).
 _ENV_IGNORED = frozenset(
@@ -308,7 +336,7 @@ class BrokerConfig:
 
     def _set(self, name: str, text: str) -> None:
         origin = f" (from {self._origins[name]})" if name in self._origins else ""
-        key = KEYS.get(name)
+        key = KEYS.get(per_listener_base(name) or name)
         if key is None:
             raise ConfigError(f"unknown config key '{name}'{origin}")
         try:
@@ -341,6 +369,15 @@ class BrokerConfig:
 
     def __getitem__(self, name: str) -> Any:
         return self._values[name]
+
+    def listener_values(self, listener: str) -> dict[str, tuple[Any, str]]:
+        """Every per-listener key for `listener` as (value, the key it came from): the `listener.name.<name>.`
+        override when set, else the broker-wide key, as Kafka's valuesWithPrefixOverride resolves them."""
+        prefix = f"{PER_LISTENER_PREFIX}{listener.lower()}."
+        return {
+            base: (self._values[prefix + base], prefix + base) if prefix + base in self._values else (self[base], base)
+            for base in sorted(PER_LISTENER_KEYS)
+        }
 
     def items(self) -> Iterable[tuple[str, Any]]:
         return self._values.items()
@@ -396,6 +433,14 @@ class BrokerConfig:
         return int(self["log.roll.hours"]) * 3_600_000
 
 
+def per_listener_base(name: str) -> str | None:
+    """`listener.name.ssl.ssl.client.auth` -> `ssl.client.auth`; None for a key without the listener prefix."""
+    if not name.startswith(PER_LISTENER_PREFIX):
+        return None
+    _, _, rest = name[len(PER_LISTENER_PREFIX) :].partition(".")
+    return rest if rest in PER_LISTENER_KEYS else None
+
+
 def parse_listener(text: str, key: str) -> tuple[str, str, int]:
     """`PLAINTEXT://127.0.0.1:9092` -> ("PLAINTEXT", "127.0.0.1", 9092); port 0 asks the OS for one."""
     name, sep, rest = text.partition("://")
@@ -442,7 +487,7 @@ def check_listener_security(text: str, key: str, protocols: Mapping[str, str], m
     via = f" (from '{map_key}': {name}:{protocol})" if map_explicit or name != protocol else ""
     raise ConfigError(
         f"'{key}': listener {text!r} uses security protocol {protocol}{via}, which is not implemented yet "
-        f"(only PLAINTEXT); refusing to serve it without encryption or authentication"
+        f"(only PLAINTEXT and SSL); refusing to serve it without encryption or authentication"
     )
 
 

@@ -20,13 +20,13 @@ from tests.broker.conftest import broker_config
 from tests.support.broker_process import run_server
 
 
-@pytest.mark.parametrize("protocol", ["SSL", "SASL_PLAINTEXT", "SASL_SSL"])
+@pytest.mark.parametrize("protocol", ["SASL_PLAINTEXT", "SASL_SSL"])
 def test_a_listener_named_after_an_unimplemented_protocol_is_refused(protocol: str) -> None:
     with pytest.raises(ConfigError, match=rf"'listeners'.*{protocol}.*not implemented"):
         BrokerConfig({"listeners": f"{protocol}://127.0.0.1:9093"})
 
 
-@pytest.mark.parametrize("protocol", ["SSL", "SASL_PLAINTEXT", "SASL_SSL"])
+@pytest.mark.parametrize("protocol", ["SASL_PLAINTEXT", "SASL_SSL"])
 def test_a_protocol_map_sending_a_listener_to_an_unimplemented_protocol_is_refused(protocol: str) -> None:
     raw = {"listeners": "EXTERNAL://127.0.0.1:9093", "listener.security.protocol.map": f"EXTERNAL:{protocol}"}
     expected = rf"'listeners'.*EXTERNAL.*'listener\.security\.protocol\.map': EXTERNAL:{protocol}"
@@ -35,8 +35,8 @@ def test_a_protocol_map_sending_a_listener_to_an_unimplemented_protocol_is_refus
 
 
 def test_advertised_listeners_are_checked_too() -> None:
-    with pytest.raises(ConfigError, match=r"'advertised\.listeners'.*SSL"):
-        BrokerConfig({"advertised.listeners": "SSL://broker.example:9093"})
+    with pytest.raises(ConfigError, match=r"'advertised\.listeners'.*SASL_SSL"):
+        BrokerConfig({"advertised.listeners": "SASL_SSL://broker.example:9093"})
 
 
 def test_a_custom_listener_name_mapped_to_plaintext_is_served() -> None:
@@ -65,13 +65,26 @@ def test_kafkas_default_map_is_the_default() -> None:
     }
 
 
-def test_server_refuses_an_ssl_listener_with_one_line_and_exit_2(tmp_path: Path) -> None:
-    done = run_server("listeners=SSL://127.0.0.1:0", f"log.dirs={tmp_path / 'data'}")
+def test_server_refuses_a_sasl_listener_with_one_line_and_exit_2(tmp_path: Path) -> None:
+    done = run_server("listeners=SASL_SSL://127.0.0.1:0", f"log.dirs={tmp_path / 'data'}")
     assert done.returncode == 2
     assert done.stdout == ""
     [line] = done.stderr.splitlines()
-    assert "'listeners'" in line and "SSL" in line and "not implemented" in line
+    assert "'listeners'" in line and "SASL_SSL" in line and "not implemented" in line
     assert not (tmp_path / "data").exists()  # refused before anything was written
+
+
+def test_server_refuses_an_ssl_listener_without_usable_tls_settings_with_one_line_naming_the_key(
+    tmp_path: Path,
+) -> None:
+    """Kafka's default keystore type is JKS, which is not served: the line says which key to change."""
+    done = run_server("listeners=SSL://127.0.0.1:0", f"log.dirs={tmp_path / 'data'}")
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.splitlines() == [
+        "group-broker: listener SSL: invalid value for 'ssl.keystore.type': JKS is not supported; only PEM"
+    ]
+    assert not (tmp_path / "data").exists()
 
 
 async def test_a_wildcard_listener_warns_once_that_it_has_no_authentication(
