@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import uvloop
 from structlog.testing import capture_logs
 
 from broker.app import Broker
@@ -161,3 +162,39 @@ async def test_a_stalled_handshake_does_not_hold_up_other_clients(mutual: Broker
         await client.close()
     finally:
         stalled.close()
+
+
+def test_an_ssl_listener_serves_on_uvloop_as_the_server_runs(tmp_path: Path, tls: TlsFiles) -> None:
+    """`server.py` runs on uvloop, whose accepted-socket SSL transport differs from asyncio's (it hands back its own
+    protocol): a request is answered over TLS there too."""
+
+    async def scenario() -> tuple[int, str]:
+        broker = await start(tmp_path, tls, "required")
+        try:
+            client = await tls_client(broker.ports[1], tls.client_context())
+            versions = await client.call(ApiKey.API_VERSIONS, 3, NAMED_API_VERSIONS)
+            (connection,) = broker.connections
+            principal = connection.session.principal
+            await client.close()
+            return versions.error_code, principal
+        finally:
+            await broker.stop()
+
+    assert uvloop.run(scenario()) == (0, tls.client_principal)
+
+
+async def test_a_client_certificate_from_an_unknown_ca_is_refused(
+    mutual: Broker, tls: TlsFiles, tmp_path: Path
+) -> None:
+    stranger = TlsFiles.create(tmp_path / "stranger")
+    context = ssl.create_default_context(cafile=str(tls.files.ca))
+    context.load_cert_chain(stranger.files.client_cert, stranger.files.client_key)
+    with capture_logs() as logs:
+        client = await tls_client(mutual.ports[1], context)
+        with pytest.raises((ssl.SSLError, ConnectionError, asyncio.IncompleteReadError)):
+            await client.call(ApiKey.API_VERSIONS, 3, NAMED_API_VERSIONS)
+        client.writer.close()
+        await wait_until_async(lambda: any(e["event"] == "connection.tls_handshake_failed" for e in logs))
+    (failed,) = [e for e in logs if e["event"] == "connection.tls_handshake_failed"]
+    assert failed["reason"] == "CERTIFICATE_VERIFY_FAILED"
+    assert not mutual.connections
