@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ssl
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -232,7 +233,8 @@ class Broker:
             else:
                 timeout_s = self.config["connections.max.idle.ms"] / 1000
                 self._servers.append(TlsServer(sock, context, name, self._acceptor(name), timeout_s))
-            if is_wildcard_host(host):
+            authenticated = context is not None and context.verify_mode == ssl.CERT_REQUIRED  # mutual TLS
+            if is_wildcard_host(host) and not authenticated:
                 log.warning(
                     "listener.no_authentication",
                     listener=f"{name}://{host}:{port}",

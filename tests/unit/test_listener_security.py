@@ -18,6 +18,7 @@ from broker.app import Broker
 from broker.config import BrokerConfig, ConfigError
 from tests.broker.conftest import broker_config
 from tests.support.broker_process import run_server
+from tests.support.tls import TlsFiles
 
 
 @pytest.mark.parametrize("protocol", ["SASL_PLAINTEXT", "SASL_SSL"])
@@ -87,16 +88,19 @@ def test_server_refuses_an_ssl_listener_without_usable_tls_settings_with_one_lin
     assert not (tmp_path / "data").exists()
 
 
-async def test_a_wildcard_listener_warns_once_that_it_has_no_authentication(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never bind a wildcard address on a shared machine: the listener really binds 127.0.0.1."""
     real_bind_listener = broker.app.bind_listener
 
-    def loopback_only(listener: str, _host: str, port: int) -> socket.socket:
-        """Tests never bind a wildcard address on a shared machine: the listener really binds 127.0.0.1."""
+    def bind(listener: str, _host: str, port: int) -> socket.socket:
         return real_bind_listener(listener, "127.0.0.1", port)
 
-    monkeypatch.setattr(broker.app, "bind_listener", loopback_only)
+    monkeypatch.setattr(broker.app, "bind_listener", bind)
+
+
+@pytest.mark.usefixtures("loopback_only")
+async def test_a_wildcard_listener_warns_once_that_it_has_no_authentication(tmp_path: Path) -> None:
     listeners = "PLAINTEXT://0.0.0.0:0,LOOP://127.0.0.1:0,ANY://:0"
     protocol_map = {"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,LOOP:PLAINTEXT,ANY:PLAINTEXT"}
     config = broker_config(tmp_path, listeners=listeners, **protocol_map)
@@ -109,3 +113,22 @@ async def test_a_wildcard_listener_warns_once_that_it_has_no_authentication(
         ("warning", "PLAINTEXT://0.0.0.0:0"),
         ("warning", "ANY://:0"),
     ]
+
+
+@pytest.mark.usefixtures("loopback_only")
+async def test_a_wildcard_ssl_listener_requiring_client_certificates_does_not_warn(tmp_path: Path) -> None:
+    """Mutual TLS authenticates every client; TLS without client certificates only encrypts, so it still warns."""
+    tls = TlsFiles.create(tmp_path / "certs")
+    raw = {
+        **broker_config(tmp_path).explicit,
+        "listeners": "SSL://0.0.0.0:0,OPEN://0.0.0.0:0",
+        "listener.security.protocol.map": "SSL:SSL,OPEN:SSL",
+        **tls.broker_properties(client_auth="none"),
+        "listener.name.ssl.ssl.client.auth": "required",
+    }
+    instance = Broker(BrokerConfig(raw))
+    with capture_logs() as logs:
+        await instance.start()
+    await instance.stop()
+    warnings = [entry["listener"] for entry in logs if entry["event"] == "listener.no_authentication"]
+    assert warnings == ["OPEN://0.0.0.0:0"]
