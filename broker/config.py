@@ -363,7 +363,8 @@ class BrokerConfig:
         for name in ("listeners", "advertised.listeners"):
             for listener in self[name] or []:
                 check_listener_security(listener, name, protocols, "listener.security.protocol.map" in self.explicit)
-        check_advertised_names(self.listeners, self.advertised_listeners)
+        # Only an explicit advertised.listeners: a wildcard `listeners` without it stays served (see the README).
+        check_advertised_names(self.listeners, self.advertised_listeners if self["advertised.listeners"] else [])
         if self["control.listener"]:
             parse_control_listener(self["control.listener"])
 
@@ -492,14 +493,18 @@ def check_listener_security(text: str, key: str, protocols: Mapping[str, str], m
 
 
 def check_advertised_names(bound: Sequence[tuple[str, str, int]], advertised: Sequence[tuple[str, str, int]]) -> None:
-    """Kafka refuses to start when `advertised.listeners` names a listener that `listeners` does not bind."""
+    """Kafka's own checks and words (KafkaConfig.validateValues): every advertised name is a bound listener's, and
+    no advertised address is the wildcard 0.0.0.0, which a client cannot connect to."""
     names = [name.upper() for name, _, _ in bound]
     unknown = sorted({name.upper() for name, _, _ in advertised} - set(names))
     if unknown:
         raise ConfigError(
-            f"'advertised.listeners' listener names must be equal to or a subset of the ones defined in "
-            f"'listeners'. Found {','.join(unknown)}. The valid options based on currently configured listeners "
-            f"are {','.join(names)}"
+            f"advertised.listeners listener names must be equal to or a subset of the ones defined in listeners. "
+            f"Found {','.join(unknown)}. The valid options based on the current configuration are {','.join(names)}"
+        )
+    if any(host == "0.0.0.0" for _, host, _ in advertised):  # noqa: S104 - refusing it, not binding it
+        raise ConfigError(
+            "advertised.listeners cannot use the nonroutable meta-address 0.0.0.0. Use a routable IP address."
         )
 
 

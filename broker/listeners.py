@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 
-from broker.config import check_advertised_names
-
 #: The name (upper-cased, as Kafka normalises it) of the listener serving the current connection; None outside one.
 current_listener: ContextVar[str | None] = ContextVar("current_listener", default=None)
 
@@ -23,10 +21,10 @@ Endpoint = tuple[str, str, int]
 
 class AdvertisedListeners:
     """Per listener name, the host and port given to clients: its `advertised.listeners` entry, or (as Kafka
-    falls back to `listeners`) the bound address. Port 0 means the port the OS gave that listener."""
+    falls back to `listeners`) the bound address. Port 0 means the port the OS gave that listener. The names were
+    checked with the configuration (`broker.config.check_advertised_names`)."""
 
     def __init__(self, bound: Sequence[Endpoint], advertised: Sequence[Endpoint], ports: Callable[[], list[int]]):
-        check_advertised_names(bound, advertised)
         self._names = [name.upper() for name, _, _ in bound]
         self._ports = ports
         self._advertised = {name.upper(): (host, port) for name, host, port in [*bound, *advertised]}

@@ -82,3 +82,11 @@ def test_advertising_a_listener_that_is_not_bound_is_refused_at_startup(tmp_path
     raw["listener.security.protocol.map"] += ",OTHER:PLAINTEXT"
     with pytest.raises(ConfigError, match=r"Found OTHER\. The valid options .* are INTERNAL,EXTERNAL$"):
         BrokerConfig(raw)
+
+
+def test_advertising_the_wildcard_address_is_refused_at_startup(tmp_path: Path) -> None:
+    raw = {**broker_config(tmp_path).explicit, **TWO_LISTENERS, "advertised.listeners": "INTERNAL://0.0.0.0:9092"}
+    with pytest.raises(
+        ConfigError, match=r"^advertised\.listeners cannot use the nonroutable meta-address 0\.0\.0\.0\."
+    ):
+        BrokerConfig(raw)
