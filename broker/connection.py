@@ -50,8 +50,9 @@ class Connection:
     ) -> None:
         peer = writer.get_extra_info("peername") or ("?", 0)
         self.session = ConnectionSession(next(_conn_ids), str(peer[0]), int(peer[1]), listener)
-        self.session.principal, self.session.peer_dn = peer_principal(writer.get_extra_info("ssl_object"))
-        self._first_read = True
+        ssl_object = writer.get_extra_info("ssl_object")
+        self.session.principal, self.session.peer_dn = peer_principal(ssl_object)
+        self._first_read = ssl_object is None  # only a plaintext connection's first bytes can be a TLS ClientHello
         self._dispatcher = dispatcher
         self._reader = reader
         self._writer = writer
