@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ssl
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -42,12 +43,15 @@ from broker.handlers.records import RecordHandlers
 from broker.handlers.telemetry import TelemetryHandlers
 from broker.handlers.transactions import TransactionHandlers
 from broker.idle_connections import IdleConnections
+from broker.listeners import AdvertisedListeners
 from broker.maintenance import Maintenance
 from broker.metrics import BrokerMetrics
 from broker.offsets_log import OFFSETS_TOPIC, OffsetsLog
 from broker.producer_state import ProducerIdAllocator
 from broker.scheduler import TimerDriver
 from broker.startup import StartupError, bind_listener, is_wildcard_host, lock_data_dir, os_cause
+from broker.tls import tls_contexts
+from broker.tls_server import TlsServer
 from broker.topics import TopicChanges
 from broker.transaction_state_log import TRANSACTION_STATE_TOPIC
 from broker.txn_markers import TxnMarkerWriter
@@ -91,7 +95,7 @@ class Broker:
         # ApiVersions v5 (KIP-1242) checks the client meant this cluster and node; asked only once requests arrive.
         self.dispatcher = Dispatcher(lambda: (self.cluster.cluster_id, self.cluster.local.node_id))
         self.fetches = FetchPurgatory()
-        self._servers: list[asyncio.Server] = []
+        self._servers: list[asyncio.Server | TlsServer] = []
         self._connections: set[Connection] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._slots = asyncio.Semaphore(config["max.connections"])
@@ -102,7 +106,8 @@ class Broker:
         self.idle = IdleConnections(config["connections.max.idle.ms"], clock.monotonic_ms)
         self.idle.on_first = self.rearm_timers
 
-        # Nothing is written before the checks that can refuse the start: bind first, then lock, then open.
+        # Nothing is written before the checks that can refuse the start: TLS settings, bind, then lock, then open.
+        self._tls = tls_contexts(config)
         self._sockets = [bind_listener(f"{n}://{h}:{p}", h, p) for n, h, p in config.listeners]
         try:
             self.dir_lock = lock_data_dir(config.log_dir)
@@ -130,10 +135,8 @@ class Broker:
             topics=LogTopicCatalog(self.logs),
             verify_transaction=lambda request: self.transactions.verify_offsets(request),
         )
-        advertised = config.advertised_listeners[0]
-        self.cluster: ClusterView = SingleNodeCluster(
-            self.logs.cluster_id, config.node_id, advertised[1] or "127.0.0.1", lambda: advertised[2] or self.ports[0]
-        )
+        self.advertised = AdvertisedListeners(config.listeners, config.advertised_listeners, lambda: self.ports)
+        self.cluster: ClusterView = SingleNodeCluster(self.logs.cluster_id, config.node_id, self.advertised.address)
         self.topics = TopicChanges(self.logs, config["num.partitions"])
         self.metrics = BrokerMetrics(
             self.coordinator,
@@ -147,7 +150,7 @@ class Broker:
         ClusterHandlers(config, self.logs, self.cluster, self.topics, self.dynamic_configs).register(self.dispatcher)
         ConfigHandlers(self.dynamic_configs, self.logs, self.topics, self.cluster).register(self.dispatcher)
         DescribeHandlers(self.logs, self.cluster).register(self.dispatcher)
-        ControllerHandlers(self.logs, self.cluster, clock, advertised[0]).register(self.dispatcher)
+        ControllerHandlers(self.logs, self.cluster, clock, config.advertised_listeners[0][0]).register(self.dispatcher)
         self.telemetry = TelemetryHandlers(clock, lambda: {c.session.conn_id for c in self._connections})
         self.telemetry.register(self.dispatcher)
         #: The data plane; the transaction coordinator installs its Produce verifier as `records.verifier`.
@@ -254,8 +257,14 @@ class Broker:
     async def _start_listeners(self) -> None:
         """Serve the listeners bound in the constructor (where a busy port already refused the start)."""
         for (name, host, port), sock in zip(self.config.listeners, self._sockets, strict=True):
-            self._servers.append(await asyncio.start_server(self._acceptor(name), sock=sock))
-            if is_wildcard_host(host):
+            context = self._tls.get(name.upper())
+            if context is None:
+                self._servers.append(await asyncio.start_server(self._acceptor(name), sock=sock))
+            else:
+                timeout_s = self.config["connections.max.idle.ms"] / 1000
+                self._servers.append(TlsServer(sock, context, name, self._acceptor(name), timeout_s))
+            authenticated = context is not None and context.verify_mode == ssl.CERT_REQUIRED  # mutual TLS
+            if is_wildcard_host(host) and not authenticated:
                 log.warning(
                     "listener.no_authentication",
                     listener=f"{name}://{host}:{port}",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,7 +33,7 @@ INT32_MAX = 2147483647
 INT64_MAX = 9223372036854775807
 KAFKA_DEFAULT_LOG_DIR = "/tmp/kafka-logs"  # noqa: S108 - Kafka's own default; server.properties sets ./data
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")  # Kafka's SecurityProtocol names
-IMPLEMENTED_SECURITY_PROTOCOLS = frozenset({"PLAINTEXT"})
+IMPLEMENTED_SECURITY_PROTOCOLS = frozenset({"PLAINTEXT", "SSL"})
 KAFKA_SECURITY_PROTOCOL_MAP = "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"
 
 
@@ -54,6 +54,7 @@ _TYPES = {
     "string": ConfigType.STRING,
     "list": ConfigType.LIST,
     "double": ConfigType.DOUBLE,
+    "password": ConfigType.PASSWORD,
 }
 
 
@@ -79,6 +80,11 @@ class ConfigKey:
     def config_type(self) -> ConfigType:
         """The type DescribeConfigs reports (Kafka's ``ConfigDef.Type``)."""
         return _TYPES[self.type]
+
+    @property
+    def sensitive(self) -> bool:
+        """Kafka never shows a PASSWORD key's value (DescribeConfigs answers null with is_sensitive)."""
+        return self.config_type is ConfigType.PASSWORD
 
     @property
     def checks(self) -> tuple[Validator, ...]:
@@ -126,12 +132,18 @@ KEYS: dict[str, ConfigKey] = {
             dynamic=PER_BROKER,
             live=False,
         ),
-        _k("advertised.listeners", "list", None, "Addresses given to clients; defaults to `listeners`."),
+        _k(
+            "advertised.listeners",
+            "list",
+            None,
+            "Addresses given to clients, per listener name: a client is told the address of the listener it connected "
+            "on; a listener not named here advertises its `listeners` address.",
+        ),
         _k(
             "listener.security.protocol.map",
             "string",
             KAFKA_SECURITY_PROTOCOL_MAP,
-            "Listener name to security protocol; only PLAINTEXT is served (any other is a startup error).",
+            "Listener name to security protocol; PLAINTEXT and SSL are served (SASL ones are a startup error).",
             dynamic=PER_BROKER,
             live=False,
         ),
@@ -459,8 +471,36 @@ KEYS: dict[str, ConfigKey] = {
         _k("controller.quorum.voters", "list", "", "No effect.", applied=False),
         _k("controller.listener.names", "list", "", "No effect.", applied=False),
         _k("inter.broker.listener.name", "string", "PLAINTEXT", "No effect.", applied=False),
+        # TLS (broker/tls.py); each may also be given per listener as `listener.name.<name>.<key>`
+        _k("ssl.keystore.type", "string", "JKS", "Only PEM is served; an SSL listener with another type is refused."),
+        _k("ssl.keystore.location", "string", None, "PEM file holding the private key and certificate chain."),
+        _k("ssl.keystore.password", "password", None, "Not used with PEM (Kafka refuses it there too)."),
+        _k("ssl.keystore.certificate.chain", "password", None, "Inline PEM certificate chain (with ssl.keystore.key)."),
+        _k("ssl.keystore.key", "password", None, "Inline PEM private key (PKCS#8, encrypted with ssl.key.password)."),
+        _k("ssl.key.password", "password", None, "Password of an encrypted private key."),
+        _k("ssl.truststore.type", "string", "JKS", "Only PEM is served (needed when clients are authenticated)."),
+        _k("ssl.truststore.location", "string", None, "PEM file of the CA certificates trusted for client certs."),
+        _k("ssl.truststore.password", "password", None, "Not used with PEM (Kafka refuses it there too)."),
+        _k("ssl.truststore.certificates", "password", None, "Inline PEM CA certificates trusted for client certs."),
+        _k("ssl.enabled.protocols", "list", "TLSv1.2,TLSv1.3", "TLS versions accepted (TLSv1.2, TLSv1.3)."),
+        _k("ssl.protocol", "string", "TLSv1.3", "No effect: ssl.enabled.protocols decides.", applied=False),
+        _k("ssl.cipher.suites", "list", "", "Cipher suites (IANA names) for TLS 1.2; empty: OpenSSL's defaults."),
+        _k(
+            "ssl.client.auth",
+            "string",
+            "none",
+            "Client certificates: none, requested (verified if sent) or required (mutual TLS).",
+            choices=("none", "requested", "required"),
+        ),
+        _k("ssl.endpoint.identification.algorithm", "string", "https", "No effect on a broker.", applied=False),
+        _k("ssl.keymanager.algorithm", "string", "SunX509", "No effect (Java only).", applied=False),
+        _k("ssl.trustmanager.algorithm", "string", "PKIX", "No effect (Java only).", applied=False),
     )
 }
+
+#: Keys a listener may override with Kafka's `listener.name.<listener>.` prefix (the name in lower case).
+PER_LISTENER_PREFIX = "listener.name."
+PER_LISTENER_KEYS = frozenset(name for name in KEYS if name.startswith("ssl."))
 
 # Environment variables of Kafka's launch scripts that are not broker configs (the docker images skip them too).
 _ENV_IGNORED = frozenset(
@@ -534,7 +574,7 @@ class BrokerConfig:
 
     def _set(self, name: str, text: str) -> None:
         origin = f" (from {self._origins[name]})" if name in self._origins else ""
-        key = KEYS.get(name)
+        key = KEYS.get(per_listener_base(name) or name)
         if key is None:
             raise ConfigError(f"unknown config key '{name}'{origin}")
         try:
@@ -556,11 +596,22 @@ class BrokerConfig:
         for name in ("listeners", "advertised.listeners"):
             for listener in self[name] or []:
                 check_listener_security(listener, name, protocols, "listener.security.protocol.map" in self.explicit)
+        # Only an explicit advertised.listeners: a wildcard `listeners` without it stays served (see the README).
+        check_advertised_names(self.listeners, self.advertised_listeners if self["advertised.listeners"] else [])
         if self["control.listener"]:
             parse_control_listener(self["control.listener"])
 
     def __getitem__(self, name: str) -> Any:
         return self._values[name]
+
+    def listener_values(self, listener: str) -> dict[str, tuple[Any, str]]:
+        """Every per-listener key for `listener` as (value, the key it came from): the `listener.name.<name>.`
+        override when set, else the broker-wide key, as Kafka's valuesWithPrefixOverride resolves them."""
+        prefix = f"{PER_LISTENER_PREFIX}{listener.lower()}."
+        return {
+            base: (self._values[prefix + base], prefix + base) if prefix + base in self._values else (self[base], base)
+            for base in sorted(PER_LISTENER_KEYS)
+        }
 
     def items(self) -> Iterable[tuple[str, Any]]:
         return self._values.items()
@@ -616,6 +667,14 @@ class BrokerConfig:
         return int(self["log.roll.hours"]) * 3_600_000
 
 
+def per_listener_base(name: str) -> str | None:
+    """`listener.name.ssl.ssl.client.auth` -> `ssl.client.auth`; None for a key without the listener prefix."""
+    if not name.startswith(PER_LISTENER_PREFIX):
+        return None
+    _, _, rest = name[len(PER_LISTENER_PREFIX) :].partition(".")
+    return rest if rest in PER_LISTENER_KEYS else None
+
+
 def parse_listener(text: str, key: str) -> tuple[str, str, int]:
     """`PLAINTEXT://127.0.0.1:9092` -> ("PLAINTEXT", "127.0.0.1", 9092); port 0 asks the OS for one."""
     name, sep, rest = text.partition("://")
@@ -662,8 +721,24 @@ def check_listener_security(text: str, key: str, protocols: Mapping[str, str], m
     via = f" (from '{map_key}': {name}:{protocol})" if map_explicit or name != protocol else ""
     raise ConfigError(
         f"'{key}': listener {text!r} uses security protocol {protocol}{via}, which is not implemented yet "
-        f"(only PLAINTEXT); refusing to serve it without encryption or authentication"
+        f"(only PLAINTEXT and SSL); refusing to serve it without encryption or authentication"
     )
+
+
+def check_advertised_names(bound: Sequence[tuple[str, str, int]], advertised: Sequence[tuple[str, str, int]]) -> None:
+    """Kafka's own checks and words (KafkaConfig.validateValues): every advertised name is a bound listener's, and
+    no advertised address is the wildcard 0.0.0.0, which a client cannot connect to."""
+    names = [name.upper() for name, _, _ in bound]
+    unknown = sorted({name.upper() for name, _, _ in advertised} - set(names))
+    if unknown:
+        raise ConfigError(
+            f"advertised.listeners listener names must be equal to or a subset of the ones defined in listeners. "
+            f"Found {','.join(unknown)}. The valid options based on the current configuration are {','.join(names)}"
+        )
+    if any(host == "0.0.0.0" for _, host, _ in advertised):  # noqa: S104 - refusing it, not binding it
+        raise ConfigError(
+            "advertised.listeners cannot use the nonroutable meta-address 0.0.0.0. Use a routable IP address."
+        )
 
 
 LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost"})

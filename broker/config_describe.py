@@ -54,9 +54,14 @@ def topic_entries(info: TopicInfo, layers: BrokerLayers, defaults: Mapping[str, 
     return entries
 
 
+def _hidden(synonyms: Iterable[Synonym]) -> tuple[Synonym, ...]:
+    """Synonyms of a sensitive key, their values withheld as Kafka withholds them."""
+    return tuple(Synonym(s.name, None, s.source) for s in synonyms)
+
+
 def _unknown(name: str, synonyms: list[Synonym]) -> Entry:
     """A dynamic key this broker does not know: Kafka treats an unknown type as sensitive (no value shown)."""
-    hidden = tuple(Synonym(s.name, None, s.source) for s in synonyms)
+    hidden = _hidden(synonyms)
     return Entry(name, None, _source(hidden), True, True, hidden, ConfigType.UNKNOWN, None)
 
 
@@ -65,10 +70,12 @@ def broker_entries(layers: BrokerLayers) -> list[Entry]:
     entries = []
     for name, key in KEYS.items():
         value = layers.value(name)
-        text = format_value(key.config_type, tuple(value) if isinstance(value, list) else value)
-        synonyms = layers.synonyms(name)
+        text = (
+            None if key.sensitive else format_value(key.config_type, tuple(value) if isinstance(value, list) else value)
+        )
+        synonyms = _hidden(layers.synonyms(name)) if key.sensitive else tuple(layers.synonyms(name))
         entries.append(
-            Entry(name, text, _source(synonyms), not key.alterable, False, tuple(synonyms), key.config_type, key.doc)
+            Entry(name, text, _source(synonyms), not key.alterable, key.sensitive, synonyms, key.config_type, key.doc)
         )
     entries.extend(
         _unknown(name, layers.synonyms(name)) for name in sorted({*layers.node, *layers.cluster} - KEYS.keys())
@@ -85,7 +92,8 @@ def cluster_default_entries(layers: BrokerLayers) -> list[Entry]:
         if key is None:
             entries.append(_unknown(name, synonyms))
             continue
+        shown, hidden = (None, _hidden(synonyms)) if key.sensitive else (text, tuple(synonyms))
         entries.append(
-            Entry(name, text, _source(synonyms), not key.alterable, False, tuple(synonyms), key.config_type, key.doc)
+            Entry(name, shown, _source(hidden), not key.alterable, key.sensitive, hidden, key.config_type, key.doc)
         )
     return entries

@@ -596,3 +596,19 @@ async def test_a_resource_named_twice_is_refused_both_times(
         ("once", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "The topic 'once' does not exist."),
     ]
     assert dict(broker.logs.topic("twice").configs) == {}  # type: ignore[union-attr]
+
+
+async def test_tls_secrets_are_described_as_sensitive_without_their_values(tmp_path: Path) -> None:
+    """Kafka's PASSWORD keys (the inline PEM key and chain, key and store passwords) are never shown: value null
+    and is_sensitive, in the entry and in its synonyms, whatever the listener setting them is."""
+    secret = "not-to-be-shown"
+    async with running_broker(tmp_path, ssl_key_password=secret, ssl_truststore_certificates=secret) as broker:
+        client = await WireClient.connect(broker.ports[0])
+        entries = await described(client, BROKER, "1", synonyms=True)
+        for name in ("ssl.key.password", "ssl.truststore.certificates", "ssl.keystore.key"):
+            entry = entries[name]
+            assert (entry.value, entry.is_sensitive) == (None, True), name
+            assert all(s.value is None for s in entry.synonyms), name
+        assert (entries["ssl.keystore.type"].value, entries["ssl.keystore.type"].is_sensitive) == ("JKS", False)
+        assert entries["ssl.key.password"].config_source == STATIC_BROKER
+        await client.close()
