@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ssl
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -24,12 +25,15 @@ from broker.clock import BrokerClock
 from broker.cluster import ClusterView, SingleNodeCluster
 from broker.compaction import Compaction
 from broker.config import BrokerConfig
+from broker.config_layers import BrokerLayers
 from broker.connection import Connection
 from broker.dispatch import Dispatcher
+from broker.dynamic_config import DynamicConfigs
 from broker.events import EventTap
 from broker.fetch_purgatory import FetchPurgatory
 from broker.group_topics import LogTopicCatalog
 from broker.handlers.cluster import ClusterHandlers
+from broker.handlers.configs import ConfigHandlers
 from broker.handlers.controller import ControllerHandlers
 from broker.handlers.describe import DescribeHandlers
 from broker.handlers.groups import GroupHandlers
@@ -39,12 +43,15 @@ from broker.handlers.records import RecordHandlers
 from broker.handlers.telemetry import TelemetryHandlers
 from broker.handlers.transactions import TransactionHandlers
 from broker.idle_connections import IdleConnections
+from broker.listeners import AdvertisedListeners
 from broker.maintenance import Maintenance
 from broker.metrics import BrokerMetrics
 from broker.offsets_log import OFFSETS_TOPIC, OffsetsLog
 from broker.producer_state import ProducerIdAllocator
 from broker.scheduler import TimerDriver
 from broker.startup import StartupError, bind_listener, is_wildcard_host, lock_data_dir, os_cause
+from broker.tls import tls_contexts
+from broker.tls_server import TlsServer
 from broker.topics import TopicChanges
 from broker.transaction_state_log import TRANSACTION_STATE_TOPIC
 from broker.txn_markers import TxnMarkerWriter
@@ -56,8 +63,9 @@ from coordinator.persistence import RecordLog
 from coordinator.routing import GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE, CoordinatorTopic
 from protocol.consumer_protocol import decode_subscription
 from protocol.errors import ErrorCode
+from storage.broker_configs import BrokerConfigFile
 from storage.cleaner import CleanerConfig
-from storage.config import COMPACT, LogConfig
+from storage.config import COMPACT, MIN_SEGMENT_BYTES
 from storage.errors import LogDirError
 from storage.log_manager import LogManager
 from storage.topics import TopicInfo
@@ -65,6 +73,13 @@ from storage.topics import TopicInfo
 log = structlog.get_logger("broker.app")
 SHUTDOWN_GRACE_S = 5.0
 RecordLogWrapper = Callable[[RecordLog], RecordLog]
+
+
+def _coordinator_topic_configs(segment_bytes: int) -> dict[str, str]:
+    """A coordinator topic's overrides, as Kafka gives them: compacted, with the configured segment size. A size
+    below segment.bytes' 1 MiB floor (tests use tiny ones) goes in Kafka's internal.segment.bytes instead."""
+    size_key = "segment.bytes" if segment_bytes >= MIN_SEGMENT_BYTES else "internal.segment.bytes"
+    return {"cleanup.policy": COMPACT, size_key: str(segment_bytes)}
 
 
 class Broker:
@@ -80,7 +95,7 @@ class Broker:
         # ApiVersions v5 (KIP-1242) checks the client meant this cluster and node; asked only once requests arrive.
         self.dispatcher = Dispatcher(lambda: (self.cluster.cluster_id, self.cluster.local.node_id))
         self.fetches = FetchPurgatory()
-        self._servers: list[asyncio.Server] = []
+        self._servers: list[asyncio.Server | TlsServer] = []
         self._connections: set[Connection] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._slots = asyncio.Semaphore(config["max.connections"])
@@ -91,7 +106,8 @@ class Broker:
         self.idle = IdleConnections(config["connections.max.idle.ms"], clock.monotonic_ms)
         self.idle.on_first = self.rearm_timers
 
-        # Nothing is written before the checks that can refuse the start: bind first, then lock, then open.
+        # Nothing is written before the checks that can refuse the start: TLS settings, bind, then lock, then open.
+        self._tls = tls_contexts(config)
         self._sockets = [bind_listener(f"{n}://{h}:{p}", h, p) for n, h, p in config.listeners]
         try:
             self.dir_lock = lock_data_dir(config.log_dir)
@@ -119,10 +135,8 @@ class Broker:
             topics=LogTopicCatalog(self.logs),
             verify_transaction=lambda request: self.transactions.verify_offsets(request),
         )
-        advertised = config.advertised_listeners[0]
-        self.cluster: ClusterView = SingleNodeCluster(
-            self.logs.cluster_id, config.node_id, advertised[1] or "127.0.0.1", lambda: advertised[2] or self.ports[0]
-        )
+        self.advertised = AdvertisedListeners(config.listeners, config.advertised_listeners, lambda: self.ports)
+        self.cluster: ClusterView = SingleNodeCluster(self.logs.cluster_id, config.node_id, self.advertised.address)
         self.topics = TopicChanges(self.logs, config["num.partitions"])
         self.metrics = BrokerMetrics(
             self.coordinator,
@@ -133,9 +147,10 @@ class Broker:
         )
         self.dispatcher.observe(self.metrics)
         self.events.subscribe(self.metrics.on_event)
-        ClusterHandlers(config, self.logs, self.cluster, self.topics).register(self.dispatcher)
+        ClusterHandlers(config, self.logs, self.cluster, self.topics, self.dynamic_configs).register(self.dispatcher)
+        ConfigHandlers(self.dynamic_configs, self.logs, self.topics, self.cluster).register(self.dispatcher)
         DescribeHandlers(self.logs, self.cluster).register(self.dispatcher)
-        ControllerHandlers(self.logs, self.cluster, clock, advertised[0]).register(self.dispatcher)
+        ControllerHandlers(self.logs, self.cluster, clock, config.advertised_listeners[0][0]).register(self.dispatcher)
         self.telemetry = TelemetryHandlers(clock, lambda: {c.session.conn_id for c in self._connections})
         self.telemetry.register(self.dispatcher)
         #: The data plane; the transaction coordinator installs its Produce verifier as `records.verifier`.
@@ -177,18 +192,36 @@ class Broker:
         self.fetch_driver = TimerDriver(loop, self.real_clock, [self.fetches])
         self.compaction: Compaction | None = None
         if config["log.cleaner.enable"]:
-            cleaner_config = CleanerConfig.from_broker_properties(dict(config.items()))
-            self.compaction = Compaction(self.logs, cleaner_config, config["log.cleaner.backoff.ms"], clock.wall_ms)
+            cleaner_config = CleanerConfig.from_broker_properties(self.dynamic_configs.layers.values())
+            backoff_ms = self.dynamic_configs.value("log.cleaner.backoff.ms")
+            self.compaction = Compaction(self.logs, cleaner_config, backoff_ms, clock.wall_ms)
+        self.dynamic_configs.on_change(self._configs_changed)
+
+    def _configs_changed(self, layers: BrokerLayers) -> None:
+        """A dynamic broker config changed: the logs, the cleaner and the transaction verification follow it."""
+        self.logs.set_defaults(self.dynamic_configs.log_defaults(), self.dynamic_configs.topic_defaults())
+        values = layers.values()
+        if self.compaction is not None:
+            self.compaction.reconfigure(CleanerConfig.from_broker_properties(values), values["log.cleaner.backoff.ms"])
+        self.transactions.verification = values["transaction.partition.verification.enable"]
 
     def _close_sockets(self) -> None:
         for sock in self._sockets:
             sock.close()
 
     def _open_logs(self) -> LogManager:
+        """The log directory with the dynamic broker configs recorded in it (they set the logs' defaults)."""
         config = self.config
-        log_config = LogConfig.from_broker_properties(dict(config.items()))
         try:
-            return LogManager([config.log_dir], log_config, node_id=config.node_id, clock=self.clock.wall_ms)
+            #: The broker keys AlterConfigs changed at runtime, over the static configuration.
+            self.dynamic_configs = DynamicConfigs(config, BrokerConfigFile(config.log_dir))
+            return LogManager(
+                [config.log_dir],
+                self.dynamic_configs.log_defaults(),
+                node_id=config.node_id,
+                clock=self.clock.wall_ms,
+                default_properties=self.dynamic_configs.topic_defaults(),
+            )
         except (OSError, LogDirError) as exc:
             cause = os_cause(exc) if isinstance(exc, OSError) else str(exc)
             raise StartupError(f"data directory {config.log_dir} ('log.dirs') is not usable: {cause}") from None
@@ -224,8 +257,14 @@ class Broker:
     async def _start_listeners(self) -> None:
         """Serve the listeners bound in the constructor (where a busy port already refused the start)."""
         for (name, host, port), sock in zip(self.config.listeners, self._sockets, strict=True):
-            self._servers.append(await asyncio.start_server(self._acceptor(name), sock=sock))
-            if is_wildcard_host(host):
+            context = self._tls.get(name.upper())
+            if context is None:
+                self._servers.append(await asyncio.start_server(self._acceptor(name), sock=sock))
+            else:
+                timeout_s = self.config["connections.max.idle.ms"] / 1000
+                self._servers.append(TlsServer(sock, context, name, self._acceptor(name), timeout_s))
+            authenticated = context is not None and context.verify_mode == ssl.CERT_REQUIRED  # mutual TLS
+            if is_wildcard_host(host) and not authenticated:
                 log.warning(
                     "listener.no_authentication",
                     listener=f"{name}://{host}:{port}",
@@ -250,9 +289,7 @@ class Broker:
         ):
             if self.logs.topic(topic) is None:
                 self.logs.create_topic(
-                    topic,
-                    self.config[partitions],
-                    {"cleanup.policy": COMPACT, "segment.bytes": str(self.config[segment_bytes])},
+                    topic, self.config[partitions], _coordinator_topic_configs(self.config[segment_bytes])
                 )
 
     def _coordinator_topics(self) -> dict[int, CoordinatorTopic]:

@@ -49,19 +49,19 @@ class ClusterView(Protocol):
 
 
 class SingleNodeCluster:
-    """One node leads everything. Its advertised port is read when asked, because port 0 is only resolved once
-    the listener is bound."""
+    """One node leads everything. Its advertised address is read when asked: it is the address of the listener
+    the current request came in on (`broker.listeners`), and port 0 is only resolved once the listener is bound."""
 
-    def __init__(self, cluster_id: str, node_id: int, host: str, port: Callable[[], int]) -> None:
+    def __init__(self, cluster_id: str, node_id: int, address: Callable[[], tuple[str, int]]) -> None:
         self.cluster_id = cluster_id
         self.controller_id = node_id
         self._node_id = node_id
-        self._host = host
-        self._port = port
+        self._address = address
 
     @property
     def local(self) -> Node:
-        return Node(self._node_id, self._host, self._port())
+        host, port = self._address()
+        return Node(self._node_id, host, port)
 
     def nodes(self) -> Sequence[Node]:
         return (self.local,)

@@ -28,6 +28,11 @@ class Compaction:
         self._pass: asyncio.Future[dict[tuple[str, int], CleanResult]] | None = None
         self.passes = 0
 
+    def reconfigure(self, config: CleanerConfig, backoff_ms: int) -> None:
+        """New broker cleaner settings (dynamic ``log.cleaner.*``), taken from the next pass on."""
+        self._cleaner.config = config
+        self._backoff_s = max(backoff_ms, 1) / 1000
+
     async def run_once(self) -> None:
         running = self._pass = asyncio.ensure_future(
             asyncio.to_thread(self._cleaner.clean_all, self._logs, self._wall_ms())

@@ -9,19 +9,31 @@ from __future__ import annotations
 
 import ipaddress
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from coordinator.config import ALL_KAFKA_PROPERTIES, CoordinatorConfig, TransactionConfig
 from coordinator.config import ConfigError as CoordinatorConfigError
+from storage.config import COMPACT, CREATE_TIME, DELETE, LOG_APPEND_TIME
+from storage.config_def import (
+    ConfigType,
+    InvalidValueError,
+    OneOf,
+    Range,
+    RangeOrExactly,
+    Validator,
+    ValidList,
+    parse_value,
+)
+from storage.errors import InvalidConfigError
 
 INT32_MAX = 2147483647
 INT64_MAX = 9223372036854775807
 KAFKA_DEFAULT_LOG_DIR = "/tmp/kafka-logs"  # noqa: S108 - Kafka's own default; server.properties sets ./data
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")  # Kafka's SecurityProtocol names
-IMPLEMENTED_SECURITY_PROTOCOLS = frozenset({"PLAINTEXT"})
+IMPLEMENTED_SECURITY_PROTOCOLS = frozenset({"PLAINTEXT", "SSL"})
 KAFKA_SECURITY_PROTOCOL_MAP = "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"
 
 
@@ -29,15 +41,61 @@ class ConfigError(ValueError):
     """A configuration key is unknown or its value is invalid; the message names the key."""
 
 
+#: Kafka's dynamic update modes (``DynamicBrokerConfig.dynamicConfigUpdateModes``): a key Kafka lets AlterConfigs
+#: change for the whole cluster (resource "") or per broker, or only per broker (resource "<node id>").
+CLUSTER_WIDE = "cluster-wide"
+PER_BROKER = "per-broker"
+
+_TYPES = {
+    "int": ConfigType.INT,
+    "short": ConfigType.SHORT,
+    "long": ConfigType.LONG,
+    "bool": ConfigType.BOOLEAN,
+    "string": ConfigType.STRING,
+    "list": ConfigType.LIST,
+    "double": ConfigType.DOUBLE,
+    "password": ConfigType.PASSWORD,
+}
+
+
 @dataclass(frozen=True, slots=True)
 class ConfigKey:
+    """One broker key: Kafka's name, type and default, our one-line meaning, and how it may change at runtime."""
+
     name: str
-    type: str  # int | long | bool | string | list | double
+    type: str  # int | short | long | bool | string | list | double
     default: Any
     doc: str
     low: int | None = None
-    choices: tuple[str, ...] | None = None
+    choices: tuple[str, ...] | None = None  # case-insensitive, stored lower-cased
     applied: bool = True  # False: accepted for compatibility with Kafka's files, has no effect here
+    high: int | None = None
+    validators: tuple[Validator, ...] = ()
+    #: Kafka's dynamic update mode (CLUSTER_WIDE / PER_BROKER), None where Kafka only reads it at startup.
+    dynamic: str | None = None
+    #: False for a key Kafka changes at runtime but this broker only reads at startup: AlterConfigs refuses it.
+    live: bool = True
+
+    @property
+    def config_type(self) -> ConfigType:
+        """The type DescribeConfigs reports (Kafka's ``ConfigDef.Type``)."""
+        return _TYPES[self.type]
+
+    @property
+    def sensitive(self) -> bool:
+        """Kafka never shows a PASSWORD key's value (DescribeConfigs answers null with is_sensitive)."""
+        return self.config_type is ConfigType.PASSWORD
+
+    @property
+    def checks(self) -> tuple[Validator, ...]:
+        """Kafka's validators of the key: its range, then any others."""
+        bounds: tuple[Validator, ...] = (Range(self.low, self.high),) if self.low is not None or self.high else ()
+        return bounds + self.validators
+
+    @property
+    def alterable(self) -> bool:
+        """AlterConfigs may change it here: Kafka's dynamic keys, but those this broker cannot apply live."""
+        return self.dynamic is not None and (self.live or not self.applied)
 
 
 def _k(
@@ -45,12 +103,19 @@ def _k(
     type_: str,
     default: Any,
     doc: str,
-    *,
+    *validators: Validator,
     low: int | None = None,
+    high: int | None = None,
     choices: tuple[str, ...] | None = None,
     applied: bool = True,
+    dynamic: str | None = None,
+    live: bool = True,
 ) -> ConfigKey:
-    return ConfigKey(name, type_, default, doc, low, choices, applied)
+    return ConfigKey(name, type_, default, doc, low, choices, applied, high, validators, dynamic, live)
+
+
+_C = CLUSTER_WIDE
+_GZIP_LEVEL = RangeOrExactly(Range(1, 9), -1)
 
 
 KEYS: dict[str, ConfigKey] = {
@@ -59,19 +124,34 @@ KEYS: dict[str, ConfigKey] = {
         # server
         _k("node.id", "int", 1, "This broker's id in Metadata and FindCoordinator answers.", low=0),
         _k("broker.id", "int", -1, "Alias of node.id kept for old configs; -1 means use node.id.", low=-1),
-        _k("listeners", "list", "PLAINTEXT://127.0.0.1:9092", "Where to accept connections (host:port, 0 = any)."),
-        _k("advertised.listeners", "list", None, "Addresses given to clients; defaults to `listeners`."),
+        _k(
+            "listeners",
+            "list",
+            "PLAINTEXT://127.0.0.1:9092",
+            "Where to accept connections (host:port, 0 = any).",
+            dynamic=PER_BROKER,
+            live=False,
+        ),
+        _k(
+            "advertised.listeners",
+            "list",
+            None,
+            "Addresses given to clients, per listener name: a client is told the address of the listener it connected "
+            "on; a listener not named here advertises its `listeners` address.",
+        ),
         _k(
             "listener.security.protocol.map",
             "string",
             KAFKA_SECURITY_PROTOCOL_MAP,
-            "Listener name to security protocol; only PLAINTEXT is served (any other is a startup error).",
+            "Listener name to security protocol; PLAINTEXT and SSL are served (SASL ones are a startup error).",
+            dynamic=PER_BROKER,
+            live=False,
         ),
         _k("log.dirs", "list", KAFKA_DEFAULT_LOG_DIR, "Data directory (only the first entry is used)."),
-        _k("log.dir", "string", KAFKA_DEFAULT_LOG_DIR, "Used when log.dirs is not set."),
+        _k("log.dir", "list", KAFKA_DEFAULT_LOG_DIR, "Used when log.dirs is not set."),
         _k("log.file", "string", None, "Append the broker's own log lines here instead of stderr (not a Kafka key)."),
         _k("socket.request.max.bytes", "int", 104857600, "Largest request frame accepted.", low=1),
-        _k("max.connections", "int", INT32_MAX, "Open connections allowed at once.", low=1),
+        _k("max.connections", "int", INT32_MAX, "Open connections allowed at once.", low=1, dynamic=_C, live=False),
         _k(
             "connections.max.idle.ms",
             "long",
@@ -79,7 +159,14 @@ KEYS: dict[str, ConfigKey] = {
             "Close connections with no bytes read or written for this long, even mid-frame (-1: never).",
             low=-1,
         ),
-        _k("message.max.bytes", "int", 1048588, "Largest record batch accepted by Produce.", low=0),
+        _k(
+            "message.max.bytes",
+            "int",
+            1048588,
+            "Largest record batch accepted by Produce (default of topics' max.message.bytes).",
+            low=0,
+            dynamic=_C,
+        ),
         _k(
             "fetch.max.bytes",
             "int",
@@ -91,32 +178,185 @@ KEYS: dict[str, ConfigKey] = {
         _k("default.replication.factor", "int", 1, "Replication factor of auto-created topics.", low=1),
         _k("auto.create.topics.enable", "bool", True, "Create a topic when a Metadata request names it."),
         _k("delete.topic.enable", "bool", True, "Allow DeleteTopics."),
-        _k("min.insync.replicas", "int", 1, "Reported in DescribeConfigs (single node).", low=1),
-        _k("compression.type", "string", "producer", "Reported in DescribeConfigs; batches are stored as sent."),
+        _k("min.insync.replicas", "int", 1, "Reported in DescribeConfigs (single node).", low=1, dynamic=_C),
+        _k(
+            "compression.type",
+            "string",
+            "producer",
+            "Reported in DescribeConfigs; batches are stored as sent.",
+            OneOf(("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")),
+            dynamic=_C,
+        ),
+        _k("compression.gzip.level", "int", -1, "gzip level of recompression.", _GZIP_LEVEL, applied=False, dynamic=_C),
+        _k("compression.lz4.level", "int", 9, "lz4 level of recompression.", low=1, high=17, applied=False, dynamic=_C),
+        _k(
+            "compression.zstd.level",
+            "int",
+            3,
+            "zstd level of recompression.",
+            low=-131072,
+            high=22,
+            applied=False,
+            dynamic=_C,
+        ),
+        _k(
+            "max.decompressed.message.bytes",
+            "int",
+            2147483639,
+            "Largest decompressed record accepted.",
+            low=1,
+            high=2147483639,
+            applied=False,
+            dynamic=_C,
+        ),
+        _k(
+            "unclean.leader.election.enable",
+            "bool",
+            False,
+            "Single replica: nothing to elect.",
+            applied=False,
+            dynamic=_C,
+        ),
         # storage
-        _k("log.segment.bytes", "int", 1073741824, "Roll a segment at this size.", low=14),
-        _k("log.roll.ms", "long", None, "Roll a segment after this long (overrides log.roll.hours)."),
+        _k("log.segment.bytes", "int", 1073741824, "Roll a segment at this size.", low=1048576, dynamic=_C),
+        _k("log.roll.ms", "long", None, "Roll a segment after this long (overrides log.roll.hours).", dynamic=_C),
         _k("log.roll.hours", "int", 168, "Roll a segment after this many hours.", low=1),
-        _k("log.retention.ms", "long", None, "Delete segments older than this (-1: never)."),
+        _k("log.roll.jitter.ms", "long", None, "Random early roll (not applied).", applied=False, dynamic=_C),
+        _k("log.roll.jitter.hours", "int", 0, "As log.roll.jitter.ms, in hours (not applied).", low=0, applied=False),
+        _k("log.retention.ms", "long", None, "Delete segments older than this (-1: never).", dynamic=_C),
         _k("log.retention.minutes", "int", None, "As log.retention.ms, in minutes."),
         _k("log.retention.hours", "int", 168, "As log.retention.ms, in hours."),
-        _k("log.retention.bytes", "long", -1, "Delete old segments beyond this size per partition (-1: no limit)."),
+        _k(
+            "log.retention.bytes",
+            "long",
+            -1,
+            "Delete old segments beyond this size per partition (-1: no limit).",
+            dynamic=_C,
+        ),
         _k("log.retention.check.interval.ms", "long", 300000, "How often retention runs.", low=1),
-        _k("log.index.interval.bytes", "int", 4096, "Bytes between offset index entries.", low=0),
-        _k("log.flush.interval.messages", "long", INT64_MAX, "fsync after this many appended messages.", low=1),
-        _k("log.flush.interval.ms", "long", None, "fsync at least this often (unset: only by message count)."),
-        _k("log.cleanup.policy", "list", "delete", "Default cleanup policy of topics."),
-        _k("log.cleaner.delete.retention.ms", "long", 86400000, "Keep tombstones this long in compacted logs."),
+        _k("log.index.interval.bytes", "int", 4096, "Bytes between offset index entries.", low=0, dynamic=_C),
+        _k("log.index.size.max.bytes", "int", 10485760, "Size of a segment's index files.", low=4, dynamic=_C),
+        _k(
+            "log.flush.interval.messages",
+            "long",
+            INT64_MAX,
+            "fsync after this many appended messages.",
+            low=1,
+            dynamic=_C,
+        ),
+        _k(
+            "log.flush.interval.ms",
+            "long",
+            None,
+            "fsync at least this often (unset: log.flush.scheduler.interval.ms).",
+            dynamic=_C,
+        ),
+        _k("log.flush.scheduler.interval.ms", "long", INT64_MAX, "Default of log.flush.interval.ms."),
+        _k(
+            "log.cleanup.policy",
+            "list",
+            DELETE,
+            "Default cleanup policy of topics.",
+            ValidList((COMPACT, DELETE)),
+            dynamic=_C,
+        ),
+        _k(
+            "log.message.timestamp.type",
+            "string",
+            CREATE_TIME,
+            "Default message.timestamp.type of topics.",
+            OneOf((CREATE_TIME, LOG_APPEND_TIME)),
+            dynamic=_C,
+        ),
+        _k(
+            "log.message.timestamp.before.max.ms",
+            "long",
+            INT64_MAX,
+            "Oldest CreateTime timestamp accepted, as an age.",
+            low=0,
+            dynamic=_C,
+        ),
+        _k(
+            "log.message.timestamp.after.max.ms",
+            "long",
+            3600000,
+            "Furthest-ahead CreateTime timestamp accepted.",
+            low=0,
+            dynamic=_C,
+        ),
+        _k("log.preallocate", "bool", False, "Preallocate segment files.", applied=False, dynamic=_C),
+        _k(
+            "log.segment.delete.delay.ms",
+            "long",
+            60000,
+            "Delay before a deleted segment's files go (they go at once).",
+            low=0,
+            applied=False,
+            dynamic=_C,
+        ),
+        _k(
+            "log.local.retention.ms",
+            "long",
+            -2,
+            "Tiered storage: local retention time.",
+            low=-2,
+            applied=False,
+            dynamic=_C,
+        ),
+        _k(
+            "log.local.retention.bytes",
+            "long",
+            -2,
+            "Tiered storage: local retention size.",
+            low=-2,
+            applied=False,
+            dynamic=_C,
+        ),
+        _k("log.remote.copy.lag.ms", "long", 0, "Tiered storage: copy lag.", low=-1, applied=False, dynamic=_C),
+        _k("log.remote.copy.lag.bytes", "long", -1, "Tiered storage: copy lag.", low=-1, applied=False, dynamic=_C),
+        _k(
+            "log.cleaner.delete.retention.ms",
+            "long",
+            86400000,
+            "Keep tombstones this long in compacted logs.",
+            low=0,
+            dynamic=_C,
+        ),
+        _k(
+            "log.cleaner.min.compaction.lag.ms",
+            "long",
+            0,
+            "Never compact records younger than this.",
+            low=0,
+            dynamic=_C,
+        ),
+        _k(
+            "log.cleaner.max.compaction.lag.ms",
+            "long",
+            INT64_MAX,
+            "Compact records older than this (not applied).",
+            low=1,
+            applied=False,
+            dynamic=_C,
+        ),
         _k("log.cleaner.enable", "bool", True, "Run the compaction cleaner."),
-        _k("log.cleaner.backoff.ms", "long", 15000, "Sleep between cleaner passes.", low=0),
-        _k("log.cleaner.min.cleanable.ratio", "double", 0.5, "Dirty ratio that makes a log cleanable."),
+        _k("log.cleaner.backoff.ms", "long", 15000, "Sleep between cleaner passes.", low=0, dynamic=_C),
+        _k(
+            "log.cleaner.min.cleanable.ratio",
+            "double",
+            0.5,
+            "Dirty ratio that makes a log cleanable.",
+            low=0,
+            high=1,
+            dynamic=_C,
+        ),
         # group coordinator
         _k("group.min.session.timeout.ms", "int", 6000, "Smallest session timeout a member may ask for."),
         _k("group.max.session.timeout.ms", "int", 1800000, "Largest session timeout a member may ask for."),
         _k("group.initial.rebalance.delay.ms", "int", 3000, "Wait for more members before the first rebalance."),
         _k("group.max.size", "int", INT32_MAX, "Members allowed in one group.", low=1),
         _k("offsets.topic.num.partitions", "int", 50, "Partitions of __consumer_offsets.", low=1),
-        _k("offsets.topic.replication.factor", "int", 3, "Accepted; a single node stores one replica.", low=1),
+        _k("offsets.topic.replication.factor", "short", 3, "Accepted; a single node stores one replica.", low=1),
         _k("offsets.topic.segment.bytes", "int", 104857600, "Segment size of __consumer_offsets.", low=1),
         _k("offsets.topic.compression.codec", "int", 0, "Compression of __consumer_offsets batches (0 = none)."),
         _k("offsets.retention.minutes", "int", 10080, "Keep offsets of empty groups this long.", low=1),
@@ -143,6 +383,8 @@ KEYS: dict[str, ConfigKey] = {
             1000,
             "Compute a KIP-848 group's target assignment at most this often (the first one at once).",
             low=0,
+            dynamic=_C,
+            live=False,
         ),
         _k("group.consumer.min.assignment.interval.ms", "int", 0, "Smallest KIP-848 assignment interval.", low=0),
         _k("group.consumer.max.assignment.interval.ms", "int", 15000, "Largest KIP-848 assignment interval.", low=0),
@@ -190,6 +432,7 @@ KEYS: dict[str, ConfigKey] = {
             "bool",
             True,
             "A transactional produce to a partition not added to the transaction is refused.",
+            dynamic=_C,
         ),
         _k(
             "transaction.two.phase.commit.enable",
@@ -206,6 +449,7 @@ KEYS: dict[str, ConfigKey] = {
             "Producer state is kept for as long as the log holds the producer's batches.",
             low=1,
             applied=False,
+            dynamic=_C,
         ),
         # test and operator tooling (not Kafka settings)
         _k(
@@ -216,19 +460,47 @@ KEYS: dict[str, ConfigKey] = {
         ),
         _k("timeline.events.per.group", "int", 500, "Timeline events kept per group (and as many heartbeats).", low=1),
         # accepted from Kafka's sample files, no effect in this broker
-        _k("num.network.threads", "int", 3, "No effect: one event loop.", applied=False),
-        _k("num.io.threads", "int", 8, "No effect: one event loop.", applied=False),
+        _k("num.network.threads", "int", 3, "No effect: one event loop.", low=1, applied=False, dynamic=_C),
+        _k("num.io.threads", "int", 8, "No effect: one event loop.", low=1, applied=False, dynamic=_C),
         _k("socket.send.buffer.bytes", "int", 102400, "No effect.", applied=False),
         _k("socket.receive.buffer.bytes", "int", 102400, "No effect.", applied=False),
-        _k("num.recovery.threads.per.data.dir", "int", 1, "No effect.", applied=False),
-        _k("transaction.state.log.replication.factor", "int", 3, "No effect.", applied=False),
+        _k("num.recovery.threads.per.data.dir", "int", 2, "No effect.", low=1, applied=False, dynamic=_C),
+        _k("transaction.state.log.replication.factor", "short", 3, "No effect.", low=1, applied=False),
         _k("transaction.state.log.min.isr", "int", 2, "No effect.", applied=False),
         _k("process.roles", "list", "broker,controller", "No effect: one combined node.", applied=False),
         _k("controller.quorum.voters", "list", "", "No effect.", applied=False),
         _k("controller.listener.names", "list", "", "No effect.", applied=False),
         _k("inter.broker.listener.name", "string", "PLAINTEXT", "No effect.", applied=False),
+        # TLS (broker/tls.py); each may also be given per listener as `listener.name.<name>.<key>`
+        _k("ssl.keystore.type", "string", "JKS", "Only PEM is served; an SSL listener with another type is refused."),
+        _k("ssl.keystore.location", "string", None, "PEM file holding the private key and certificate chain."),
+        _k("ssl.keystore.password", "password", None, "Not used with PEM (Kafka refuses it there too)."),
+        _k("ssl.keystore.certificate.chain", "password", None, "Inline PEM certificate chain (with ssl.keystore.key)."),
+        _k("ssl.keystore.key", "password", None, "Inline PEM private key (PKCS#8, encrypted with ssl.key.password)."),
+        _k("ssl.key.password", "password", None, "Password of an encrypted private key."),
+        _k("ssl.truststore.type", "string", "JKS", "Only PEM is served (needed when clients are authenticated)."),
+        _k("ssl.truststore.location", "string", None, "PEM file of the CA certificates trusted for client certs."),
+        _k("ssl.truststore.password", "password", None, "Not used with PEM (Kafka refuses it there too)."),
+        _k("ssl.truststore.certificates", "password", None, "Inline PEM CA certificates trusted for client certs."),
+        _k("ssl.enabled.protocols", "list", "TLSv1.2,TLSv1.3", "TLS versions accepted (TLSv1.2, TLSv1.3)."),
+        _k("ssl.protocol", "string", "TLSv1.3", "No effect: ssl.enabled.protocols decides.", applied=False),
+        _k("ssl.cipher.suites", "list", "", "Cipher suites (IANA names) for TLS 1.2; empty: OpenSSL's defaults."),
+        _k(
+            "ssl.client.auth",
+            "string",
+            "none",
+            "Client certificates: none, requested (verified if sent) or required (mutual TLS).",
+            choices=("none", "requested", "required"),
+        ),
+        _k("ssl.endpoint.identification.algorithm", "string", "https", "No effect on a broker.", applied=False),
+        _k("ssl.keymanager.algorithm", "string", "SunX509", "No effect (Java only).", applied=False),
+        _k("ssl.trustmanager.algorithm", "string", "PKIX", "No effect (Java only).", applied=False),
     )
 }
+
+#: Keys a listener may override with Kafka's `listener.name.<listener>.` prefix (the name in lower case).
+PER_LISTENER_PREFIX = "listener.name."
+PER_LISTENER_KEYS = frozenset(name for name in KEYS if name.startswith("ssl."))
 
 # Environment variables of Kafka's launch scripts that are not broker configs (the docker images skip them too).
 _ENV_IGNORED = frozenset(
@@ -237,21 +509,21 @@ _ENV_IGNORED = frozenset(
 )
 
 
-def _parse_bool(text: str) -> bool:
-    lowered = text.strip().lower()
-    if lowered not in ("true", "false"):
-        raise ValueError("expected true or false")
-    return lowered == "true"
-
-
-_PARSERS: dict[str, Callable[[str], Any]] = {
-    "int": lambda s: int(s.strip()),
-    "long": lambda s: int(s.strip()),
-    "double": lambda s: float(s.strip()),
-    "bool": _parse_bool,
-    "string": lambda s: s.strip(),
-    "list": lambda s: [item.strip() for item in s.split(",") if item.strip()],
-}
+def parse_key(key: ConfigKey, text: str) -> Any:
+    """The value of ``text`` for ``key``, checked as Kafka checks it (its type's grammar, then its validators);
+    InvalidConfigError carries Kafka's message. A list is a Python list without empty entries."""
+    value: Any
+    if key.choices is not None:  # Kafka's case-insensitive choice
+        value = text.strip().lower()
+        if value not in key.choices:
+            raise InvalidValueError(key.name, text, f"must be one of {', '.join(key.choices)}")
+        return value
+    value = parse_value(key.config_type, text, key.name)
+    for check in key.checks:
+        value = check(key.name, value)
+    if isinstance(value, tuple):
+        return [item for item in value if item]
+    return value
 
 
 def parse_properties(text: str) -> dict[str, str]:
@@ -292,7 +564,7 @@ class BrokerConfig:
         """`origins` names where a key's text came from ("environment variable KAFKA_X"), for its errors."""
         self._origins = dict(origins or {})
         self._values: dict[str, Any] = {
-            name: _PARSERS["list"](key.default) if key.type == "list" and isinstance(key.default, str) else key.default
+            name: parse_key(key, key.default) if isinstance(key.default, str) else key.default
             for name, key in KEYS.items()
         }
         self.explicit: dict[str, str] = {}
@@ -302,20 +574,15 @@ class BrokerConfig:
 
     def _set(self, name: str, text: str) -> None:
         origin = f" (from {self._origins[name]})" if name in self._origins else ""
-        key = KEYS.get(name)
+        key = KEYS.get(per_listener_base(name) or name)
         if key is None:
             raise ConfigError(f"unknown config key '{name}'{origin}")
         try:
-            value = _PARSERS[key.type](text)
-        except ValueError as exc:
+            value = parse_key(key, text)
+        except InvalidValueError as exc:
+            raise ConfigError(f"invalid value {text!r} for '{name}'{origin}: {exc.reason}") from None
+        except InvalidConfigError as exc:
             raise ConfigError(f"invalid value {text!r} for '{name}'{origin}: {exc}") from None
-        if key.low is not None and isinstance(value, int) and value < key.low:
-            raise ConfigError(f"invalid value {text!r} for '{name}'{origin}: must be at least {key.low}")
-        if key.choices is not None:
-            value = str(value).lower()
-            if value not in key.choices:
-                allowed = ", ".join(key.choices)
-                raise ConfigError(f"invalid value {text!r} for '{name}'{origin}: must be one of {allowed}")
         self._values[name] = value
         self.explicit[name] = text
 
@@ -329,11 +596,22 @@ class BrokerConfig:
         for name in ("listeners", "advertised.listeners"):
             for listener in self[name] or []:
                 check_listener_security(listener, name, protocols, "listener.security.protocol.map" in self.explicit)
+        # Only an explicit advertised.listeners: a wildcard `listeners` without it stays served (see the README).
+        check_advertised_names(self.listeners, self.advertised_listeners if self["advertised.listeners"] else [])
         if self["control.listener"]:
             parse_control_listener(self["control.listener"])
 
     def __getitem__(self, name: str) -> Any:
         return self._values[name]
+
+    def listener_values(self, listener: str) -> dict[str, tuple[Any, str]]:
+        """Every per-listener key for `listener` as (value, the key it came from): the `listener.name.<name>.`
+        override when set, else the broker-wide key, as Kafka's valuesWithPrefixOverride resolves them."""
+        prefix = f"{PER_LISTENER_PREFIX}{listener.lower()}."
+        return {
+            base: (self._values[prefix + base], prefix + base) if prefix + base in self._values else (self[base], base)
+            for base in sorted(PER_LISTENER_KEYS)
+        }
 
     def items(self) -> Iterable[tuple[str, Any]]:
         return self._values.items()
@@ -357,7 +635,7 @@ class BrokerConfig:
     @property
     def log_dir(self) -> Path:
         dirs = self["log.dirs"] if "log.dirs" in self.explicit or "log.dir" not in self.explicit else None
-        return Path(dirs[0] if dirs else self["log.dir"])
+        return Path(dirs[0] if dirs else self["log.dir"][0])
 
     @property
     def security_protocol_map(self) -> dict[str, str]:
@@ -387,6 +665,14 @@ class BrokerConfig:
         if self["log.roll.ms"] is not None:
             return int(self["log.roll.ms"])
         return int(self["log.roll.hours"]) * 3_600_000
+
+
+def per_listener_base(name: str) -> str | None:
+    """`listener.name.ssl.ssl.client.auth` -> `ssl.client.auth`; None for a key without the listener prefix."""
+    if not name.startswith(PER_LISTENER_PREFIX):
+        return None
+    _, _, rest = name[len(PER_LISTENER_PREFIX) :].partition(".")
+    return rest if rest in PER_LISTENER_KEYS else None
 
 
 def parse_listener(text: str, key: str) -> tuple[str, str, int]:
@@ -435,8 +721,24 @@ def check_listener_security(text: str, key: str, protocols: Mapping[str, str], m
     via = f" (from '{map_key}': {name}:{protocol})" if map_explicit or name != protocol else ""
     raise ConfigError(
         f"'{key}': listener {text!r} uses security protocol {protocol}{via}, which is not implemented yet "
-        f"(only PLAINTEXT); refusing to serve it without encryption or authentication"
+        f"(only PLAINTEXT and SSL); refusing to serve it without encryption or authentication"
     )
+
+
+def check_advertised_names(bound: Sequence[tuple[str, str, int]], advertised: Sequence[tuple[str, str, int]]) -> None:
+    """Kafka's own checks and words (KafkaConfig.validateValues): every advertised name is a bound listener's, and
+    no advertised address is the wildcard 0.0.0.0, which a client cannot connect to."""
+    names = [name.upper() for name, _, _ in bound]
+    unknown = sorted({name.upper() for name, _, _ in advertised} - set(names))
+    if unknown:
+        raise ConfigError(
+            f"advertised.listeners listener names must be equal to or a subset of the ones defined in listeners. "
+            f"Found {','.join(unknown)}. The valid options based on the current configuration are {','.join(names)}"
+        )
+    if any(host == "0.0.0.0" for _, host, _ in advertised):  # noqa: S104 - refusing it, not binding it
+        raise ConfigError(
+            "advertised.listeners cannot use the nonroutable meta-address 0.0.0.0. Use a routable IP address."
+        )
 
 
 LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost"})
@@ -489,13 +791,22 @@ def load_config(
     return BrokerConfig(raw, origins)
 
 
+def _marks(key: ConfigKey) -> str:
+    """How the README's table qualifies a key: no effect here, changeable by AlterConfigs, or not (yet) here."""
+    marks = [] if key.applied else ["accepted, no effect"]
+    if key.dynamic is not None and key.alterable:
+        marks.append("dynamic" if key.dynamic == CLUSTER_WIDE else "dynamic, per broker")
+    elif key.dynamic is not None:
+        marks.append("dynamic in Kafka, read at startup here")
+    return f"({'; '.join(marks)}) " if marks else ""
+
+
 def markdown_table() -> str:
     """The README's config table, generated from `KEYS` so the documentation cannot drift from the code."""
     rows = ["| key | default | meaning |", "|---|---|---|"]
     for key in KEYS.values():
         default = "" if key.default is None else str(key.default).replace("|", "\\|")
-        meaning = key.doc if key.applied else f"(accepted, no effect) {key.doc}"
-        rows.append(f"| `{key.name}` | {default} | {meaning} |")
+        rows.append(f"| `{key.name}` | {default} | {_marks(key)}{key.doc} |")
     return "\n".join(rows)
 
 

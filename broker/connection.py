@@ -15,8 +15,11 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from broker.context import ConnectionSession, RequestContext
+from broker.listeners import current_listener
 from broker.record_slices import RecordSlices, RecordsShrankError
 from broker.responses import as_written
+from broker.tls import peer_principal
+from broker.tls_server import TLS_RECORD_START
 from protocol import api
 from protocol.errors import DecodeError, EncodeError, UnsupportedVersionError
 from protocol.frame import FrameBuffer, FrameError
@@ -47,6 +50,9 @@ class Connection:
     ) -> None:
         peer = writer.get_extra_info("peername") or ("?", 0)
         self.session = ConnectionSession(next(_conn_ids), str(peer[0]), int(peer[1]), listener)
+        ssl_object = writer.get_extra_info("ssl_object")
+        self.session.principal, self.session.peer_dn = peer_principal(ssl_object)
+        self._first_read = ssl_object is None  # only a plaintext connection's first bytes can be a TLS ClientHello
         self._dispatcher = dispatcher
         self._reader = reader
         self._writer = writer
@@ -66,6 +72,7 @@ class Connection:
 
     async def run(self) -> None:
         structlog.contextvars.bind_contextvars(conn_id=self.session.conn_id, peer=self.session.peer_host)
+        current_listener.set(self.session.listener.upper())  # this task's context only: answers use its address
         try:
             await self._serve()
         except (ConnectionError, asyncio.IncompleteReadError):
@@ -89,6 +96,16 @@ class Connection:
                     log.warning("connection.eof_mid_frame", pending_bytes=self._frames.pending_bytes)
                 return
             self._active()
+            if self._first_read:
+                self._first_read = False
+                if data.startswith(TLS_RECORD_START):
+                    log.warning(
+                        "connection.tls_on_plaintext_listener",
+                        listener=self.session.listener,
+                        reason="the client started a TLS handshake on a listener without TLS: "
+                        "set its security.protocol to PLAINTEXT or connect to an SSL listener",
+                    )
+                    return
             try:
                 self._frames.feed(data)
                 while not self._stopping and (frame := self._frames.next_frame()) is not None:

@@ -18,6 +18,8 @@ class ConnectionSession:
     listener: str = "PLAINTEXT"
     client_id: str | None = None
     principal: str = "User:ANONYMOUS"
+    #: The client certificate's distinguished name on a mutual-TLS connection (what principal mapping rules read).
+    peer_dn: str | None = None
     attributes: dict[str, Any] = field(default_factory=dict)
 
 

@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING
 from protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
+    from storage.log_manager import LogManager
     from storage.partition_log import PartitionLog
 
-__all__ = ["NO_EPOCH", "check_current_leader_epoch"]
+__all__ = ["NO_EPOCH", "check_current_leader_epoch", "leader_epoch_of"]
 
 #: Kafka's ``RecordBatch.NO_PARTITION_LEADER_EPOCH``: the request names no epoch, nothing is checked.
 NO_EPOCH = -1
@@ -32,3 +33,10 @@ def check_current_leader_epoch(partition_log: PartitionLog, current_leader_epoch
     if current_leader_epoch > ours:
         return ErrorCode.UNKNOWN_LEADER_EPOCH
     return ErrorCode.NONE
+
+
+def leader_epoch_of(logs: LogManager, topic: str, partition: int) -> int:
+    """The leader epoch Metadata and DescribeTopicPartitions report for a partition (0, a new partition's, when its
+    log is not open)."""
+    partition_log = logs.get(topic, partition)
+    return partition_log.leader_epoch if partition_log is not None else 0

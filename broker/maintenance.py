@@ -48,9 +48,10 @@ class Maintenance:
             _Job("retention", retention_check_ms, logs.apply_retention, now + retention_check_ms),
             _Job("checkpoint", CHECKPOINT_INTERVAL_MS, lambda _wall: logs.checkpoint(), now + CHECKPOINT_INTERVAL_MS),
         ]
-        if flush_ms is not None:
-            interval = max(min(flush_ms, FLUSH_CHECK_INTERVAL_MS), 1)
-            self._jobs.append(_Job("flush", interval, logs.flush_due, now + interval))
+        # Always checked: a topic's flush.ms, or a log.flush.interval.ms set at runtime, may ask for time-based
+        # flushes even when the static setting does not (each check only looks at the logs' last flush times).
+        interval = max(min(flush_ms if flush_ms is not None else FLUSH_CHECK_INTERVAL_MS, FLUSH_CHECK_INTERVAL_MS), 1)
+        self._jobs.append(_Job("flush", interval, logs.flush_due, now + interval))
 
     def next_deadline_ms(self) -> int | None:
         return min(job.due_ms for job in self._jobs)

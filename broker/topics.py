@@ -1,12 +1,13 @@
-"""Topic changes (creation, deletion, growth), applied one at a time as Kafka's controller applies them.
+"""Topic changes (creation, deletion, growth, configs), applied one at a time as Kafka's controller applies them.
 
-Metadata's auto-creation, CreateTopics, DeleteTopics and CreatePartitions all go through here, so the order of
-changes and the `num.partitions` default are decided in one place.
+Metadata's auto-creation, CreateTopics, DeleteTopics, CreatePartitions and topic config changes go through here,
+so the order of changes and the `num.partitions` default are decided in one place.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 
 from broker.slices import run_in_slices
 from storage.log_manager import LogManager
@@ -23,11 +24,11 @@ class TopicChanges:
     def _partition_count(self, partitions: int) -> int:
         return self._default_partitions if partitions == -1 else partitions
 
-    def create_topic(self, name: str, partitions: int, configs: dict[str, str]) -> TopicInfo:
+    def create_topic(self, name: str, partitions: int, configs: Mapping[str, str | None]) -> TopicInfo:
         """Auto-creation (Metadata): -1 partitions means `num.partitions`, as Kafka resolves it; done in one go."""
         return self._logs.create_topic(name, self._partition_count(partitions), configs)
 
-    async def create_topic_in_slices(self, name: str, partitions: int, configs: dict[str, str]) -> TopicInfo:
+    async def create_topic_in_slices(self, name: str, partitions: int, configs: Mapping[str, str | None]) -> TopicInfo:
         """CreateTopics: like `create_topic`, but the loop keeps serving requests while the partitions are made.
 
         Topic changes are applied one at a time, in arrival order, like Kafka's controller: a request naming a
@@ -38,7 +39,7 @@ class TopicChanges:
         async with self._lock:
             return await run_in_slices(steps)
 
-    def validate_new_topic(self, name: str, partitions: int, configs: dict[str, str]) -> TopicInfo:
+    def validate_new_topic(self, name: str, partitions: int, configs: Mapping[str, str | None]) -> TopicInfo:
         """CreateTopics with validate_only: every check `create_topic` makes, nothing created."""
         return self._logs.validate_new_topic(name, self._partition_count(partitions), configs)
 
@@ -46,6 +47,11 @@ class TopicChanges:
         """DeleteTopics, in slices (see `create_topic_in_slices`); storage.log_manager orders it for a full disk."""
         async with self._lock:
             return await run_in_slices(self._logs.delete_topic_steps(name))
+
+    async def alter_configs(self, name: str, overrides: dict[str, str]) -> TopicInfo:
+        """AlterConfigs of a topic (overrides already checked), in turn with the other topic changes."""
+        async with self._lock:
+            return self._logs.alter_topic_configs(name, overrides)
 
     async def add_partitions(self, name: str, total: int) -> TopicInfo:
         """CreatePartitions, in slices (see `create_topic_in_slices`)."""

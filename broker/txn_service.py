@@ -217,7 +217,8 @@ class TransactionService:
         self.config = config
         self._clock = clock
         self._rearm = rearm
-        self._verification = verification
+        #: transaction.partition.verification.enable; a dynamic key, so it may change while the broker runs.
+        self.verification = verification
         self.log = TransactionStateLog(logs, clock.wall_ms, loop.call_soon, self._deliver_durability)
         #: The coordinator's events, tapped: an extension point like `Broker.events` (the transaction timeline).
         self.events = EventTap(structlog.get_logger("transaction_coordinator"))
@@ -271,7 +272,7 @@ class TransactionService:
         """A producer's first transactional batch on a partition: was the partition added to its transaction?
         Produce v11+ knows TRANSACTION_ABORTABLE and gets it (Kafka's AddPartitionsToTxnManager turns it into
         INVALID_TXN_STATE only for older versions)."""
-        if not self._verification:
+        if not self.verification:
             return ErrorCode.NONE
         error = self._verify(
             request.transactional_id,
@@ -319,7 +320,7 @@ class TransactionService:
     def verify_offsets(self, request: TxnOffsetVerification) -> ErrorCode:
         """A TxnOffsetCommit: was the group's `__consumer_offsets` partition added (AddOffsetsToTxn)? v4+ knows
         TRANSACTION_ABORTABLE and gets it."""
-        if not self._verification:
+        if not self.verification:
             return ErrorCode.NONE
         return self._verify(
             request.transactional_id,

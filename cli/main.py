@@ -194,6 +194,7 @@ def _parser() -> argparse.ArgumentParser:
     # `serve` and `dump-log` have their own parsers (see main); these entries only list them in `--help`
     commands.add_parser("serve", help="run the broker (same as python server.py); serve --help for its options")
     commands.add_parser("dump-log", help="print a log segment, like kafka-dump-log.sh; dump-log --help for options")
+    commands.add_parser("certs", help="write a CA, a broker and a client certificate for TLS; certs --help")
 
     groups = commands.add_parser("groups", help="consumer groups", formatter_class=_HELP).add_subparsers(
         dest="groups_command", required=True
@@ -265,7 +266,7 @@ def _control_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _delegated(argv: Sequence[str]) -> int | None:
-    """`serve` and `dump-log` parse their own arguments (so their --help lists their options): hand them over."""
+    """`serve`, `dump-log` and `certs` parse their own arguments (their --help lists their options): hand them over."""
     if argv and argv[0] == "serve":
         from cli.serve import main as serve_main
 
@@ -274,6 +275,10 @@ def _delegated(argv: Sequence[str]) -> int | None:
         from storage import dump
 
         return int(dump.main(argv[1:], prog="group-broker dump-log") or 0)
+    if argv and argv[0] == "certs":
+        from cli.certs import main as certs_main
+
+        return certs_main(list(argv[1:]))
     return None
 
 

@@ -23,7 +23,14 @@ from typing import Any
 
 from storage.files import fsync_dir
 
-__all__ = ["QUARANTINE_DIR", "DamagedRange", "QuarantinedFile", "move_to_quarantine", "topic_partition_of"]
+__all__ = [
+    "QUARANTINE_DIR",
+    "DamagedRange",
+    "QuarantinedFile",
+    "move_to_quarantine",
+    "quarantine_broker_file",
+    "topic_partition_of",
+]
 
 QUARANTINE_DIR = "quarantine"
 
@@ -70,9 +77,8 @@ def quarantine_folder(partition_dir: Path) -> Path:
     return partition_dir.parent / QUARANTINE_DIR / partition_dir.name
 
 
-def move_to_quarantine(path: Path, reason: str, now_ms: int) -> QuarantinedFile:
-    """Move ``path`` (a file of a partition directory) to the quarantine folder; durable once this returns."""
-    folder = quarantine_folder(path.parent)
+def _move_into(path: Path, folder: Path, now_ms: int) -> Path:
+    """Move ``path`` into ``folder`` as ``<now_ms>-<name>`` (never over an earlier one); durable once this returns."""
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / f"{now_ms}-{path.name}"
     attempt = 1
@@ -82,5 +88,24 @@ def move_to_quarantine(path: Path, reason: str, now_ms: int) -> QuarantinedFile:
     os.rename(path, target)
     fsync_dir(folder)
     fsync_dir(path.parent)
+    return target
+
+
+def move_to_quarantine(path: Path, reason: str, now_ms: int) -> QuarantinedFile:
+    """Move ``path`` (a file of a partition directory) to the quarantine folder; durable once this returns."""
+    target = _move_into(path, quarantine_folder(path.parent), now_ms)
     topic, partition = topic_partition_of(path.parent)
     return QuarantinedFile(topic, partition, path.name, str(target), reason)
+
+
+#: Where broker-wide files of ``log.dir`` (not of a partition) go; not a ``<topic>-<partition>`` name.
+BROKER_FILES = "broker"
+
+
+def quarantine_broker_file(path: Path, reason: str, now_ms: int) -> QuarantinedFile:
+    """Move a broker-wide file of ``log.dir`` (``path.parent``) to ``<log.dir>/quarantine/broker/``.
+
+    Reported with topic ``""`` and partition -1, since it belongs to no partition.
+    """
+    target = _move_into(path, path.parent / QUARANTINE_DIR / BROKER_FILES, now_ms)
+    return QuarantinedFile("", -1, path.name, str(target), reason)

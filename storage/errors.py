@@ -19,6 +19,7 @@ __all__ = [
     "InvalidPartitionsError",
     "InvalidProducerEpochError",
     "InvalidRecordError",
+    "InvalidTimestampError",
     "InvalidTopicError",
     "InvalidTxnStateError",
     "KafkaStorageError",
@@ -72,6 +73,13 @@ class InvalidRecordError(StorageError):
     def __init__(self, message: str, record_errors: list[tuple[int, str]] | None = None) -> None:
         super().__init__(message)
         self.record_errors: list[tuple[int, str]] = record_errors or []
+
+
+class InvalidTimestampError(InvalidRecordError):
+    """A CreateTime record outside ``message.timestamp.before.max.ms``/``after.max.ms`` (Kafka's
+    InvalidTimestampException); ``record_errors`` lists every such record."""
+
+    error_code = ErrorCode.INVALID_TIMESTAMP
 
 
 class RecordTooLargeError(StorageError):

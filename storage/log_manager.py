@@ -125,12 +125,17 @@ class LogManager:
         cluster_id: str | None = None,
         now_ms: int | None = None,
         clock: Clock = wall_clock_ms,
+        default_properties: Mapping[str, str] | None = None,
     ) -> None:
+        """``default_properties`` are the topic keys' broker defaults as text (what a new topic's overrides are
+        checked against: Kafka refuses a min.compaction.lag.ms above the merged max.compaction.lag.ms); Kafka's own
+        defaults when None."""
         if not log_dirs:
             raise ValueError("at least one log directory is required")
         self.log_dir = Path(log_dirs[0])
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.defaults = defaults if defaults is not None else LogConfig()
+        self.default_properties = dict(default_properties) if default_properties is not None else None
         self.node_id = node_id
         self.cluster_id = self._load_meta(node_id, cluster_id)
         self._catalogue = TopicCatalogue(self.log_dir / TOPICS_FILE)
@@ -246,7 +251,38 @@ class LogManager:
         info = self._topics.get(name)
         if info is None:
             raise UnknownTopicOrPartitionError(f"unknown topic {name}")
-        return self.defaults.with_overrides(info.configs)
+        return self.defaults.with_overrides(info.configs, validated=True)
+
+    def set_defaults(self, defaults: LogConfig, properties: Mapping[str, str] | None = None) -> None:
+        """New broker defaults (a dynamic ``log.*`` config changed): every log follows them at once, except in the
+        keys its topic overrides. ``properties`` as in the constructor."""
+        self.defaults = defaults
+        if properties is not None:
+            self.default_properties = dict(properties)
+        for (topic, _), log in self._logs.items():
+            log.update_config(self.topic_config(topic))
+
+    def alter_topic_configs(self, name: str, overrides: Mapping[str, str]) -> TopicInfo:
+        """Replace a topic's overrides with ``overrides`` (already validated): committed to ``topics.json`` first,
+        then applied to its logs, so a crash leaves either the old or the new set, and a failed write changes
+        nothing. The logs take the change from their next append, roll, retention or cleaner pass."""
+        self._check_open()
+        info = self._topics.get(name)
+        if info is None:
+            raise UnknownTopicOrPartitionError(f"The topic '{name}' does not exist.")
+        altered = dataclasses.replace(info, configs=dict(overrides))
+        try:
+            self._catalogue.save({**self._catalogue_topics(), name: altered})
+        except OSError as exc:
+            raise LogDirError(f"cannot record the configs of topic {name}: {exc}") from exc
+        self._topics[name] = altered
+        config = self.topic_config(name)
+        for partition in range(altered.partitions):
+            log = self._logs.get((name, partition))
+            if log is not None:
+                log.update_config(config)
+        _log.info("topic_configs_altered", topic=name, configs=dict(sorted(altered.configs.items())))
+        return altered
 
     def get(self, topic: str, partition: int) -> PartitionLog | None:
         return self._logs.get((topic, partition))
@@ -258,7 +294,7 @@ class LogManager:
         self,
         name: str,
         partitions: int,
-        configs: Mapping[str, str] | None = None,
+        configs: Mapping[str, str | None] | None = None,
         *,
         topic_id: uuid.UUID | None = None,
         now_ms: int | None = None,
@@ -270,7 +306,7 @@ class LogManager:
         self,
         name: str,
         partitions: int,
-        configs: Mapping[str, str] | None = None,
+        configs: Mapping[str, str | None] | None = None,
         *,
         topic_id: uuid.UUID | None = None,
         now_ms: int | None = None,
@@ -286,13 +322,13 @@ class LogManager:
         self._check_open()
         info = self.validate_new_topic(name, partitions, configs, topic_id=topic_id)
         now = self._clock() if now_ms is None else now_ms
-        return self._create_topic(info, self.defaults.with_overrides(info.configs), now)
+        return self._create_topic(info, self.defaults.with_overrides(info.configs, validated=True), now)
 
     def validate_new_topic(
         self,
         name: str,
         partitions: int,
-        configs: Mapping[str, str] | None = None,
+        configs: Mapping[str, str | None] | None = None,
         *,
         topic_id: uuid.UUID | None = None,
     ) -> TopicInfo:
@@ -301,7 +337,7 @@ class LogManager:
         self._check_name_free(name)
         if partitions < 1:
             raise InvalidPartitionsError("Number of partitions was set to an invalid non-positive value.")
-        overrides = validate_topic_configs(configs or {})
+        overrides = validate_topic_configs(configs or {}, self.default_properties)
         return TopicInfo(name, topic_id if topic_id is not None else new_kafka_uuid(), partitions, overrides)
 
     def _create_topic(self, info: TopicInfo, config: LogConfig, now_ms: int) -> Steps[TopicInfo]:

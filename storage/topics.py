@@ -47,16 +47,18 @@ _CATALOGUE_VERSION = 1
 
 def validate_topic_name(name: str) -> None:
     """Kafka's ``Topic.validate``: raise InvalidTopicError (INVALID_TOPIC_EXCEPTION) for an illegal name."""
+    # Kafka 4.4's wording, the same in CreateTopics, DescribeConfigs and AlterConfigs (seen from the reference broker).
     if not name:
-        raise InvalidTopicError("Topic name is illegal, it can't be empty")
+        raise InvalidTopicError("Topic name is invalid: the empty string is not allowed")
     if name in (".", ".."):
-        raise InvalidTopicError('Topic name cannot be "." or ".."')
+        raise InvalidTopicError(f"Topic name is invalid: '{name}' is not allowed")
     if len(name) > MAX_TOPIC_NAME_LENGTH:
         raise InvalidTopicError(
-            f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME_LENGTH} characters, topic name: {name}"
+            f"Topic name is invalid: the length of '{name}' is longer than the max allowed length "
+            f"{MAX_TOPIC_NAME_LENGTH}"
         )
     if not _LEGAL.fullmatch(name):
-        raise InvalidTopicError(  # Kafka 4's wording (the KRaft controller's answer to CreateTopics)
+        raise InvalidTopicError(
             f"Topic name is invalid: '{name}' contains one or more characters other than ASCII alphanumerics, '.', "
             "'_' and '-'"
         )

@@ -1,7 +1,8 @@
 """Checks a produced record set and assigns its offsets, as Kafka's ``LogValidator`` does for magic 2.
 
 Everything a client sends is validated before a byte reaches the log: framing and CRC (CORRUPT_MESSAGE), then
-Kafka's batch rules (INVALID_RECORD) and the size limit (MESSAGE_TOO_LARGE). Offsets are assigned in place by
+Kafka's batch rules (INVALID_RECORD), the CreateTime window of ``message.timestamp.before/after.max.ms``
+(INVALID_TIMESTAMP) and the size limit (MESSAGE_TOO_LARGE). Offsets are assigned in place by
 overwriting ``baseOffset``, and the leader epoch by overwriting ``partitionLeaderEpoch``; neither field is
 covered by the CRC, so this costs no checksum work. Only when the broker must change a CRC-covered field (the
 timestamp type and max timestamp, for ``LogAppendTime`` or a wrong max timestamp) is the CRC recomputed, again
@@ -28,7 +29,7 @@ from protocol.records import (
     verify_batch_crc,
 )
 from storage.config import LogConfig
-from storage.errors import CorruptRecordError, InvalidRecordError, RecordTooLargeError
+from storage.errors import CorruptRecordError, InvalidRecordError, InvalidTimestampError, RecordTooLargeError
 
 __all__ = ["AppendOrigin", "BatchMeta", "ValidatedAppend", "validate_and_assign_offsets"]
 
@@ -107,7 +108,7 @@ def validate_and_assign_offsets(
     pos = 0
     while pos < end:
         header = _checked_header(buf, pos, end, config)
-        batch_max = _validate_batch(buf, pos, header, config, origin)
+        batch_max = _validate_batch(buf, pos, header, config, origin, now_ms)
         if config.log_append_time:
             _set_max_timestamp(buf, pos, header, TimestampType.LOG_APPEND_TIME, now_ms)
             batch_max = now_ms
@@ -149,7 +150,9 @@ def _checked_header(buf: bytearray, pos: int, end: int, config: LogConfig) -> Ba
     return header
 
 
-def _validate_batch(buf: bytearray, pos: int, header: BatchHeader, config: LogConfig, origin: AppendOrigin) -> int:
+def _validate_batch(
+    buf: bytearray, pos: int, header: BatchHeader, config: LogConfig, origin: AppendOrigin, now_ms: int
+) -> int:
     """Kafka's per-batch rules for client writes; returns the batch's true max timestamp."""
     if origin is not AppendOrigin.CLIENT:
         return header.max_timestamp
@@ -173,17 +176,51 @@ def _validate_batch(buf: bytearray, pos: int, header: BatchHeader, config: LogCo
     except DecodeError as exc:
         raise CorruptRecordError(f"batch at position {pos}: {exc.reason}") from None
     errors: list[tuple[int, str]] = []
+    late: list[tuple[int, str]] = []
     max_timestamp = NO_TIMESTAMP
     compacted = config.compact_enabled
+    window = None if config.log_append_time else _TimestampWindow(config, now_ms)
     for index, record in enumerate(records):
         if record.offset_delta != index:
             errors.append((index, f"record has offset delta {record.offset_delta}, expected {index}"))
         if compacted and record.key is None:
             errors.append((index, "Compacted topic cannot accept message without key."))
-        max_timestamp = max(max_timestamp, header.base_timestamp + record.timestamp_delta)
+        timestamp = header.base_timestamp + record.timestamp_delta
+        if window is not None and window.refuses(timestamp):
+            late.append((index, window.message(timestamp, header.base_offset + record.offset_delta)))
+        max_timestamp = max(max_timestamp, timestamp)
+    if late:  # Kafka: any timestamp error makes the whole answer INVALID_TIMESTAMP, listing every record error
+        raise InvalidTimestampError("One or more records have been rejected due to invalid timestamp", errors + late)
     if errors:
         raise InvalidRecordError(errors[0][1], errors)
     return max_timestamp
+
+
+def _java_long(value: int) -> int:
+    """``value`` wrapped to 64 bits as Java's long arithmetic wraps it (Kafka prints the bounds it computes)."""
+    return (value + (1 << 63)) % (1 << 64) - (1 << 63)
+
+
+@dataclass(frozen=True, slots=True)
+class _TimestampWindow:
+    """``message.timestamp.before.max.ms`` / ``after.max.ms`` around the broker's time (CreateTime topics)."""
+
+    config: LogConfig
+    now_ms: int
+
+    def refuses(self, timestamp: int) -> bool:
+        if timestamp == NO_TIMESTAMP:
+            return False
+        age = self.now_ms - timestamp
+        return age > self.config.message_timestamp_before_max_ms or -age > self.config.message_timestamp_after_max_ms
+
+    def message(self, timestamp: int, offset: int) -> str:
+        low = _java_long(self.now_ms - self.config.message_timestamp_before_max_ms)
+        high = _java_long(self.now_ms + self.config.message_timestamp_after_max_ms)
+        return (
+            f"Timestamp {timestamp} of message with offset {offset} is out of range. "
+            f"The timestamp should be within [{low}, {high}]"
+        )
 
 
 def _set_max_timestamp(buf: bytearray, pos: int, header: BatchHeader, kind: TimestampType, timestamp: int) -> None:

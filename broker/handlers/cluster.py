@@ -1,4 +1,4 @@
-"""Cluster and topic administration: Metadata, CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs.
+"""Cluster and topic administration: Metadata, CreateTopics, DeleteTopics, CreatePartitions (configs: configs.py).
 
 Answers follow Kafka's shapes per version (Metadata v0 "empty list means all topics", v1+ null; topic ids from v10;
 CreateTopics v5 echoing partitions, replication factor and configs). Storage errors carry Kafka error codes, so
@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections import Counter
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from typing import Any, TypeVar
 
 import structlog
@@ -18,9 +18,13 @@ import structlog
 from broker import authorized_operations
 from broker.cluster import ClusterView
 from broker.config import BrokerConfig
+from broker.config_describe import topic_entries
+from broker.config_layers import ConfigSource
 from broker.context import RequestContext
 from broker.dispatch import Dispatcher
+from broker.dynamic_config import DynamicConfigs
 from broker.group_topics import INTERNAL_TOPICS
+from broker.leader_epochs import leader_epoch_of
 from broker.topics import TopicChanges
 from protocol.errors import ErrorCode
 from protocol.messages.create_partitions import (
@@ -35,12 +39,6 @@ from protocol.messages.create_topics import (
     CreateTopicsResponse,
 )
 from protocol.messages.delete_topics import DeletableTopicResult, DeleteTopicsRequest, DeleteTopicsResponse
-from protocol.messages.describe_configs import (
-    DescribeConfigsRequest,
-    DescribeConfigsResourceResult,
-    DescribeConfigsResponse,
-    DescribeConfigsResult,
-)
 from protocol.messages.metadata import (
     MetadataRequest,
     MetadataResponse,
@@ -49,19 +47,12 @@ from protocol.messages.metadata import (
     MetadataResponseTopic,
 )
 from protocol.registry import ApiKey
-from storage.config import validate_topic_configs
 from storage.errors import StorageError
 from storage.log_manager import LogManager
 from storage.topics import TopicInfo, validate_topic_name
 
 log = structlog.get_logger("broker.admin")
 
-RESOURCE_TOPIC = 2
-RESOURCE_BROKER = 4
-SOURCE_DYNAMIC_TOPIC = 1
-SOURCE_STATIC_BROKER = 4
-SOURCE_DEFAULT = 5
-CONFIG_TYPE_STRING = 2
 #: Kafka's `Errors.UNKNOWN_TOPIC_OR_PARTITION.message()`, which DeleteTopics v5+ carries for an unknown name.
 UNKNOWN_TOPIC_MESSAGE = "This server does not host this topic-partition."
 _TIMED_OUT = "The topic change did not finish within timeout_ms; it goes on and takes effect when done."
@@ -70,8 +61,16 @@ _T = TypeVar("_T")
 
 
 class ClusterHandlers:
-    def __init__(self, config: BrokerConfig, logs: LogManager, cluster: ClusterView, topics: TopicChanges) -> None:
+    def __init__(
+        self,
+        config: BrokerConfig,
+        logs: LogManager,
+        cluster: ClusterView,
+        topics: TopicChanges,
+        configs: DynamicConfigs,
+    ) -> None:
         self._config = config
+        self._configs = configs
         self._logs = logs
         self._cluster = cluster
         self._topics = topics
@@ -83,7 +82,6 @@ class ClusterHandlers:
         d.register(ApiKey.CREATE_TOPICS, self.create_topics)
         d.register(ApiKey.DELETE_TOPICS, self.delete_topics)
         d.register(ApiKey.CREATE_PARTITIONS, self.create_partitions)
-        d.register(ApiKey.DESCRIBE_CONFIGS, self.describe_configs)
 
     # -- Metadata ----------------------------------------------------------------------------------------------
 
@@ -93,12 +91,11 @@ class ClusterHandlers:
         for index in range(info.partitions):
             node = cluster.leader_of(info.name, index)
             leader = node.node_id if node is not None else -1
-            partition_log = self._logs.get(info.name, index)
             partitions.append(
                 MetadataResponsePartition(
                     partition_index=index,
                     leader_id=leader,
-                    leader_epoch=partition_log.leader_epoch if partition_log is not None else 0,
+                    leader_epoch=leader_epoch_of(self._logs, info.name, index),
                     replica_nodes=[leader],
                     isr_nodes=[leader],
                 )
@@ -208,7 +205,7 @@ class ClusterHandlers:
                 result.error_code, result.error_message = error, message
                 continue
             partitions = len(topic.assignments) if topic.assignments else topic.num_partitions
-            configs = {c.name: c.value for c in topic.configs if c.value is not None}
+            configs = {c.name: c.value for c in topic.configs}  # a null value is INVALID_CONFIG, as in Kafka
             try:
                 if request.validate_only:
                     created: TopicInfo | None = self._topics.validate_new_topic(topic.name, partitions, configs)
@@ -226,7 +223,7 @@ class ClusterHandlers:
             if ctx.api_version >= 5:
                 result.num_partitions = info.partitions
                 result.replication_factor = 1
-                result.configs = self._created_configs(info)
+                result.configs = self._created_configs(info, configs)
         results += [
             CreatableTopicResult(name=name, error_code=ErrorCode.INVALID_REQUEST, error_message="Duplicate topic name.")
             for name, count in counts.items()
@@ -255,25 +252,19 @@ class ClusterHandlers:
             return ErrorCode.INVALID_REPLICATION_FACTOR, message
         return ErrorCode.NONE, None
 
-    def _effective_configs(self, info: TopicInfo) -> dict[str, str]:
-        """Every topic config with its value: broker defaults, then the topic's overrides.
-
-        Computed from `info` rather than looked up by name, so a validate_only CreateTopics (nothing created) can
-        echo it too. The overrides are applied on top as well because `topic_properties` only reflects configs the
-        storage acts on: an override of e.g. `min.insync.replicas` must still show the value that was set.
-        """
-        overrides = validate_topic_configs(info.configs)
-        return dict(sorted({**self._logs.defaults.with_overrides(overrides).topic_properties(), **overrides}.items()))
-
-    def _created_configs(self, info: TopicInfo) -> list[CreatableTopicConfigs]:
-        effective = self._effective_configs(info)
+    def _created_configs(self, info: TopicInfo, given: Mapping[str, str | None]) -> list[CreatableTopicConfigs]:
+        """CreateTopics v5+: every config of the new topic as DescribeConfigs would list it (even validate_only),
+        but an override shown as the request gave it (Kafka echoes " 5 " as " 5 "; DescribeConfigs shows "5")."""
+        entries = topic_entries(info, self._configs.layers, self._configs.topic_defaults())
         return [
             CreatableTopicConfigs(
-                name=name,
-                value=value,
-                config_source=SOURCE_DYNAMIC_TOPIC if name in info.configs else SOURCE_DEFAULT,
+                name=e.name,
+                value=given.get(e.name, e.value) if e.source == ConfigSource.DYNAMIC_TOPIC_CONFIG else e.value,
+                read_only=e.read_only,
+                config_source=e.source,
+                is_sensitive=e.sensitive,
             )
-            for name, value in sorted(effective.items())
+            for e in sorted(entries, key=lambda e: e.name)
         ]
 
     async def delete_topics(self, ctx: RequestContext, request: DeleteTopicsRequest) -> DeleteTopicsResponse:
@@ -339,66 +330,6 @@ class ClusterHandlers:
             if grown is None:
                 result.error_code, result.error_message = ErrorCode.REQUEST_TIMED_OUT, _TIMED_OUT
         return CreatePartitionsResponse(results=results)
-
-    # -- DescribeConfigs ---------------------------------------------------------------------------------------
-
-    async def describe_configs(self, ctx: RequestContext, request: DescribeConfigsRequest) -> DescribeConfigsResponse:
-        results = []
-        for resource in request.resources:
-            result = DescribeConfigsResult(resource_type=resource.resource_type, resource_name=resource.resource_name)
-            results.append(result)
-            entries = self._config_entries(resource.resource_type, resource.resource_name, result)
-            if entries is None:
-                continue
-            keys = resource.configuration_keys
-            for name, value, source, read_only in entries:
-                if keys and name not in keys:
-                    continue
-                item = DescribeConfigsResourceResult(name=name, value=value, read_only=read_only)
-                item.config_source = source
-                if ctx.api_version >= 3:
-                    item.config_type = CONFIG_TYPE_STRING
-                    item.documentation = None
-                result.configs.append(item)
-        return DescribeConfigsResponse(results=results)
-
-    def _config_entries(
-        self, resource_type: int, name: str, result: DescribeConfigsResult
-    ) -> list[tuple[str, str | None, int, bool]] | None:
-        if resource_type == RESOURCE_TOPIC:
-            info = self._logs.topic(name)
-            if info is None:
-                result.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-                result.error_message = ""  # Kafka sends no message here
-                return None
-            return [
-                (key, value, SOURCE_DYNAMIC_TOPIC if key in info.configs else SOURCE_DEFAULT, False)
-                for key, value in self._effective_configs(info).items()
-            ]
-        if resource_type == RESOURCE_BROKER:
-            if name not in ("", str(self._cluster.local.node_id)):
-                result.error_code = ErrorCode.INVALID_REQUEST
-                result.error_message = f"Unexpected broker id, expected {self._cluster.local.node_id}"
-                return None
-            config = self._config
-            return [
-                (
-                    key,
-                    None
-                    if value is None
-                    else ",".join(value)
-                    if isinstance(value, list)
-                    else str(value).lower()
-                    if isinstance(value, bool)
-                    else str(value),
-                    SOURCE_STATIC_BROKER if key in config.explicit else SOURCE_DEFAULT,
-                    True,
-                )
-                for key, value in sorted(config.items())
-            ]
-        result.error_code = ErrorCode.INVALID_REQUEST
-        result.error_message = f"Unsupported resource type {resource_type}"
-        return None
 
 
 def _partition_increase_error(

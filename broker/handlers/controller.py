@@ -17,6 +17,7 @@ from broker.clock import BrokerClock
 from broker.cluster import ClusterView
 from broker.context import RequestContext
 from broker.dispatch import Dispatcher
+from broker.listeners import current_listener
 from protocol.errors import ErrorCode
 from protocol.messages.alter_partition_reassignments import (
     AlterPartitionReassignmentsRequest,
@@ -234,6 +235,6 @@ class ControllerHandlers:
             topics=[DescribeQuorumResponseTopicData(topic_name=METADATA_TOPIC, partitions=[partition])]
         )
         if ctx.api_version >= 2:
-            listener = Listener(name=self._listener_name, host=local.host, port=local.port)
+            listener = Listener(name=current_listener.get() or self._listener_name, host=local.host, port=local.port)
             response.nodes = [Node(node_id=local.node_id, listeners=[listener])]
         return response

@@ -12,6 +12,7 @@ from broker.cluster import ClusterView
 from broker.context import RequestContext
 from broker.dispatch import Dispatcher
 from broker.group_topics import INTERNAL_TOPICS
+from broker.leader_epochs import leader_epoch_of
 from broker.topic_pages import TopicSlice, page
 from protocol.errors import ErrorCode
 from protocol.messages.describe_cluster import DescribeClusterBroker, DescribeClusterRequest, DescribeClusterResponse
@@ -132,18 +133,13 @@ class DescribeHandlers:
         return DescribeTopicPartitionsResponsePartition(
             partition_index=index,
             leader_id=leader,
-            leader_epoch=self._leader_epoch(info, index),
+            leader_epoch=leader_epoch_of(self._logs, info.name, index),
             replica_nodes=[leader],
             isr_nodes=[leader],
             eligible_leader_replicas=[],  # Kafka 4.4 has ELR on (KIP-966): empty lists, not null
             last_known_elr=[],
             offline_replicas=[],
         )
-
-    def _leader_epoch(self, info: TopicInfo, index: int) -> int:
-        """The partition's leader epoch. The hook for issue #16's per-partition epochs in storage: until they land
-        every partition is at epoch 0, which is what Kafka reports for a partition that never changed leader."""
-        return 0
 
 
 def _missing_topic_error(name: str) -> ErrorCode:

@@ -253,6 +253,7 @@ class RecordHandlers:
             appended = partition_log.append(records, now_ms=self._wall_ms())
         except InvalidRecordError as exc:
             result.error_code = exc.error_code
+            result.log_start_offset = partition_log.log_start_offset  # Kafka: the log's, for a refused record
             result.record_errors = [
                 BatchIndexAndErrorMessage(batch_index=index, batch_index_error_message=message)
                 for index, message in exc.record_errors
@@ -261,7 +262,8 @@ class RecordHandlers:
             return result
         except StorageError as exc:  # producer-state checks included (epochs, sequences, open transactions)
             result.error_code = exc.error_code
-            result.error_message = str(exc)
+            # Kafka says nothing more than the code for a batch over max.message.bytes
+            result.error_message = None if exc.error_code == ErrorCode.MESSAGE_TOO_LARGE else str(exc)
             return result
         result.base_offset = appended.base_offset
         result.log_append_time_ms = appended.log_append_time_ms

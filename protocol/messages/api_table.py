@@ -10,6 +10,7 @@ from protocol.declarations import MessageDecl
 from protocol.messages import (
     add_offsets_to_txn,
     add_partitions_to_txn,
+    alter_configs,
     alter_partition_reassignments,
     api_versions,
     consumer_group_describe,
@@ -33,9 +34,11 @@ from protocol.messages import (
     find_coordinator,
     get_telemetry_subscriptions,
     heartbeat,
+    incremental_alter_configs,
     init_producer_id,
     join_group,
     leave_group,
+    list_config_resources,
     list_groups,
     list_offsets,
     list_partition_reassignments,
@@ -84,11 +87,13 @@ class ApiKey(IntEnum):
     WRITE_TXN_MARKERS = 27
     TXN_OFFSET_COMMIT = 28
     DESCRIBE_CONFIGS = 32
+    ALTER_CONFIGS = 33
     DESCRIBE_LOG_DIRS = 35
     SASL_AUTHENTICATE = 36
     CREATE_PARTITIONS = 37
     DELETE_GROUPS = 42
     ELECT_LEADERS = 43
+    INCREMENTAL_ALTER_CONFIGS = 44
     ALTER_PARTITION_REASSIGNMENTS = 45
     LIST_PARTITION_REASSIGNMENTS = 46
     OFFSET_DELETE = 47
@@ -101,6 +106,7 @@ class ApiKey(IntEnum):
     CONSUMER_GROUP_DESCRIBE = 69
     GET_TELEMETRY_SUBSCRIPTIONS = 71
     PUSH_TELEMETRY = 72
+    LIST_CONFIG_RESOURCES = 74
     DESCRIBE_TOPIC_PARTITIONS = 75
 
 
@@ -132,11 +138,13 @@ API_MESSAGES: tuple[tuple[ApiKey, MessageDecl, MessageDecl], ...] = (
     (ApiKey.WRITE_TXN_MARKERS, write_txn_markers.WRITE_TXN_MARKERS_REQUEST, write_txn_markers.WRITE_TXN_MARKERS_RESPONSE),
     (ApiKey.TXN_OFFSET_COMMIT, txn_offset_commit.TXN_OFFSET_COMMIT_REQUEST, txn_offset_commit.TXN_OFFSET_COMMIT_RESPONSE),
     (ApiKey.DESCRIBE_CONFIGS, describe_configs.DESCRIBE_CONFIGS_REQUEST, describe_configs.DESCRIBE_CONFIGS_RESPONSE),
+    (ApiKey.ALTER_CONFIGS, alter_configs.ALTER_CONFIGS_REQUEST, alter_configs.ALTER_CONFIGS_RESPONSE),
     (ApiKey.DESCRIBE_LOG_DIRS, describe_log_dirs.DESCRIBE_LOG_DIRS_REQUEST, describe_log_dirs.DESCRIBE_LOG_DIRS_RESPONSE),
     (ApiKey.SASL_AUTHENTICATE, sasl_authenticate.SASL_AUTHENTICATE_REQUEST, sasl_authenticate.SASL_AUTHENTICATE_RESPONSE),
     (ApiKey.CREATE_PARTITIONS, create_partitions.CREATE_PARTITIONS_REQUEST, create_partitions.CREATE_PARTITIONS_RESPONSE),
     (ApiKey.DELETE_GROUPS, delete_groups.DELETE_GROUPS_REQUEST, delete_groups.DELETE_GROUPS_RESPONSE),
     (ApiKey.ELECT_LEADERS, elect_leaders.ELECT_LEADERS_REQUEST, elect_leaders.ELECT_LEADERS_RESPONSE),
+    (ApiKey.INCREMENTAL_ALTER_CONFIGS, incremental_alter_configs.INCREMENTAL_ALTER_CONFIGS_REQUEST, incremental_alter_configs.INCREMENTAL_ALTER_CONFIGS_RESPONSE),
     (ApiKey.ALTER_PARTITION_REASSIGNMENTS, alter_partition_reassignments.ALTER_PARTITION_REASSIGNMENTS_REQUEST, alter_partition_reassignments.ALTER_PARTITION_REASSIGNMENTS_RESPONSE),
     (ApiKey.LIST_PARTITION_REASSIGNMENTS, list_partition_reassignments.LIST_PARTITION_REASSIGNMENTS_REQUEST, list_partition_reassignments.LIST_PARTITION_REASSIGNMENTS_RESPONSE),
     (ApiKey.OFFSET_DELETE, offset_delete.OFFSET_DELETE_REQUEST, offset_delete.OFFSET_DELETE_RESPONSE),
@@ -149,5 +157,6 @@ API_MESSAGES: tuple[tuple[ApiKey, MessageDecl, MessageDecl], ...] = (
     (ApiKey.CONSUMER_GROUP_DESCRIBE, consumer_group_describe.CONSUMER_GROUP_DESCRIBE_REQUEST, consumer_group_describe.CONSUMER_GROUP_DESCRIBE_RESPONSE),
     (ApiKey.GET_TELEMETRY_SUBSCRIPTIONS, get_telemetry_subscriptions.GET_TELEMETRY_SUBSCRIPTIONS_REQUEST, get_telemetry_subscriptions.GET_TELEMETRY_SUBSCRIPTIONS_RESPONSE),
     (ApiKey.PUSH_TELEMETRY, push_telemetry.PUSH_TELEMETRY_REQUEST, push_telemetry.PUSH_TELEMETRY_RESPONSE),
+    (ApiKey.LIST_CONFIG_RESOURCES, list_config_resources.LIST_CONFIG_RESOURCES_REQUEST, list_config_resources.LIST_CONFIG_RESOURCES_RESPONSE),
     (ApiKey.DESCRIBE_TOPIC_PARTITIONS, describe_topic_partitions.DESCRIBE_TOPIC_PARTITIONS_REQUEST, describe_topic_partitions.DESCRIBE_TOPIC_PARTITIONS_RESPONSE),
 )

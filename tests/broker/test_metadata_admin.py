@@ -92,6 +92,7 @@ from protocol.messages.txn_offset_commit import (
 )
 from protocol.records import Record, RecordBatch, decode_batch, encode_batch
 from protocol.registry import APIS, ApiKey
+from tests.broker import configs_wire
 from tests.broker.cluster_sweeps import CLUSTER_SWEEPS
 from tests.broker.conftest import broker_config
 from tests.broker.wire import WireClient
@@ -675,6 +676,37 @@ async def sweep_describe_configs(s: Sweep, c: WireClient, v: int) -> None:
     assert missing.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 
+async def sweep_alter_configs(s: Sweep, c: WireClient, v: int) -> None:
+    topic = s.topic(configs={"retention.ms": "60000"})
+    assert await configs_wire.alter_configs(c, RESOURCE_TOPIC, topic, {"retention.bytes": "1000"}, version=v) == (
+        0,
+        None,
+    )
+    assert dict(s.broker.logs.topic(topic).configs) == {"retention.bytes": "1000"}  # type: ignore[union-attr]
+    refused = await configs_wire.alter_configs(c, RESOURCE_TOPIC, topic, {"retention.ms": "-5"}, version=v)
+    assert refused == (
+        ErrorCode.INVALID_CONFIG,
+        "Invalid value -5 for configuration retention.ms: Value must be at least -1",
+    )
+
+
+async def sweep_incremental_alter_configs(s: Sweep, c: WireClient, v: int) -> None:
+    topic = s.topic()
+    ops = [("cleanup.policy", configs_wire.APPEND, "compact")]
+    assert await configs_wire.incremental_alter(c, RESOURCE_TOPIC, topic, ops, version=v) == (0, None)
+    assert dict(s.broker.logs.topic(topic).configs) == {"cleanup.policy": "delete,compact"}  # type: ignore[union-attr]
+    missing = await configs_wire.incremental_alter(c, RESOURCE_TOPIC, f"{s.prefix}-missing", ops, version=v)
+    assert missing[0] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+async def sweep_list_config_resources(s: Sweep, c: WireClient, v: int) -> None:
+    topic = s.topic()
+    listed = {
+        (r.resource_name, r.resource_type) for r in (await configs_wire.list_resources(c, version=v)).config_resources
+    }
+    assert listed == set() if v == 0 else (topic, RESOURCE_TOPIC) in listed
+
+
 async def sweep_create_partitions(s: Sweep, c: WireClient, v: int) -> None:
     topic = s.topic()
     request = CreatePartitionsRequest(
@@ -843,6 +875,9 @@ SCENARIOS: dict[int, Scenario] = {
     ApiKey.DELETE_TOPICS: sweep_delete_topics,
     ApiKey.INIT_PRODUCER_ID: sweep_init_producer_id,
     ApiKey.DESCRIBE_CONFIGS: sweep_describe_configs,
+    ApiKey.ALTER_CONFIGS: sweep_alter_configs,
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: sweep_incremental_alter_configs,
+    ApiKey.LIST_CONFIG_RESOURCES: sweep_list_config_resources,
     ApiKey.DESCRIBE_PRODUCERS: sweep_describe_producers,
     ApiKey.CREATE_PARTITIONS: sweep_create_partitions,
     ApiKey.DELETE_GROUPS: sweep_delete_groups,

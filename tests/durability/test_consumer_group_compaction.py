@@ -149,7 +149,7 @@ def _count(log: PartitionLog) -> int:
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[LogStore]:
-    log_store = LogStore(tmp_path / "data", 1, {"segment.bytes": "2048"}, immediate=True)
+    log_store = LogStore(tmp_path / "data", 1, {"internal.segment.bytes": "2048"}, immediate=True)
     yield log_store
     log_store.manager.close()
 

@@ -1,7 +1,7 @@
 """kill -9 of the broker process at seeded random moments while segments roll and the cleaner swaps constantly.
 
-A broker runs with tiny segments (`offsets.topic.segment.bytes`, a data topic's `segment.bytes`) and a cleaner
-that never rests (`log.cleaner.backoff.ms=10`, `log.cleaner.min.cleanable.ratio=0.01`), so rolls and cleaner
+A broker runs with tiny segments (`offsets.topic.segment.bytes`, a data topic's `internal.segment.bytes`) and a
+cleaner that never rests (`log.cleaner.backoff.ms=10`, `log.cleaner.min.cleanable.ratio=0.01`), so rolls and cleaner
 swaps (`.cleaned` -> `.swap` -> final) happen all the time while, concurrently:
 
 * three groups commit offsets (each value used once, so every fetched value is traceable);
@@ -62,8 +62,8 @@ EAGER = {
     "log.cleaner.min.cleanable.ratio": "0.01",
 }
 HELD_OFF = {**EAGER, "log.cleaner.backoff.ms": "3600000"}  # restart for checking: no pass runs meanwhile
-SMALL_SEGMENTS = {"segment.bytes": "2048"}
-COMPACTED = {"segment.bytes": "2048", "cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.01"}
+SMALL_SEGMENTS = {"internal.segment.bytes": "2048"}  # below segment.bytes' 1 MiB floor (Kafka 4)
+COMPACTED = {"internal.segment.bytes": "2048", "cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.01"}
 
 
 @dataclass

@@ -34,6 +34,8 @@ import pytest
 
 from protocol.api import decode_request, decode_response, encode_request, encode_response
 from protocol.errors import EncodeError
+from protocol.messages import alter_configs as alter
+from protocol.messages import incremental_alter_configs as incremental
 from protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest, AddOffsetsToTxnResponse
 from protocol.messages.add_partitions_to_txn import (
     AddPartitionsToTxnPartitionResult,
@@ -154,6 +156,11 @@ from protocol.messages.join_group import (
     JoinGroupResponseMember,
 )
 from protocol.messages.leave_group import LeaveGroupRequest, LeaveGroupResponse, MemberIdentity, MemberResponse
+from protocol.messages.list_config_resources import (
+    ConfigResource,
+    ListConfigResourcesRequest,
+    ListConfigResourcesResponse,
+)
 from protocol.messages.list_groups import ListedGroup, ListGroupsRequest, ListGroupsResponse
 from protocol.messages.list_offsets import (
     ListOffsetsPartition,
@@ -2371,6 +2378,179 @@ def test_describe_configs_v4_request_golden() -> None:
         b"\x00"  # body tagged fields: none
     )
     check_request(header(32, 4), body, expected)
+
+
+# --- AlterConfigs (33) -----------------------------------------------------------------------------------------
+
+
+def test_alter_configs_v0_request_golden() -> None:
+    body = alter.AlterConfigsRequest(
+        resources=[
+            alter.AlterConfigsResource(
+                resource_type=2,
+                resource_name="t1",
+                configs=[
+                    alter.AlterableConfig(name="retention.ms", value="5"),
+                    alter.AlterableConfig(name="x", value=None),
+                ],
+            )
+        ],
+        validate_only=True,
+    )
+    expected = (
+        b"\x00\x21"  # request_api_key = 33 (AlterConfigs)
+        b"\x00\x00"  # request_api_version = 0
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00\x00\x00\x01"  # resources: int32 count 1
+        b"\x02"  # resources[0].resource_type = 2 (TOPIC, int8)
+        b"\x00\x02t1"  # resources[0].resource_name = "t1"
+        b"\x00\x00\x00\x02"  # resources[0].configs: int32 count 2
+        b"\x00\x0cretention.ms"  # configs[0].name
+        b"\x00\x015"  # configs[0].value = "5"
+        b"\x00\x01x"  # configs[1].name
+        b"\xff\xff"  # configs[1].value = null (int16 -1)
+        b"\x01"  # validate_only = true
+    )
+    check_request(header(33, 0), body, expected)
+
+
+def test_alter_configs_v2_response_golden() -> None:
+    body = alter.AlterConfigsResponse(
+        throttle_time_ms=0,
+        responses=[
+            alter.AlterConfigsResourceResponse(error_code=0, error_message=None, resource_type=4, resource_name="1"),
+            alter.AlterConfigsResourceResponse(error_code=40, error_message="bad", resource_type=2, resource_name="t"),
+        ],
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x03"  # responses: compact array of 2
+        b"\x00\x00"  # responses[0].error_code = 0
+        b"\x00"  # responses[0].error_message = null (compact)
+        b"\x04"  # responses[0].resource_type = 4 (BROKER)
+        b"\x021"  # responses[0].resource_name = "1"
+        b"\x00"  # responses[0] tagged fields: none
+        b"\x00\x28"  # responses[1].error_code = 40 (INVALID_CONFIG)
+        b"\x04bad"  # responses[1].error_message = "bad"
+        b"\x02"  # responses[1].resource_type = 2 (TOPIC)
+        b"\x02t"  # responses[1].resource_name = "t"
+        b"\x00"  # responses[1] tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(33, 2, body, expected)
+
+
+# --- IncrementalAlterConfigs (44) ------------------------------------------------------------------------------
+
+
+def test_incremental_alter_configs_v0_response_golden() -> None:
+    body = incremental.IncrementalAlterConfigsResponse(
+        throttle_time_ms=5,
+        responses=[
+            incremental.AlterConfigsResourceResponse(
+                error_code=3, error_message="gone", resource_type=2, resource_name="t1"
+            )
+        ],
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x00\x00\x05"  # throttle_time_ms = 5
+        b"\x00\x00\x00\x01"  # responses: int32 count 1
+        b"\x00\x03"  # responses[0].error_code = 3 (UNKNOWN_TOPIC_OR_PARTITION)
+        b"\x00\x04gone"  # responses[0].error_message = "gone"
+        b"\x02"  # responses[0].resource_type = 2 (TOPIC)
+        b"\x00\x02t1"  # responses[0].resource_name = "t1"
+    )
+    check_response(44, 0, body, expected)
+
+
+def test_incremental_alter_configs_v1_request_golden() -> None:
+    body = incremental.IncrementalAlterConfigsRequest(
+        resources=[
+            incremental.AlterConfigsResource(
+                resource_type=2,
+                resource_name="t1",
+                configs=[
+                    incremental.AlterableConfig(name="cleanup.policy", config_operation=2, value="compact"),
+                    incremental.AlterableConfig(name="retention.ms", config_operation=1, value=None),
+                ],
+            )
+        ],
+        validate_only=False,
+    )
+    expected = (
+        b"\x00\x2c"  # request_api_key = 44 (IncrementalAlterConfigs)
+        b"\x00\x01"  # request_api_version = 1 (flexible)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x02"  # resources: compact array of 1
+        b"\x02"  # resources[0].resource_type = 2 (TOPIC)
+        b"\x03t1"  # resources[0].resource_name = "t1"
+        b"\x03"  # resources[0].configs: compact array of 2
+        b"\x0fcleanup.policy"  # configs[0].name
+        b"\x02"  # configs[0].config_operation = 2 (APPEND)
+        b"\x08compact"  # configs[0].value = "compact"
+        b"\x00"  # configs[0] tagged fields: none
+        b"\x0dretention.ms"  # configs[1].name
+        b"\x01"  # configs[1].config_operation = 1 (DELETE)
+        b"\x00"  # configs[1].value = null (compact)
+        b"\x00"  # configs[1] tagged fields: none
+        b"\x00"  # resources[0] tagged fields: none
+        b"\x00"  # validate_only = false
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(44, 1), body, expected)
+
+
+# --- ListConfigResources (74) ----------------------------------------------------------------------------------
+
+
+def test_list_config_resources_v1_request_golden() -> None:
+    body = ListConfigResourcesRequest(resource_types=[2, 4])
+    expected = (
+        b"\x00\x4a"  # request_api_key = 74 (ListConfigResources)
+        b"\x00\x01"  # request_api_version = 1 (flexible from v0)
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00\x03cli"  # client_id = "cli"
+        b"\x00"  # header tagged fields: none
+        b"\x03"  # resource_types: compact array of 2
+        b"\x02"  # [0] = 2 (TOPIC, int8)
+        b"\x04"  # [1] = 4 (BROKER)
+        b"\x00"  # body tagged fields: none
+    )
+    check_request(header(74, 1), body, expected)
+
+
+def test_list_config_resources_v0_and_v1_responses_golden() -> None:
+    v0 = ListConfigResourcesResponse(throttle_time_ms=0, error_code=0, config_resources=[])
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x00\x00"  # error_code = 0
+        b"\x01"  # config_resources: compact array of 0
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(74, 0, v0, expected)
+    v1 = ListConfigResourcesResponse(
+        throttle_time_ms=0, error_code=0, config_resources=[ConfigResource(resource_name="1", resource_type=8)]
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header v1 tagged fields: none
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x00\x00"  # error_code = 0
+        b"\x02"  # config_resources: compact array of 1
+        b"\x021"  # config_resources[0].resource_name = "1"
+        b"\x08"  # config_resources[0].resource_type = 8 (BROKER_LOGGER, v1+)
+        b"\x00"  # config_resources[0] tagged fields: none
+        b"\x00"  # body tagged fields: none
+    )
+    check_response(74, 1, v1, expected)
 
 
 # --- CreatePartitions (37) -----------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import asyncio
 import base64
 import shutil
 import socket
+import ssl
 import subprocess
 import time
 import uuid
@@ -61,7 +62,9 @@ def _free_port() -> int:
 class ReferenceKafka:
     """One Kafka broker/controller process with ``settings`` (Kafka config keys) on top of single-node defaults."""
 
-    def __init__(self, work_dir: Path, settings: Mapping[str, str]) -> None:
+    def __init__(self, work_dir: Path, settings: Mapping[str, str], client_ssl: ssl.SSLContext | None = None) -> None:
+        """`client_ssl`: how the readiness probe connects when `settings` make the client listener speak SSL."""
+        self.client_ssl = client_ssl
         self.work_dir = work_dir
         self.settings = dict(settings)
         self.port = 0
@@ -138,7 +141,7 @@ class ReferenceKafka:
             if self.process is not None and self.process.poll() is not None:
                 raise RuntimeError(f"the reference Kafka broker exited ({self.process.returncode}):\n{self.log_tail()}")
             try:
-                client = await WireClient.connect(self.port)
+                client = WireClient(*await asyncio.open_connection("127.0.0.1", self.port, ssl=self.client_ssl))
             except OSError as exc:
                 last = str(exc)
                 await asyncio.sleep(0.1)

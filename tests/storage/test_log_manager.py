@@ -245,7 +245,7 @@ def test_kafka_uuid_text() -> None:
 
 def test_damage_and_quarantine_are_reported_for_every_log(tmp_path: Path) -> None:
     logs = manager(tmp_path)
-    logs.create_topic("t", 2, {"segment.bytes": "1000"})
+    logs.create_topic("t", 2, {"internal.segment.bytes": "1000"})
     for i in range(12):
         logs.get("t", i % 2).append(make_batch(3, value_size=100, tag=i), now_ms=0)  # type: ignore[union-attr]
     logs.close()

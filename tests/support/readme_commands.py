@@ -143,13 +143,18 @@ def parse_problem(parse: Callable[[list[str]], object], argv: Sequence[str], wha
 
 
 def check_group_broker(args: list[str]) -> Problems:
-    """The CLI's parsers: `serve` and `dump-log` hand their arguments to parsers of their own (as `cli.main` does)."""
+    """The CLI's parsers: `serve`, `dump-log` and `certs` have parsers of their own (as `cli.main` hands them over)."""
     if args[:1] == ["serve"]:
         return check_serve(args[1:])
     if args[:1] == ["dump-log"]:
         from storage.dump import build_parser
 
         found = parse_problem(build_parser("group-broker dump-log").parse_args, args[1:], "group-broker dump-log")
+        return [found] if found else []
+    if args[:1] == ["certs"]:
+        from cli.certs import build_parser as certs_parser
+
+        found = parse_problem(certs_parser().parse_args, args[1:], "group-broker certs")
         return [found] if found else []
     from cli.main import _parser
 

@@ -85,6 +85,7 @@ def test_resetting_an_unknown_topic_says_it_does_not_exist(
     [
         (["serve"], ["--override KEY=VALUE", "--log-level"]),  # serve.py owns its help text
         (["dump-log"], ["--offsets-decoder", "--print-data-log", "path"]),
+        (["certs"], ["directory", "--client", "--host"]),
         (["groups", "list"], ["--bootstrap-server", "(default: 127.0.0.1:9092)"]),
         (["groups", "describe"], ["--bootstrap-server", "(default: 127.0.0.1:9092)"]),
         (["groups", "timeline"], ["--control", "(default: http://127.0.0.1:9644)", "--json"]),

@@ -65,6 +65,10 @@ INVENTORY: dict[tuple[str, str], tuple[str, str]] = {
     ("sh", "pip install -e "): (COMMANDS, "pyproject.toml extras, pipeline.cli.build_parser"),
     ("sh", "# the cluster "): (COMMANDS, "repository directories, pipeline.cli.build_parser"),
     ("sh", "python -m tests.differential"): (COMMANDS, "tests.differential parser"),
+    ("sh", "group-broker certs "): (COMMANDS, "cli.certs parser"),
+    ("properties", "# server.properties: an SSL listener"): ("elsewhere", "tests/e2e/test_ssl.py"),
+    ("python", "# over SSL with mutual TLS"): ("python", "tests/e2e/test_ssl.py"),
+    ("js", "// over SSL with mutual TLS"): ("elsewhere", "tests/e2e/test_ssl.py"),
     ("", "toolkit : cli : pipeline "): ("layers", "pyproject.toml [tool.importlinter] layers contract"),
 }
 """(language, start of the first line) -> (how the block is checked, what it is checked against)."""

@@ -18,15 +18,16 @@ from broker.app import Broker
 from broker.config import BrokerConfig, ConfigError
 from tests.broker.conftest import broker_config
 from tests.support.broker_process import run_server
+from tests.support.tls import TlsFiles
 
 
-@pytest.mark.parametrize("protocol", ["SSL", "SASL_PLAINTEXT", "SASL_SSL"])
+@pytest.mark.parametrize("protocol", ["SASL_PLAINTEXT", "SASL_SSL"])
 def test_a_listener_named_after_an_unimplemented_protocol_is_refused(protocol: str) -> None:
     with pytest.raises(ConfigError, match=rf"'listeners'.*{protocol}.*not implemented"):
         BrokerConfig({"listeners": f"{protocol}://127.0.0.1:9093"})
 
 
-@pytest.mark.parametrize("protocol", ["SSL", "SASL_PLAINTEXT", "SASL_SSL"])
+@pytest.mark.parametrize("protocol", ["SASL_PLAINTEXT", "SASL_SSL"])
 def test_a_protocol_map_sending_a_listener_to_an_unimplemented_protocol_is_refused(protocol: str) -> None:
     raw = {"listeners": "EXTERNAL://127.0.0.1:9093", "listener.security.protocol.map": f"EXTERNAL:{protocol}"}
     expected = rf"'listeners'.*EXTERNAL.*'listener\.security\.protocol\.map': EXTERNAL:{protocol}"
@@ -35,8 +36,8 @@ def test_a_protocol_map_sending_a_listener_to_an_unimplemented_protocol_is_refus
 
 
 def test_advertised_listeners_are_checked_too() -> None:
-    with pytest.raises(ConfigError, match=r"'advertised\.listeners'.*SSL"):
-        BrokerConfig({"advertised.listeners": "SSL://broker.example:9093"})
+    with pytest.raises(ConfigError, match=r"'advertised\.listeners'.*SASL_SSL"):
+        BrokerConfig({"advertised.listeners": "SASL_SSL://broker.example:9093"})
 
 
 def test_a_custom_listener_name_mapped_to_plaintext_is_served() -> None:
@@ -65,25 +66,41 @@ def test_kafkas_default_map_is_the_default() -> None:
     }
 
 
-def test_server_refuses_an_ssl_listener_with_one_line_and_exit_2(tmp_path: Path) -> None:
-    done = run_server("listeners=SSL://127.0.0.1:0", f"log.dirs={tmp_path / 'data'}")
+def test_server_refuses_a_sasl_listener_with_one_line_and_exit_2(tmp_path: Path) -> None:
+    done = run_server("listeners=SASL_SSL://127.0.0.1:0", f"log.dirs={tmp_path / 'data'}")
     assert done.returncode == 2
     assert done.stdout == ""
     [line] = done.stderr.splitlines()
-    assert "'listeners'" in line and "SSL" in line and "not implemented" in line
+    assert "'listeners'" in line and "SASL_SSL" in line and "not implemented" in line
     assert not (tmp_path / "data").exists()  # refused before anything was written
 
 
-async def test_a_wildcard_listener_warns_once_that_it_has_no_authentication(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_server_refuses_an_ssl_listener_without_usable_tls_settings_with_one_line_naming_the_key(
+    tmp_path: Path,
 ) -> None:
+    """Kafka's default keystore type is JKS, which is not served: the line says which key to change."""
+    done = run_server("listeners=SSL://127.0.0.1:0", f"log.dirs={tmp_path / 'data'}")
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.splitlines() == [
+        "group-broker: listener SSL: invalid value for 'ssl.keystore.type': JKS is not supported; only PEM"
+    ]
+    assert not (tmp_path / "data").exists()
+
+
+@pytest.fixture
+def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never bind a wildcard address on a shared machine: the listener really binds 127.0.0.1."""
     real_bind_listener = broker.app.bind_listener
 
-    def loopback_only(listener: str, _host: str, port: int) -> socket.socket:
-        """Tests never bind a wildcard address on a shared machine: the listener really binds 127.0.0.1."""
+    def bind(listener: str, _host: str, port: int) -> socket.socket:
         return real_bind_listener(listener, "127.0.0.1", port)
 
-    monkeypatch.setattr(broker.app, "bind_listener", loopback_only)
+    monkeypatch.setattr(broker.app, "bind_listener", bind)
+
+
+@pytest.mark.usefixtures("loopback_only")
+async def test_a_wildcard_listener_warns_once_that_it_has_no_authentication(tmp_path: Path) -> None:
     listeners = "PLAINTEXT://0.0.0.0:0,LOOP://127.0.0.1:0,ANY://:0"
     protocol_map = {"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,LOOP:PLAINTEXT,ANY:PLAINTEXT"}
     config = broker_config(tmp_path, listeners=listeners, **protocol_map)
@@ -96,3 +113,22 @@ async def test_a_wildcard_listener_warns_once_that_it_has_no_authentication(
         ("warning", "PLAINTEXT://0.0.0.0:0"),
         ("warning", "ANY://:0"),
     ]
+
+
+@pytest.mark.usefixtures("loopback_only")
+async def test_a_wildcard_ssl_listener_requiring_client_certificates_does_not_warn(tmp_path: Path) -> None:
+    """Mutual TLS authenticates every client; TLS without client certificates only encrypts, so it still warns."""
+    tls = TlsFiles.create(tmp_path / "certs")
+    raw = {
+        **broker_config(tmp_path).explicit,
+        "listeners": "SSL://0.0.0.0:0,OPEN://0.0.0.0:0",
+        "listener.security.protocol.map": "SSL:SSL,OPEN:SSL",
+        **tls.broker_properties(client_auth="none"),
+        "listener.name.ssl.ssl.client.auth": "required",
+    }
+    instance = Broker(BrokerConfig(raw))
+    with capture_logs() as logs:
+        await instance.start()
+    await instance.stop()
+    warnings = [entry["listener"] for entry in logs if entry["event"] == "listener.no_authentication"]
+    assert warnings == ["OPEN://0.0.0.0:0"]

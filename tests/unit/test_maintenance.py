@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from broker.maintenance import CHECKPOINT_INTERVAL_MS, Maintenance
+from broker.maintenance import CHECKPOINT_INTERVAL_MS, FLUSH_CHECK_INTERVAL_MS, Maintenance
 
 
 class _Clock:
@@ -48,9 +48,11 @@ def test_jobs_run_when_due_and_survive_failures() -> None:
     assert CHECKPOINT_INTERVAL_MS < 300_000
 
 
-def test_no_flush_job_without_a_flush_interval() -> None:
+def test_flushes_are_checked_every_second_without_a_static_flush_interval() -> None:
+    """A topic's flush.ms, or log.flush.interval.ms set by AlterConfigs, asks for time-based flushes too."""
     clock, logs = _Clock(), _Logs()
     upkeep = Maintenance(logs, clock, retention_check_ms=10**12, flush_ms=None)
+    assert upkeep.next_deadline_ms() == clock.now + FLUSH_CHECK_INTERVAL_MS
     clock.now = 10**9
     upkeep.tick(clock.now)
-    assert "flush" not in logs.calls and "checkpoint" in logs.calls
+    assert "flush" in logs.calls and "checkpoint" in logs.calls

@@ -6,7 +6,6 @@ from __future__ import annotations
 from tests.differential.registry import Known
 
 MISSING = "<missing>"
-PARITY = "Served from issue #16 (API parity for a single node)."
 TXN_V2 = (
     "The newest version is transaction version 2's (the `transaction.version` feature is not advertised, so clients"
     " run version 0/1)."
@@ -36,21 +35,18 @@ RANGES: dict[str, tuple[str, str, str]] = {
     "DESCRIBE_ACLS": (MISSING, "1-3", SECURITY),
     "CREATE_ACLS": (MISSING, "1-3", SECURITY),
     "DELETE_ACLS": (MISSING, "1-3", SECURITY),
-    "ALTER_CONFIGS": (MISSING, "0-2", PARITY),
     "ALTER_REPLICA_LOG_DIRS": (MISSING, "1-2", CLUSTER),
     "SASL_AUTHENTICATE": (MISSING, "0-2", SECURITY),
     "CREATE_DELEGATION_TOKEN": (MISSING, "1-3", SECURITY),
     "RENEW_DELEGATION_TOKEN": (MISSING, "1-2", SECURITY),
     "EXPIRE_DELEGATION_TOKEN": (MISSING, "1-2", SECURITY),
     "DESCRIBE_DELEGATION_TOKEN": (MISSING, "1-3", SECURITY),
-    "INCREMENTAL_ALTER_CONFIGS": (MISSING, "0-1", PARITY),
     "DESCRIBE_CLIENT_QUOTAS": (MISSING, "0-1", CLUSTER),
     "ALTER_CLIENT_QUOTAS": (MISSING, "0-1", CLUSTER),
     "DESCRIBE_USER_SCRAM_CREDENTIALS": (MISSING, "0-0", SECURITY),
     "ALTER_USER_SCRAM_CREDENTIALS": (MISSING, "0-0", SECURITY),
     "UPDATE_FEATURES": (MISSING, "0-2", CLUSTER),
     "UNREGISTER_BROKER": (MISSING, "0-0", CLUSTER),
-    "LIST_CONFIG_RESOURCES": (MISSING, "0-1", PARITY),
     "SHARE_GROUP_HEARTBEAT": (MISSING, "1-1", SHARE),
     "SHARE_GROUP_DESCRIBE": (MISSING, "1-1", SHARE),
     "SHARE_FETCH": (MISSING, "1-2", SHARE),

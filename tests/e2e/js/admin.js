@@ -30,6 +30,33 @@ async function main() {
         const [result] = await admin.fetchOffsets({ groupId: group, topics: [topic] })
         return result.partitions.map(p => ({ partition: p.partition, offset: Number(p.offset) }))
       },
+      // AlterConfigs: replaces the resource's whole set of overrides; [{errorCode, errorMessage, name}]
+      alterConfigs: async ({ type, name, configs, validateOnly }) => {
+        const configEntries = Object.entries(configs).map(([key, value]) => ({ name: key, value }))
+        const { resources } = await admin.alterConfigs({
+          validateOnly: Boolean(validateOnly),
+          resources: [{ type, name, configEntries }],
+        })
+        return resources.map(r => ({ errorCode: r.errorCode, errorMessage: r.errorMessage, name: r.resourceName }))
+      },
+      // DescribeConfigs: {errorCode, configs: {key: {value, source, readOnly, isSensitive}}}
+      describeConfigs: async ({ type, name, keys }) => {
+        const { resources } = await admin.describeConfigs({
+          includeSynonyms: false,
+          resources: [{ type, name, configNames: keys }],
+        })
+        const [r] = resources
+        const configs = {}
+        for (const e of r.configEntries) {
+          configs[e.configName] = {
+            value: e.configValue,
+            source: e.configSource,
+            readOnly: e.readOnly,
+            isSensitive: e.isSensitive,
+          }
+        }
+        return { errorCode: r.errorCode, configs }
+      },
       // DescribeGroups with each member's decoded assignment
       describeGroup: async ({ group }) => {
         const { groups } = await admin.describeGroups([group])

@@ -1,0 +1,127 @@
+"""Serve one SSL listener: accept, look at the first bytes, shake hands without blocking the loop, then hand the
+decrypted streams to the broker exactly as a plaintext listener's are.
+
+`asyncio.start_server(ssl=...)` drops a failed handshake silently (a plaintext client on an SSL port just sees a
+close). Accepting by hand lets the broker peek at the first bytes (`MSG_PEEK`, nothing consumed): a TLS record
+starts 0x16 (handshake) 0x03 (major version); anything else is a client speaking plaintext to a TLS port, closed at
+once with one log line. The handshake itself runs in the event loop's SSL protocol (`connect_accepted_socket`), a
+few callbacks per round trip, so other clients are served meanwhile; it is bounded by `connections.max.idle.ms`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import ssl
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import structlog
+
+log = structlog.get_logger("broker.tls")
+TLS_RECORD_START = b"\x16\x03"
+ConnectionCallback = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Coroutine[Any, Any, None]]
+
+
+class TlsServer:
+    """The SSL counterpart of `asyncio.Server` for what the broker uses: `sockets`, `close()`, `wait_closed()`."""
+
+    def __init__(
+        self, sock: socket.socket, context: ssl.SSLContext, listener: str, serve: ConnectionCallback, timeout_s: float
+    ) -> None:
+        self.sockets = [sock]
+        self._context = context
+        self._listener = listener
+        self._serve = serve
+        self._timeout_s = timeout_s
+        self._handshakes: set[asyncio.Task[None]] = set()
+        sock.setblocking(False)
+        self._accepting = asyncio.get_running_loop().create_task(self._accept_forever())
+
+    async def _accept_forever(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            client, _ = await loop.sock_accept(self.sockets[0])
+            task = loop.create_task(self._open(client))
+            self._handshakes.add(task)
+            task.add_done_callback(self._handshakes.discard)
+
+    async def _open(self, client: socket.socket) -> None:
+        """Peek, shake hands, serve; any failure before serving closes this socket with one line saying why."""
+        peer = _peer(client)
+        try:
+            first = await asyncio.wait_for(_peek(client, len(TLS_RECORD_START)), self._timeout_s)
+            if first and not first.startswith(TLS_RECORD_START[: len(first)]):
+                log.warning(
+                    "connection.plaintext_on_tls_listener",
+                    listener=self._listener,
+                    peer=peer,
+                    first_bytes=first.hex(),
+                    reason="the client did not start a TLS handshake: set its security.protocol to SSL",
+                )
+                client.close()
+                return
+            if not first:
+                client.close()
+                return
+            reader, writer = await self._handshake(client)
+        except (TimeoutError, OSError) as exc:
+            log.warning("connection.tls_handshake_failed", listener=self._listener, peer=peer, reason=_why(exc))
+            client.close()
+            return
+        await self._serve(reader, writer)
+
+    async def _handshake(self, client: socket.socket) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=2**16, loop=loop)
+        protocol = asyncio.StreamReaderProtocol(reader, loop=loop)
+        # uvloop returns its own SSL protocol here, not ours: the writer must drain through the stream protocol.
+        transport, _ = await loop.connect_accepted_socket(
+            lambda: protocol, client, ssl=self._context, ssl_handshake_timeout=self._timeout_s
+        )
+        return reader, asyncio.StreamWriter(transport, protocol, reader, loop)
+
+    def close(self) -> None:
+        self._accepting.cancel()
+        for task in self._handshakes:
+            task.cancel()
+        self.sockets[0].close()
+
+    async def wait_closed(self) -> None:
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._accepting
+
+
+async def _peek(client: socket.socket, size: int) -> bytes:
+    """The first `size` bytes (fewer if the client closes first), left in the socket for the TLS layer."""
+    loop = asyncio.get_running_loop()
+    while True:
+        try:
+            data = client.recv(size, socket.MSG_PEEK)
+        except BlockingIOError:
+            data = None
+        if data is not None and (len(data) >= size or not data):
+            return data
+        ready = loop.create_future()
+        loop.add_reader(client.fileno(), ready.set_result, None)
+        try:
+            await ready
+        finally:
+            loop.remove_reader(client.fileno())
+
+
+def _peer(client: socket.socket) -> str:
+    try:
+        host, port = client.getpeername()[:2]
+    except OSError:
+        return "?"
+    return f"{host}:{port}"
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, asyncio.TimeoutError):
+        return "no TLS handshake within connections.max.idle.ms"
+    if isinstance(exc, ssl.SSLError):
+        return exc.reason or str(exc)
+    return str(exc) or type(exc).__name__

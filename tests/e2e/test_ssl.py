@@ -1,0 +1,80 @@
+"""kafka-python, aiokafka, confluent-kafka and kafkajs over SSL with mutual TLS (`ssl.client.auth=required`):
+each produces, consumes in a group, commits, and a new consumer resumes at the commit. The same Kafka settings
+serve group-broker and, with `--e2e-broker=kafka`, Apache Kafka 4.4 (its client listener mapped to SSL)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.scenario import unique
+from tests.e2e.ssl_roundtrips import SYNC_CLIENTS, aiokafka
+from tests.e2e.targets import CONSUMER_PROTOCOL_SETTINGS
+from tests.reference.kafka import ReferenceKafka, unavailable_reason
+from tests.support.broker_process import running_broker
+from tests.support.tls import TlsFiles
+
+pytestmark = pytest.mark.integration
+
+
+def ssl_settings(tls: TlsFiles, directory: Path) -> dict[str, str]:
+    """Kafka's keys: the listener named PLAINTEXT speaks SSL, a PEM keystore file (key + chain), PEM truststore."""
+    keystore = directory / "keystore.pem"
+    keystore.write_text(tls.files.broker_key.read_text() + tls.files.broker_cert.read_text())
+    return {
+        **CONSUMER_PROTOCOL_SETTINGS,
+        "listener.security.protocol.map": "PLAINTEXT:SSL,CONTROLLER:PLAINTEXT",
+        "ssl.keystore.type": "PEM",
+        "ssl.keystore.location": str(keystore),
+        "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": str(tls.files.ca),
+        "ssl.client.auth": "required",
+    }
+
+
+@pytest.fixture(scope="module")
+def tls(tmp_path_factory: pytest.TempPathFactory) -> TlsFiles:
+    return TlsFiles.create(tmp_path_factory.mktemp("certs"))
+
+
+@pytest.fixture(scope="module")
+def ssl_bootstrap(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, tls: TlsFiles
+) -> Iterator[str]:
+    settings = ssl_settings(tls, tmp_path_factory.mktemp("keystore"))
+    if request.config.getoption("--e2e-broker") == "kafka":
+        reason = unavailable_reason()
+        if reason is not None:
+            pytest.fail(f"--e2e-broker=kafka: {reason}", pytrace=False)
+        kafka = ReferenceKafka(tmp_path_factory.mktemp("reference-kafka"), settings, tls.client_context())
+        kafka.start()
+        try:
+            yield kafka.bootstrap
+        finally:
+            kafka.stop()
+        return
+    with running_broker(tmp_path_factory.mktemp("broker-data"), settings) as broker:
+        yield broker.bootstrap
+
+
+def batches(prefix: str) -> tuple[list[str], list[str]]:
+    return [f"{prefix}-first-{i}" for i in range(10)], [f"{prefix}-later-{i}" for i in range(5)]
+
+
+@pytest.mark.parametrize("client", sorted(SYNC_CLIENTS))
+def test_produce_consume_commit_and_resume_over_mutual_tls(client: str, ssl_bootstrap: str, tls: TlsFiles) -> None:
+    first, later = batches(client)
+    topic, group = unique(f"ssl-{client}"), unique(f"ssl-{client}-group")
+    read, resumed = SYNC_CLIENTS[client](ssl_bootstrap, tls.files, topic, group, first, later)
+    assert sorted(read) == sorted(first)
+    assert sorted(resumed) == sorted(later)
+
+
+async def test_aiokafka_produce_consume_commit_and_resume_over_mutual_tls(ssl_bootstrap: str, tls: TlsFiles) -> None:
+    first, later = batches("aiokafka")
+    topic, group = unique("ssl-aiokafka"), unique("ssl-aiokafka-group")
+    read, resumed = await aiokafka(ssl_bootstrap, tls.files, topic, group, first, later)
+    assert sorted(read) == sorted(first)
+    assert sorted(resumed) == sorted(later)
