@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from protocol import api
+from protocol.errors import ErrorCode
 from protocol.messages.create_partitions import (
     CreatePartitionsAssignment,
     CreatePartitionsRequest,
@@ -133,15 +134,31 @@ async def make_topic(f: Fixture, name: str, partitions: int = 1) -> uuid.UUID:
         topics=[CreatableTopic(name=name, num_partitions=partitions, replication_factor=1)], timeout_ms=10_000
     )
     await f.ask(ApiKey.CREATE_TOPICS, 5, body)
+    topic = await _until_metadata(
+        f,
+        name,
+        lambda t: t.error_code == 0 and len(t.partitions) == partitions and all(p.leader_id >= 0 for p in t.partitions),
+        "is not visible",
+    )
+    return topic.topic_id  # type: ignore[no-any-return]
+
+
+async def topic_gone(f: Fixture, name: str) -> None:
+    """Wait until Metadata no longer knows ``name``: Kafka deletes a topic in the background, and its other APIs
+    (an OffsetFetch of all topics by id) follow the same metadata image."""
+    await _until_metadata(f, name, lambda t: t.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "is still known")
+
+
+async def _until_metadata(f: Fixture, name: str, ready: Callable[[Any], bool], failure: str) -> Any:
+    """Ask Metadata for ``name`` until its topic entry is ``ready``; that entry."""
     deadline = time.monotonic() + TOPIC_VISIBLE_S
     while True:
         described = await f.ask(ApiKey.METADATA, 12, MetadataRequest(topics=[MetadataRequestTopic(name=name)]))
         topic = described.topics[0] if described is not None and described.topics else None
-        ready = topic is not None and topic.error_code == 0 and len(topic.partitions) == partitions
-        if ready and all(p.leader_id >= 0 for p in topic.partitions):
-            return topic.topic_id
+        if topic is not None and ready(topic):
+            return topic
         if time.monotonic() > deadline:
-            raise TimeoutError(f"topic {name} is not visible in Metadata after {TOPIC_VISIBLE_S} s")
+            raise TimeoutError(f"topic {name} {failure} in Metadata after {TOPIC_VISIBLE_S} s")
         await asyncio.sleep(0.05)
 
 
@@ -451,6 +468,7 @@ async def _offset_fetch(f: Fixture, v: int) -> None:
             ApiKey.DELETE_TOPICS, 6, DeleteTopicsRequest(topics=[DeleteTopicState(name=doomed)], timeout_ms=10_000)
         )
         f.s.note("setup: delete the topic", deleted is not None and deleted.responses[0].error_code)
+        await topic_gone(f, doomed)
         await f.call(ApiKey.OFFSET_FETCH, v, _fetch_offsets(v, group, None), "all topics, one of them deleted")
 
 
