@@ -11,21 +11,27 @@ import asyncio
 import random
 from pathlib import Path
 
+import pytest
+
 from tests.durability.offsets_client import commit, commit_once, connect, create_topic, fetch
 from tests.support.broker_process import BrokerProcess
+from tests.support.campaign import FULL
 
 GROUPS = ["crash-a", "crash-b", "crash-c", "crash-d"]
 TOPIC = "crash-topic"
 PARTITIONS = [0, 1, 2, 3, 4]
+#: Kill -9 rounds: `make campaigns` runs fifty, `make test` a sample of ten (each round is a restart).
+ROUNDS = 50 if FULL else 10
 
 
-async def test_fifty_kill9_rounds_keep_exactly_the_acknowledged_offsets(tmp_path: Path) -> None:
+@pytest.mark.campaign
+async def test_kill9_rounds_keep_exactly_the_acknowledged_offsets(tmp_path: Path) -> None:
     broker = BrokerProcess(tmp_path / "data")
     broker.start()
     rng = random.Random(1234)
     acknowledged: dict[str, dict[int, int]] = {}
     try:
-        for round_number in range(50):
+        for round_number in range(ROUNDS):
             client = await connect(broker.port)
             if round_number == 0:
                 await create_topic(client, TOPIC, len(PARTITIONS))

@@ -44,8 +44,8 @@ from storage.segment import CLEANED_SUFFIX, SWAP_SUFFIX
 from tests.broker.wire import WireClient
 from tests.durability.offsets_client import commit_once, connect, create_topic, fetch
 from tests.support.broker_process import BrokerProcess
+from tests.support.campaign import FULL
 
-FULL = os.environ.get("CAMPAIGN") == "1"
 SEEDS = int(os.environ.get("CAMPAIGN_SEEDS", "20" if FULL else "2"))
 ROUNDS = 4
 GROUPS = ["kill-a", "kill-b", "kill-c"]

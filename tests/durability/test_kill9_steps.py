@@ -32,9 +32,9 @@ from storage.partition_log import PartitionLog
 from storage.segment import CLEANED_SUFFIX, INDEX_SUFFIX, SWAP_SUFFIX, TIME_INDEX_SUFFIX
 from tests.durability import crash_steps
 from tests.storage.helpers import decode_all
+from tests.support.campaign import FULL
 
 ROOT = Path(__file__).resolve().parents[2]
-FULL = os.environ.get("CAMPAIGN") == "1"
 SAMPLE = int(os.environ.get("CAMPAIGN_STEPS_SAMPLE", "12"))
 
 

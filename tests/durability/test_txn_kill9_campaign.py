@@ -38,9 +38,9 @@ from tests.durability.offsets_client import connect
 from tests.durability.txn_driver import NotSent, TxnFailed, advance, run_transaction
 from tests.durability.txn_ledger import Ledger
 from tests.support.broker_process import BrokerProcess, wait_until_awaited
+from tests.support.campaign import FULL
 from tests.support.txn_wire import TxnWire
 
-FULL = os.environ.get("CAMPAIGN") == "1"
 SEEDS = int(os.environ.get("CAMPAIGN_SEEDS", "20" if FULL else "2"))
 ROUNDS = 4 if FULL else 2
 IDS = ["pipeline-a", "pipeline-b"]
