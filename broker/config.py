@@ -453,7 +453,16 @@ KEYS: dict[str, ConfigKey] = {
         ),
         # test and operator tooling (not Kafka settings)
         _k(
-            "control.listener", "string", None, "HTTP control API, e.g. http://127.0.0.1:0 (loopback only; unset: off)."
+            "control.listener",
+            "string",
+            None,
+            "HTTP control API, e.g. http://127.0.0.1:0 (loopback only without control.listener.token; unset: off).",
+        ),
+        _k(
+            "control.listener.token",
+            "password",
+            None,
+            "Bearer token every control API request must carry; required to listen beyond loopback.",
         ),
         _k(
             "timeline.max.groups", "int", 1000, "Groups whose rebalance timeline is kept (least recent dropped).", low=1
@@ -598,8 +607,10 @@ class BrokerConfig:
                 check_listener_security(listener, name, protocols, "listener.security.protocol.map" in self.explicit)
         # Only an explicit advertised.listeners: a wildcard `listeners` without it stays served (see the README).
         check_advertised_names(self.listeners, self.advertised_listeners if self["advertised.listeners"] else [])
+        if self["control.listener.token"] == "":
+            raise ConfigError("invalid value '' for 'control.listener.token': an empty token would let anyone in")
         if self["control.listener"]:
-            parse_control_listener(self["control.listener"])
+            parse_control_listener(self["control.listener"], token=self["control.listener.token"] is not None)
 
     def __getitem__(self, name: str) -> Any:
         return self._values[name]
@@ -753,18 +764,18 @@ def is_loopback_host(host: str) -> bool:
         return False
 
 
-def parse_control_listener(text: str) -> tuple[str, int]:
-    """`http://127.0.0.1:8080` -> ("127.0.0.1", 8080). The control API has no authentication, so it only ever
-    listens on a loopback address; anything else is a configuration error."""
+def parse_control_listener(text: str, token: bool = False) -> tuple[str, int]:
+    """`http://127.0.0.1:8080` -> ("127.0.0.1", 8080). Without `control.listener.token` the control API has no
+    authentication, so it only listens on a loopback address; beyond loopback only with a token."""
     scheme, sep, rest = text.strip().partition("://")
     host, colon, port = rest.rstrip("/").rpartition(":")
     host = host.strip("[]")
     if scheme != "http" or not sep or not colon or not port.isdigit() or int(port) > 65535 or not host:
         raise ConfigError(f"invalid value {text!r} for 'control.listener': expected http://127.0.0.1:port")
-    if not is_loopback_host(host):
+    if not token and not is_loopback_host(host):
         raise ConfigError(
-            f"invalid value {text!r} for 'control.listener': the control API has no authentication and only "
-            "listens on a loopback address (127.0.0.1, ::1 or localhost)"
+            f"invalid value {text!r} for 'control.listener': without 'control.listener.token' the control API has "
+            "no authentication and only listens on a loopback address (127.0.0.1, ::1 or localhost)"
         )
     return host, int(port)
 

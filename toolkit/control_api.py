@@ -1,13 +1,16 @@
 """The HTTP/JSON control API: `BrokerControls` for tests in any language, when the broker runs as a process.
 
 Off unless `control.listener` is set (for example `http://127.0.0.1:0`; the chosen address is printed as
-`CONTROL=http://host:port` after `BOOTSTRAP=`). It has no authentication, so it only listens on loopback addresses
-(anything else is a configuration error) and refuses requests whose Host or Origin header names another host (a
-web page cannot reach it through DNS rebinding or a cross-site form). It runs on the broker's own event loop, so
-every control runs between two requests, exactly as the in-process pytest plugin's do.
+`CONTROL=http://host:port` after `BOOTSTRAP=`). Without `control.listener.token` it has no authentication, so it
+only listens on loopback addresses (anything else is a configuration error) and refuses requests whose Host or
+Origin header names another host (a web page cannot reach it through DNS rebinding or a cross-site form). With a
+token it may listen anywhere (`http://0.0.0.0:9644` in a container whose ports are published), and every request
+must carry the token (`Authorization: Bearer <token>`, or HTTP Basic with the token as password so a browser can
+open the timelines); anything else is 401. It runs on the broker's own event loop, so every control runs between
+two requests, exactly as the in-process pytest plugin's do.
 
-JSON bodies and answers; errors are `{"error": "..."}` with 400, 404 or 405. The routes are derived, not written
-here: each control declared on `BrokerControls` (`toolkit/controls.py`) is served at its declared route by
+JSON bodies and answers; errors are `{"error": "..."}` with 400, 401, 403, 404 or 405. The routes are derived, not
+written here: each control declared on `BrokerControls` (`toolkit/controls.py`) is served at its declared route by
 `_control_route`, which reads its parameters from the path and the JSON body by their type hints; the routes that
 only inspect the toolkit (faults in force, the recorder, the timeline, storage, metrics) are the `@route` methods
 below. `endpoints()` lists both, and `GET /` answers that listing.
@@ -15,6 +18,9 @@ below. `endpoints()` lists both, and `GET /` answers that listing.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hmac
 import inspect
 import json
 import types
@@ -83,24 +89,77 @@ def _host_of(value: str) -> str:
     return urlsplit(f"//{value}").hostname or ""
 
 
-@web.middleware
-async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Loopback callers only, JSON errors everywhere."""
+def _loopback_only(request: web.Request) -> web.Response | None:
+    """Without a token: refuse a request addressed to, or sent from a page of, another host (DNS rebinding,
+    cross-site forms)."""
     host = request.headers.get("Host")
     origin = request.headers.get("Origin")
     if (host and not is_loopback_host(_host_of(host))) or (origin and not is_loopback_host(_host_of(origin))):
         return _error(403, "the control API only answers requests addressed to a loopback host")
-    try:
-        return await handler(request)
-    except ControlError as exc:
-        return _error(exc.status, str(exc))
-    except web.HTTPException as exc:
-        if exc.status < 400:
-            raise
-        return _error(exc.status, exc.reason)
-    except (ValueError, KeyError) as exc:
-        message = f"unknown name {exc}" if isinstance(exc, KeyError) else str(exc)
-        return _error(400, message)
+    return None
+
+
+def presented_token(authorization: str) -> str | None:
+    """The token in an `Authorization` header: `Bearer <token>`, or HTTP Basic with the token as the password (what
+    a browser prompts for, so the HTML timelines open in one); None for anything else."""
+    scheme, _, credentials = authorization.strip().partition(" ")
+    if scheme.lower() == "bearer":
+        return credentials.strip()
+    if scheme.lower() == "basic":
+        try:
+            decoded = base64.b64decode(credentials.strip(), validate=True).decode()
+        except (binascii.Error, UnicodeDecodeError):
+            return None
+        return decoded.partition(":")[2]
+    return None
+
+
+def _token_guard(token: str) -> Callable[[web.Request], web.Response | None]:
+    """With `control.listener.token`: every request carries it (401 otherwise, compared in constant time), and a
+    browser page may only call from the API's own origin, as its cached Basic credentials would go along."""
+    expected = token.encode()
+
+    def check(request: web.Request) -> web.Response | None:
+        presented = presented_token(request.headers.get("Authorization", ""))
+        if presented is None or not hmac.compare_digest(presented.encode(), expected):
+            log.warning(
+                "control_api.unauthorized",
+                peer=request.remote,
+                path=request.path,
+                reason="no token" if presented is None else "wrong token",
+            )
+            response = _error(401, "the control API needs its token: Authorization: Bearer <control.listener.token>")
+            response.headers["WWW-Authenticate"] = 'Basic realm="group-broker control API"'
+            return response
+        origin = request.headers.get("Origin")
+        if origin and urlsplit(origin).netloc != request.headers.get("Host", ""):
+            return _error(403, "the control API only answers pages of its own origin")
+        return None
+
+    return check
+
+
+def _guard(check: Callable[[web.Request], web.Response | None]) -> Any:
+    """The middleware: `check` first (loopback callers, or the token), then JSON errors everywhere."""
+
+    @web.middleware
+    async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+        refused = check(request)
+        if refused is not None:
+            return refused
+        try:
+            return await handler(request)
+        except ControlError as exc:
+            return _error(exc.status, str(exc))
+        except web.HTTPException as exc:
+            if exc.status < 400:
+                raise
+            return _error(exc.status, exc.reason)
+        except (ValueError, KeyError) as exc:
+            message = f"unknown name {exc}" if isinstance(exc, KeyError) else str(exc)
+            return _error(400, message)
+
+    return guard
 
 
 async def _body(request: web.Request) -> dict[str, Any]:
@@ -194,7 +253,9 @@ class ControlApi:
         self.kit = kit
         self.broker = kit.broker
         self.controls = kit.controls
-        self.app = web.Application(middlewares=[_guard], client_max_size=MAX_BODY_BYTES)
+        self.token: str | None = kit.broker.config["control.listener.token"]
+        check = _loopback_only if self.token is None else _token_guard(self.token)
+        self.app = web.Application(middlewares=[_guard(check)], client_max_size=MAX_BODY_BYTES)
         self._runner: web.AppRunner | None = None
         self.url = ""
         r = self.app.router
@@ -211,7 +272,7 @@ class ControlApi:
         await site.start()
         bound_host, bound_port = runner.addresses[0][:2]
         self.url = f"http://[{bound_host}]:{bound_port}" if ":" in bound_host else f"http://{bound_host}:{bound_port}"
-        log.info("control_api.started", url=self.url)
+        log.info("control_api.started", url=self.url, token_required=self.token is not None)
         return self.url
 
     async def stop(self) -> None:

@@ -99,7 +99,7 @@ class Toolkit:
             from toolkit.control_api import ControlApi  # aiohttp costs ~0.2 s of import: only when asked for
 
             self.control_api = ControlApi(self)
-            await self.control_api.start(*parse_control_listener(listener))
+            await self.control_api.start(*parse_control_listener(listener, token=self.control_api.token is not None))
 
     async def stop(self) -> None:
         if self.control_api is not None:
