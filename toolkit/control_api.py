@@ -347,18 +347,10 @@ class ControlApi:
     async def timeline(self, request: web.Request) -> web.Response:
         group_id = request.match_info["id"]
         fmt = _timeline_format(request)
-        clock = self.broker.clock
-        now = clock.monotonic_ms()
-        view = self.kit.timeline.view(
-            group_id,
-            self.broker.coordinator,
-            now,
-            clock.wall_ms() - now,
-            heartbeats=request.query.get("heartbeats", "1") not in ("0", "false", "no"),
-        )
+        heartbeats = request.query.get("heartbeats", "1") not in ("0", "false", "no")
+        view = self.kit.group_timeline_view(group_id, heartbeats=heartbeats)
         if view is None:
             raise ControlError(404, f"no group {group_id!r} on this broker and nothing in its timeline")
-        view["transactions"] = self.kit.transaction_timeline.transactional_ids_for_group(group_id)
         return _rendered(request, fmt, view, render_text, render_html)
 
     @route(
@@ -377,7 +369,7 @@ class ControlApi:
             )
         return _rendered(request, fmt, view, render_transaction_text, render_transaction_html)
 
-    @route("GET", "/requests", "the recorder's summaries", "?api=&client_id=&group_id=&limit=")
+    @route("GET", "/requests", "the recorder's summaries", "?api=&client_id=&group_id=&principal=&limit=")
     async def requests(self, request: web.Request) -> web.Response:
         q = request.query
         recorder = self.kit.recorder
@@ -386,6 +378,7 @@ class ControlApi:
             api=None if not api else api_key_of(int(api) if api.isdigit() else api),
             client_id=q.get("client_id") or None,
             group_id=q.get("group_id") or None,
+            principal=q.get("principal") or None,
         )
         limit = q.get("limit")
         if limit is not None:

@@ -79,6 +79,16 @@ class Toolkit:
         """The control API's address (`control.listener` with its port resolved), or None when it is off."""
         return self.control_api.url if self.control_api is not None else None
 
+    def group_timeline_view(self, group_id: str, *, heartbeats: bool = True) -> dict[str, Any] | None:
+        """The group's rebalance timeline with its live state and the transactions that sent its offsets (None when
+        neither the timeline nor the coordinator knows it); on the broker's loop."""
+        clock = self.broker.clock
+        now = clock.monotonic_ms()
+        view = self.timeline.view(group_id, self.broker.coordinator, now, clock.wall_ms() - now, heartbeats=heartbeats)
+        if view is not None:
+            view["transactions"] = self.transaction_timeline.transactional_ids_for_group(group_id)
+        return view
+
     def transaction_timeline_view(self, transactional_id: str) -> dict[str, Any] | None:
         """The id's transaction timeline with its live state (None when neither knows it); on the broker's loop."""
         from toolkit.transactions import transaction_snapshot

@@ -4,10 +4,9 @@ id the coordinator no longer knows."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
-from broker.context import RequestContext
+from broker.context import ConnectionSession, RequestContext
 from protocol.errors import ErrorCode
 from protocol.messages.add_partitions_to_txn import (
     AddPartitionsToTxnPartitionResult,
@@ -30,7 +29,7 @@ def _timeline(**bounds: int) -> tuple[TransactionTimeline, list[int]]:
 
 
 def _ctx() -> RequestContext:
-    return RequestContext(SimpleNamespace(conn_id=1), ApiKey.ADD_PARTITIONS_TO_TXN, 4, 7, "broker-1")  # type: ignore[arg-type]
+    return RequestContext(ConnectionSession(1, "127.0.0.1", 1), ApiKey.ADD_PARTITIONS_TO_TXN, 4, 7, "broker-1")
 
 
 def _txn(transactional_id: str, verify_only: bool) -> AddPartitionsToTxnTransaction:
