@@ -285,7 +285,11 @@ class ControlApi:
     async def index(self, request: web.Request) -> web.Response:
         return _json({"endpoints": [endpoint.line() for endpoint in endpoints()]})
 
-    @route("GET", "/faults", "the rules in force (API errors and latencies, offsets append and marker faults)")
+    @route(
+        "GET",
+        "/faults",
+        "the rules in force (API errors and latencies, offsets append, marker and authentication faults)",
+    )
     async def faults(self, request: web.Request) -> web.Response:
         faults = self.kit.faults
         return _json(
@@ -302,6 +306,9 @@ class ControlApi:
                 ],
                 "marker_delays": [
                     {k: v for k, v in asdict(rule).items() if k != "error"} for rule in faults.marker_delays
+                ],
+                "authentication_failures": [
+                    {k: v for k, v in asdict(rule).items() if v is not None} for rule in faults.auth_failures
                 ],
             }
         )

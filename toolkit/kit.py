@@ -16,7 +16,7 @@ from broker.config import BrokerConfig, parse_control_listener
 from coordinator.persistence import RecordLog
 from toolkit.controls import BrokerControls
 from toolkit.coordinator_moves import CoordinatorMoves
-from toolkit.faults import FailingRecordLog, FaultMiddleware, Faults, Sleeper
+from toolkit.faults import FailingRecordLog, FaultGate, FaultMiddleware, Faults, Sleeper
 from toolkit.group_activity import GroupActivity
 from toolkit.marker_faults import MarkerFaults
 from toolkit.recorder import Recorder
@@ -56,6 +56,7 @@ class Toolkit:
         transactions.events.subscribe(self.transaction_timeline.on_event)
         self.controls = BrokerControls(broker, faults, moves, activity, self.marker_faults)
         broker.dispatcher.use(FaultMiddleware(faults, sleeper))
+        broker.auth_gate = FaultGate(faults)
         broker.dispatcher.use(moves)
         faults.on_change = broker.dispatcher.refresh
         broker.dispatcher.observe(self.timeline)
