@@ -34,6 +34,7 @@ INT64_MAX = 9223372036854775807
 KAFKA_DEFAULT_LOG_DIR = "/tmp/kafka-logs"  # noqa: S108 - Kafka's own default; server.properties sets ./data
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")  # Kafka's SecurityProtocol names
 IMPLEMENTED_SECURITY_PROTOCOLS = frozenset({"PLAINTEXT", "SSL"})
+CONTROL_TOKEN = "control.listener.token"  # noqa: S105 - the key's name, not a token
 KAFKA_SECURITY_PROTOCOL_MAP = "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"
 
 
@@ -581,8 +582,12 @@ class BrokerConfig:
             self._set(name, text)
         self._check_relations()
 
+    def _origin(self, name: str) -> str:
+        """` (from <where the key's text came from>)` for an error message, or nothing."""
+        return f" (from {self._origins[name]})" if name in self._origins else ""
+
     def _set(self, name: str, text: str) -> None:
-        origin = f" (from {self._origins[name]})" if name in self._origins else ""
+        origin = self._origin(name)
         key = KEYS.get(per_listener_base(name) or name)
         if key is None:
             raise ConfigError(f"unknown config key '{name}'{origin}")
@@ -607,10 +612,12 @@ class BrokerConfig:
                 check_listener_security(listener, name, protocols, "listener.security.protocol.map" in self.explicit)
         # Only an explicit advertised.listeners: a wildcard `listeners` without it stays served (see the README).
         check_advertised_names(self.listeners, self.advertised_listeners if self["advertised.listeners"] else [])
-        if self["control.listener.token"] == "":
-            raise ConfigError("invalid value '' for 'control.listener.token': an empty token would let anyone in")
+        if self[CONTROL_TOKEN] == "":
+            raise ConfigError(
+                f"invalid value '' for '{CONTROL_TOKEN}'{self._origin(CONTROL_TOKEN)}: an empty token lets anyone in"
+            )
         if self["control.listener"]:
-            parse_control_listener(self["control.listener"], token=self["control.listener.token"] is not None)
+            parse_control_listener(self["control.listener"], token=self[CONTROL_TOKEN] is not None)
 
     def __getitem__(self, name: str) -> Any:
         return self._values[name]
