@@ -15,6 +15,7 @@ import pytest
 from broker.config import BrokerConfig, ConfigError, load_config
 from broker.config_describe import broker_entries
 from broker.config_layers import BrokerLayers
+from cli.main import main
 from storage.broker_configs import DynamicBrokerConfigs
 from tests.support.broker_process import run_server
 from toolkit.control_api import presented_token
@@ -112,3 +113,19 @@ def test_the_token_comes_from_the_environment_and_is_described_as_sensitive() ->
     layers = BrokerLayers(config, DynamicBrokerConfigs({}, {}))
     [entry] = [e for e in broker_entries(layers) if e.name == "control.listener.token"]
     assert entry.sensitive and entry.value is None
+
+
+def test_the_cli_sends_the_token_from_its_option_or_the_environment(
+    guarded: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GROUP_BROKER_CONTROL_TOKEN", raising=False)
+    assert main(["storage", "--control", guarded, "--json"]) == 1
+    error = capsys.readouterr().err
+    assert "answered 401: the control API needs its token" in error and "--control-token" in error
+    assert main(["storage", "--control", guarded, "--json", "--control-token", TOKEN]) == 0
+    assert "offsets_partitions" in capsys.readouterr().out
+    monkeypatch.setenv("GROUP_BROKER_CONTROL_TOKEN", TOKEN)
+    assert main(["storage", "--control", guarded, "--json"]) == 0
+    with pytest.raises(SystemExit):
+        main(["storage", "--help"])
+    assert TOKEN not in capsys.readouterr().out
