@@ -457,7 +457,7 @@ KEYS: dict[str, ConfigKey] = {
             "control.listener",
             "string",
             None,
-            "HTTP control API, e.g. http://127.0.0.1:0 (loopback only without control.listener.token; unset: off).",
+            "HTTP control API, e.g. http://127.0.0.1:0 or https:// (loopback only without control.listener.token).",
         ),
         _k(
             "control.listener.token",
@@ -772,12 +772,13 @@ def is_loopback_host(host: str) -> bool:
 
 
 def parse_control_listener(text: str, token: bool = False) -> tuple[str, int]:
-    """`http://127.0.0.1:8080` -> ("127.0.0.1", 8080). Without `control.listener.token` the control API has no
-    authentication, so it only listens on a loopback address; beyond loopback only with a token."""
+    """`http://127.0.0.1:8080` -> ("127.0.0.1", 8080) (`https://`: served over TLS with the `ssl.*` keys). Without
+    `control.listener.token` the control API has no authentication, so it only listens on a loopback address;
+    beyond loopback only with a token."""
     scheme, sep, rest = text.strip().partition("://")
     host, colon, port = rest.rstrip("/").rpartition(":")
     host = host.strip("[]")
-    if scheme != "http" or not sep or not colon or not port.isdigit() or int(port) > 65535 or not host:
+    if scheme not in ("http", "https") or not sep or not colon or not port.isdigit() or int(port) > 65535 or not host:
         raise ConfigError(f"invalid value {text!r} for 'control.listener': expected http://127.0.0.1:port")
     if not token and not is_loopback_host(host):
         raise ConfigError(

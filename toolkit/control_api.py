@@ -23,6 +23,7 @@ import binascii
 import hmac
 import inspect
 import json
+import ssl
 import types
 import typing
 from collections.abc import Awaitable, Callable
@@ -265,13 +266,16 @@ class ControlApi:
         for name, endpoint in _inspection_routes():
             r.add_route(endpoint.method, endpoint.path, getattr(self, name))
 
-    async def start(self, host: str, port: int) -> str:
+    async def start(self, host: str, port: int, tls: ssl.SSLContext | None = None) -> str:
+        """Listen on `host:port` (over TLS with `tls`); returns the URL, its port resolved."""
         runner = self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False)
         await runner.setup()
-        site = web.TCPSite(runner, host, port, reuse_address=True)
+        site = web.TCPSite(runner, host, port, reuse_address=True, ssl_context=tls)
         await site.start()
         bound_host, bound_port = runner.addresses[0][:2]
-        self.url = f"http://[{bound_host}]:{bound_port}" if ":" in bound_host else f"http://{bound_host}:{bound_port}"
+        scheme = "https" if tls is not None else "http"
+        shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+        self.url = f"{scheme}://{shown}:{bound_port}"
         log.info("control_api.started", url=self.url, token_required=self.token is not None)
         return self.url
 

@@ -9,10 +9,12 @@ The broker itself never imports any of this. Build it inside the event loop that
 
 from __future__ import annotations
 
+import ssl
 from typing import TYPE_CHECKING, Any
 
 from broker.app import Broker
-from broker.config import BrokerConfig, parse_control_listener
+from broker.config import BrokerConfig, ConfigError, parse_control_listener
+from broker.startup import StartupError
 from coordinator.persistence import RecordLog
 from toolkit.controls import BrokerControls
 from toolkit.coordinator_moves import CoordinatorMoves
@@ -65,15 +67,23 @@ class Toolkit:
         broker.dispatcher.observe(self.transaction_timeline)
         broker.events.subscribe(self.timeline.on_event)
         self.control_api: ControlApi | None = None
+        #: The server context of an `https://` control listener (`build` makes it), None for `http://`.
+        self.control_tls: ssl.SSLContext | None = None
 
     @classmethod
     def build(cls, config: BrokerConfig) -> Toolkit:
+        """The broker and its toolkit; an `https://` control listener's TLS settings are checked first, as the
+        broker's own are, so a refused start writes nothing."""
         faults = Faults()
+        listener = config["control.listener"]
+        tls = control_tls(config) if listener and listener.startswith("https://") else None
 
         def wrap(record_log: RecordLog) -> RecordLog:
             return FailingRecordLog(record_log, faults)
 
-        return cls(Broker(config, wrap_record_log=wrap), faults)
+        kit = cls(Broker(config, wrap_record_log=wrap), faults)
+        kit.control_tls = tls
+        return kit
 
     @property
     def control_url(self) -> str | None:
@@ -103,16 +113,28 @@ class Toolkit:
         return self.transaction_timeline.view(transactional_id, live, now, clock.wall_ms() - now)
 
     async def start(self) -> None:
-        """Start the broker, then the control API when `control.listener` is set."""
-        await self.broker.start()
+        """Start the broker, then the control API when `control.listener` is set (over TLS for `https://`)."""
         listener = self.broker.config["control.listener"]
+        await self.broker.start()
         if listener:
             from toolkit.control_api import ControlApi  # aiohttp costs ~0.2 s of import: only when asked for
 
             self.control_api = ControlApi(self)
-            await self.control_api.start(*parse_control_listener(listener, token=self.control_api.token is not None))
+            host, port = parse_control_listener(listener, token=self.control_api.token is not None)
+            await self.control_api.start(host, port, self.control_tls)
 
     async def stop(self) -> None:
         if self.control_api is not None:
             await self.control_api.stop()
         await self.broker.stop()
+
+
+def control_tls(config: BrokerConfig) -> ssl.SSLContext:
+    """The server context of an `https://` control listener: Kafka's `ssl.*` keys, broker-wide or as
+    `listener.name.control.ssl.*` (with `ssl.client.auth=required`, callers need a client certificate too)."""
+    from broker.tls import server_context
+
+    try:
+        return server_context(config.listener_values("control"))
+    except ConfigError as exc:
+        raise StartupError(f"control.listener (https): {exc}") from None

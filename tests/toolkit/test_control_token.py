@@ -6,6 +6,7 @@ Everything listens on 127.0.0.1 with ephemeral ports: the Host header stands in 
 from __future__ import annotations
 
 import base64
+import ssl
 from collections.abc import Iterator
 from typing import Any
 
@@ -129,3 +130,26 @@ def test_the_cli_sends_the_token_from_its_option_or_the_environment(
     with pytest.raises(SystemExit):
         main(["storage", "--help"])
     assert TOKEN not in capsys.readouterr().out
+
+
+async def test_an_https_control_listener_is_served_with_the_brokers_tls_settings() -> None:
+    """`https://`: the broker's `ssl.*` keys (here mutual TLS: the caller needs the client certificate too)."""
+    overrides = {"control.listener": "https://127.0.0.1:0", "control.listener.token": TOKEN}
+    broker = EmbeddedBroker(overrides, security="mTLS").start()
+    try:
+        url = broker.control_url
+        assert url is not None and url.startswith("https://127.0.0.1:")
+        status, body, _ = await call(url, headers=bearer(TOKEN), ssl=broker.client_settings.ssl_context())
+        assert status == 200 and "now_ms" in body
+        without_certificate = ssl.create_default_context(cafile=str(broker.client_settings.ca_file))
+        with pytest.raises(aiohttp.ClientError):
+            await call(url, headers=bearer(TOKEN), ssl=without_certificate)
+    finally:
+        broker.stop()
+
+
+def test_an_https_control_listener_without_tls_settings_is_refused_at_startup_in_one_line() -> None:
+    done = run_server("control.listener=https://127.0.0.1:0")
+    assert done.returncode != 0
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "control.listener (https)" in lines[0] and "ssl.keystore" in lines[0], done.stderr
