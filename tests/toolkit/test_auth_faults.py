@@ -13,6 +13,9 @@ import pytest
 from confluent_kafka import Producer
 from structlog.testing import capture_logs
 
+from bench.wire_load import request_frame
+from protocol.messages.api_versions import ApiVersionsRequest
+from protocol.registry import ApiKey
 from tests.support.broker_process import wait_until
 from toolkit.embedded import EmbeddedBroker
 from toolkit.faults import SASL_AUTHENTICATION, AuthRule, FaultGate, Faults
@@ -92,13 +95,18 @@ def test_the_gate_refuses_the_matching_sasl_authentications_count_times() -> Non
 
 
 @pytest.fixture(scope="module")
-def control() -> Iterator[str]:
+def mtls_broker() -> Iterator[EmbeddedBroker]:
     broker = EmbeddedBroker({"control.listener": "http://127.0.0.1:0"}, security="mTLS").start()
     try:
-        assert broker.control_url is not None
-        yield broker.control_url
+        yield broker
     finally:
         broker.stop()
+
+
+@pytest.fixture
+def control(mtls_broker: EmbeddedBroker) -> str:
+    assert mtls_broker.control_url is not None
+    return mtls_broker.control_url
 
 
 async def test_the_control_api_sets_lists_and_clears_handshake_faults(control: str) -> None:
@@ -114,3 +122,27 @@ async def test_the_control_api_sets_lists_and_clears_handshake_faults(control: s
             assert answer.status == 200
         async with session.get(control + "/faults") as answer:
             assert (await answer.json())["authentication_failures"] == []
+
+
+async def test_the_control_api_lists_requests_with_their_principal_and_filters_on_it(
+    mtls_broker: EmbeddedBroker, control: str
+) -> None:
+    async with aiohttp.ClientSession() as session:
+        async with session.post(control + "/requests/recording", json={"enabled": True}) as answer:
+            assert answer.status == 200
+        host, port = mtls_broker.bootstrap_servers.rsplit(":", 1)
+        context = mtls_broker.client_settings.ssl_context()
+        assert context is not None
+        with (
+            socket.create_connection((host, int(port)), timeout=10) as raw,
+            context.wrap_socket(raw, server_hostname=host) as tls,
+        ):
+            tls.sendall(request_frame(ApiKey.API_VERSIONS, 0, ApiVersionsRequest(), 0))
+            assert len(tls.recv(4)) == 4
+        async with session.get(control + "/requests", params={"principal": "User:CN=client"}) as answer:
+            listed = (await answer.json())["requests"]
+        assert [(r["api"], r["principal"], r["listener"]) for r in listed] == [
+            ("API_VERSIONS", "User:CN=client", "SSL")
+        ]
+        async with session.get(control + "/requests", params={"principal": "User:ANONYMOUS"}) as answer:
+            assert (await answer.json())["requests"] == []

@@ -26,6 +26,7 @@ from tests.support.broker_process import wait_until, wait_until_async
 from toolkit.embedded import EmbeddedBroker
 from toolkit.pytest_plugin import GroupBrokerHandle
 from toolkit.security import ClientSettings, SaslNotServedError, Security, secure
+from toolkit.timeline.html import render_html
 from toolkit.timeline.text import render_text
 
 ROOT_JS = Path(__file__).resolve().parent / "js"
@@ -99,6 +100,7 @@ async def test_aiokafka_over_mutual_tls_and_the_timeline_names_the_principal(gro
     requests = [e for e in view["events"] if e["kind"] in ("JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup")]
     assert requests and {(e["principal"], e["listener"]) for e in requests} == {(MUTUAL, "SSL")}
     assert "principal=User:CN=client listener=SSL" in render_text(view)
+    assert "principal=User:CN=client listener=SSL" in render_html(view, None)
 
 
 @pytest.mark.parametrize("group_broker_security", ["mTLS"])
