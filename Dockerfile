@@ -1,5 +1,6 @@
 # group-broker: a Kafka-protocol broker with a faithful consumer group coordinator.
-# Run it with host networking (see docker-compose.yml): the control API only ever listens on loopback.
+# Run it with host networking (docker-compose.yml's `broker`: the control API listens on loopback), or with published
+# ports and a control API token (`broker-published`, for Docker Desktop): README, "Docker".
 FROM python:3.11-slim
 
 WORKDIR /app

@@ -44,6 +44,7 @@ every peer ran with.
 from __future__ import annotations
 
 import asyncio
+import ssl
 import statistics
 import struct
 import tempfile
@@ -542,15 +543,16 @@ async def _fetch(conn: Connection, topic: str, start: dict[int, int], end: dict[
     return time.perf_counter() - started, total
 
 
-async def _throughput(server: Broker, create: bool) -> ThroughputResult:
+async def _throughput(server: Broker, create: bool, tls: ssl.SSLContext | None = None) -> ThroughputResult:
     """Produce then fetch back, in rounds of CHUNK_BATCHES batches per partition; rates over all the rounds.
 
     Rounds because the mock keeps only about 5 MiB per partition (older batches are dropped and fetching them is
-    OFFSET_OUT_OF_RANGE); both brokers are driven the same way.
+    OFFSET_OUT_OF_RANGE); both brokers are driven the same way. `tls`: both connections speak TLS with it
+    (`bench_security`).
     """
     topic = f"bench-pf-{time.time_ns()}"
-    producer = await Connection.open(server.host, server.port)
-    consumer = await Connection.open(server.host, server.port)
+    producer = await Connection.open(server.host, server.port, tls)
+    consumer = await Connection.open(server.host, server.port, tls)
     try:
         if create:
             await create_topic(producer, topic, OUR_PARTITIONS)

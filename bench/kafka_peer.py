@@ -17,7 +17,9 @@ use to start faster: throughput would otherwise be measured on half-compiled cod
 from __future__ import annotations
 
 import asyncio
+import ssl
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from bench.wire_load import api_versions_roundtrip
@@ -52,8 +54,10 @@ def describe_settings() -> str:
 class TimedReferenceKafka(ReferenceKafka):
     """`ReferenceKafka` that notes (perf_counter) when the storage format and the broker start, and when it answers."""
 
-    def __init__(self, work_dir: Path) -> None:
-        super().__init__(work_dir, SETTINGS)
+    def __init__(
+        self, work_dir: Path, extra: Mapping[str, str] | None = None, client_ssl: ssl.SSLContext | None = None
+    ) -> None:
+        super().__init__(work_dir, {**SETTINGS, **(extra or {})}, client_ssl)
         self.format_started_at = 0.0
         self.spawned_at = 0.0
         self.answered_at = 0.0
@@ -68,7 +72,8 @@ class TimedReferenceKafka(ReferenceKafka):
         return [option for option in argv if option != C1_ONLY]
 
     async def _wait_ready(self, timeout_s: float) -> None:
-        await asyncio.to_thread(api_versions_roundtrip, HOST, self.port, timeout_s)
+        if self.client_ssl is None:  # startup is timed over plaintext only
+            await asyncio.to_thread(api_versions_roundtrip, HOST, self.port, timeout_s)
         self.answered_at = time.perf_counter()
         await super()._wait_ready(timeout_s)
         self.ready_at = time.perf_counter()
@@ -79,8 +84,12 @@ class KafkaServer:
 
     name = "kafka"
 
-    def __init__(self, work_dir: Path) -> None:
-        self.kafka = TimedReferenceKafka(work_dir / "kafka")
+    def __init__(
+        self, work_dir: Path, extra: Mapping[str, str] | None = None, client_ssl: ssl.SSLContext | None = None
+    ) -> None:
+        """`extra`: Kafka settings on top of the benchmark's (e.g. its client listener mapped to SSL, with
+        `client_ssl` the context its readiness probe connects with)."""
+        self.kafka = TimedReferenceKafka(work_dir / "kafka", extra, client_ssl)
         self.host = HOST
         self.port = 0
 

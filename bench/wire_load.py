@@ -26,6 +26,7 @@ import os
 import resource
 import signal
 import socket
+import ssl
 import struct
 import subprocess
 import sys
@@ -323,9 +324,10 @@ class Connection(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
 
     @classmethod
-    async def open(cls, host: str, port: int) -> Connection:
+    async def open(cls, host: str, port: int, tls: ssl.SSLContext | None = None) -> Connection:
+        """A connection to `host:port`, over TLS with `tls` (the handshake done when this returns)."""
         loop = asyncio.get_running_loop()
-        _, connection = await loop.create_connection(cls, host, port)
+        _, connection = await loop.create_connection(cls, host, port, ssl=tls)
         return connection
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 
 import structlog
 
+from broker.auth_gate import OPEN_GATE, AuthGate
 from broker.clock import BrokerClock
 from broker.cluster import ClusterView, SingleNodeCluster
 from broker.compaction import Compaction
@@ -103,6 +104,8 @@ class Broker:
         self.stopped = asyncio.Event()
         self.loaded = asyncio.Event()
         self.connections_accepted = 0
+        #: Asked before each TLS handshake (and, with SASL, each authentication): the toolkit's faults set it.
+        self.auth_gate: AuthGate = OPEN_GATE
         self.idle = IdleConnections(config["connections.max.idle.ms"], clock.monotonic_ms)
         self.idle.on_first = self.rearm_timers
 
@@ -262,7 +265,7 @@ class Broker:
                 self._servers.append(await asyncio.start_server(self._acceptor(name), sock=sock))
             else:
                 timeout_s = self.config["connections.max.idle.ms"] / 1000
-                self._servers.append(TlsServer(sock, context, name, self._acceptor(name), timeout_s))
+                self._servers.append(TlsServer(sock, context, name, self._acceptor(name), timeout_s, self.auth_gate))
             authenticated = context is not None and context.verify_mode == ssl.CERT_REQUIRED  # mutual TLS
             if is_wildcard_host(host) and not authenticated:
                 log.warning(

@@ -34,6 +34,7 @@ INT64_MAX = 9223372036854775807
 KAFKA_DEFAULT_LOG_DIR = "/tmp/kafka-logs"  # noqa: S108 - Kafka's own default; server.properties sets ./data
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")  # Kafka's SecurityProtocol names
 IMPLEMENTED_SECURITY_PROTOCOLS = frozenset({"PLAINTEXT", "SSL"})
+CONTROL_TOKEN = "control.listener.token"  # noqa: S105 - the key's name, not a token
 KAFKA_SECURITY_PROTOCOL_MAP = "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"
 
 
@@ -453,7 +454,16 @@ KEYS: dict[str, ConfigKey] = {
         ),
         # test and operator tooling (not Kafka settings)
         _k(
-            "control.listener", "string", None, "HTTP control API, e.g. http://127.0.0.1:0 (loopback only; unset: off)."
+            "control.listener",
+            "string",
+            None,
+            "HTTP control API, e.g. http://127.0.0.1:0 or https:// (loopback only without control.listener.token).",
+        ),
+        _k(
+            "control.listener.token",
+            "password",
+            None,
+            "Bearer token every control API request must carry; required to listen beyond loopback.",
         ),
         _k(
             "timeline.max.groups", "int", 1000, "Groups whose rebalance timeline is kept (least recent dropped).", low=1
@@ -572,8 +582,12 @@ class BrokerConfig:
             self._set(name, text)
         self._check_relations()
 
+    def _origin(self, name: str) -> str:
+        """` (from <where the key's text came from>)` for an error message, or nothing."""
+        return f" (from {self._origins[name]})" if name in self._origins else ""
+
     def _set(self, name: str, text: str) -> None:
-        origin = f" (from {self._origins[name]})" if name in self._origins else ""
+        origin = self._origin(name)
         key = KEYS.get(per_listener_base(name) or name)
         if key is None:
             raise ConfigError(f"unknown config key '{name}'{origin}")
@@ -598,8 +612,12 @@ class BrokerConfig:
                 check_listener_security(listener, name, protocols, "listener.security.protocol.map" in self.explicit)
         # Only an explicit advertised.listeners: a wildcard `listeners` without it stays served (see the README).
         check_advertised_names(self.listeners, self.advertised_listeners if self["advertised.listeners"] else [])
+        if self[CONTROL_TOKEN] == "":
+            raise ConfigError(
+                f"invalid value '' for '{CONTROL_TOKEN}'{self._origin(CONTROL_TOKEN)}: an empty token lets anyone in"
+            )
         if self["control.listener"]:
-            parse_control_listener(self["control.listener"])
+            parse_control_listener(self["control.listener"], token=self[CONTROL_TOKEN] is not None)
 
     def __getitem__(self, name: str) -> Any:
         return self._values[name]
@@ -753,18 +771,19 @@ def is_loopback_host(host: str) -> bool:
         return False
 
 
-def parse_control_listener(text: str) -> tuple[str, int]:
-    """`http://127.0.0.1:8080` -> ("127.0.0.1", 8080). The control API has no authentication, so it only ever
-    listens on a loopback address; anything else is a configuration error."""
+def parse_control_listener(text: str, token: bool = False) -> tuple[str, int]:
+    """`http://127.0.0.1:8080` -> ("127.0.0.1", 8080) (`https://`: served over TLS with the `ssl.*` keys). Without
+    `control.listener.token` the control API has no authentication, so it only listens on a loopback address;
+    beyond loopback only with a token."""
     scheme, sep, rest = text.strip().partition("://")
     host, colon, port = rest.rstrip("/").rpartition(":")
     host = host.strip("[]")
-    if scheme != "http" or not sep or not colon or not port.isdigit() or int(port) > 65535 or not host:
+    if scheme not in ("http", "https") or not sep or not colon or not port.isdigit() or int(port) > 65535 or not host:
         raise ConfigError(f"invalid value {text!r} for 'control.listener': expected http://127.0.0.1:port")
-    if not is_loopback_host(host):
+    if not token and not is_loopback_host(host):
         raise ConfigError(
-            f"invalid value {text!r} for 'control.listener': the control API has no authentication and only "
-            "listens on a loopback address (127.0.0.1, ::1 or localhost)"
+            f"invalid value {text!r} for 'control.listener': without 'control.listener.token' the control API has "
+            "no authentication and only listens on a loopback address (127.0.0.1, ::1 or localhost)"
         )
     return host, int(port)
 

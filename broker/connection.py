@@ -71,7 +71,10 @@ class Connection:
         return self._frames.pending_bytes
 
     async def run(self) -> None:
-        structlog.contextvars.bind_contextvars(conn_id=self.session.conn_id, peer=self.session.peer_host)
+        session = self.session  # every log line of this connection says who it is (SASL rebinds `principal`)
+        structlog.contextvars.bind_contextvars(
+            conn_id=session.conn_id, peer=session.peer_host, listener=session.listener, principal=session.principal
+        )
         current_listener.set(self.session.listener.upper())  # this task's context only: answers use its address
         try:
             await self._serve()

@@ -19,6 +19,8 @@ from typing import Any
 
 import structlog
 
+from broker.auth_gate import OPEN_GATE, AuthGate
+
 log = structlog.get_logger("broker.tls")
 TLS_RECORD_START = b"\x16\x03"
 ConnectionCallback = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Coroutine[Any, Any, None]]
@@ -28,9 +30,16 @@ class TlsServer:
     """The SSL counterpart of `asyncio.Server` for what the broker uses: `sockets`, `close()`, `wait_closed()`."""
 
     def __init__(
-        self, sock: socket.socket, context: ssl.SSLContext, listener: str, serve: ConnectionCallback, timeout_s: float
+        self,
+        sock: socket.socket,
+        context: ssl.SSLContext,
+        listener: str,
+        serve: ConnectionCallback,
+        timeout_s: float,
+        gate: AuthGate = OPEN_GATE,
     ) -> None:
         self.sockets = [sock]
+        self._gate = gate
         self._context = context
         self._listener = listener
         self._serve = serve
@@ -64,6 +73,11 @@ class TlsServer:
                 return
             if not first:
                 client.close()
+                return
+            refused = self._gate.tls_handshake(self._listener, peer)
+            if refused is not None:
+                log.warning("connection.tls_handshake_failed", listener=self._listener, peer=peer, reason=refused)
+                client.close()  # the ClientHello unread: the client sees its handshake cut off
                 return
             reader, writer = await self._handshake(client)
         except (TimeoutError, OSError) as exc:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 import time
 import urllib.error
@@ -185,6 +186,7 @@ def reset_offsets(
 
 BOOTSTRAP_DEFAULT = "127.0.0.1:9092"
 CONTROL_DEFAULT = "http://127.0.0.1:9644"
+CONTROL_TOKEN_VARIABLE = "GROUP_BROKER_CONTROL_TOKEN"  # noqa: S105 - the variable's name, not a token
 _HELP = argparse.ArgumentDefaultsHelpFormatter  # every option's help ends with its default, as Kafka's tools list
 
 
@@ -262,6 +264,10 @@ def _bootstrap_option(parser: argparse.ArgumentParser) -> None:
 
 def _control_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--control", default=CONTROL_DEFAULT, help="the broker's control.listener URL")
+    parser.add_argument(
+        "--control-token",
+        help=f"the broker's control.listener.token, when it has one (None: ${CONTROL_TOKEN_VARIABLE}, if set)",
+    )
     parser.add_argument("--json", action="store_true", help="print the JSON the control API answers")
 
 
@@ -288,22 +294,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     if delegated is not None:
         return delegated
     args = _parser().parse_args(argv)
+    if hasattr(args, "control_token"):  # read here, not as the option's default: --help would show it
+        args.control_token = args.control_token or os.environ.get(CONTROL_TOKEN_VARIABLE)
     try:
         if args.command == "groups" and args.groups_command == "timeline":
             fmt = "json" if args.json else "text"
             url = f"{args.control.rstrip('/')}/groups/{args.group}/timeline?format={fmt}"
-            with _control_get(args.control, url) as response:
+            with _control_get(args.control, url, args.control_token) as response:
                 print(response.read().decode())
             return 0
         if args.command == "transactions" and args.transactions_command == "timeline":
             fmt = "json" if args.json else "text"
             quoted = urllib.parse.quote(args.transactional_id, safe="")
             url = f"{args.control.rstrip('/')}/transactions/{quoted}/timeline?format={fmt}"
-            with _control_get(args.control, url) as response:
+            with _control_get(args.control, url, args.control_token) as response:
                 print(response.read().decode())
             return 0
         if args.command == "storage":
-            return _storage_command(args.control, as_json=args.json)
+            return _storage_command(args.control, args.control_token, as_json=args.json)
     except CliError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1
@@ -329,16 +337,18 @@ class CliError(Exception):
     """A failure the operator can act on, already phrased as a sentence."""
 
 
-def _control_get(control: str, url: str) -> Any:
-    """GET from the control API; every failure becomes a sentence saying what to do."""
+def _control_get(control: str, url: str, token: str | None = None) -> Any:
+    """GET from the control API (with its token when given); every failure becomes a sentence saying what to do."""
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})  # noqa: S310
     try:
-        return urllib.request.urlopen(url, timeout=10)  # noqa: S310 - an operator-given URL
+        return urllib.request.urlopen(request, timeout=10)  # noqa: S310 - an operator-given URL
     except urllib.error.HTTPError as exc:
         try:
             message = json.loads(exc.read()).get("error") or exc.reason
         except ValueError:
             message = exc.reason
-        raise CliError(f"the control API at {control} answered {exc.code}: {message}") from None
+        hint = f" (pass it with --control-token or ${CONTROL_TOKEN_VARIABLE})" if exc.code == 401 else ""
+        raise CliError(f"the control API at {control} answered {exc.code}: {message}{hint}") from None
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
         raise CliError(
@@ -348,9 +358,9 @@ def _control_get(control: str, url: str) -> Any:
         ) from None
 
 
-def _storage_command(control: str, *, as_json: bool) -> int:
+def _storage_command(control: str, token: str | None, *, as_json: bool) -> int:
     """Print `GET /storage`; exit 1 when a partition failed to load, so scripts notice."""
-    with _control_get(control, f"{control.rstrip('/')}/storage") as response:
+    with _control_get(control, f"{control.rstrip('/')}/storage", token) as response:
         status = json.loads(response.read())
     print(json.dumps(status, indent=2) if as_json else format_storage_status(status), end="\n" if as_json else "")
     return 1 if any(p["state"] == "failed" for p in status["offsets_partitions"]) else 0

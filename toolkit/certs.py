@@ -133,13 +133,20 @@ def write_certs(directory: Path, client: str = "client", hosts: tuple[str, ...] 
         directory / f"{client}.pem",
         directory / f"{client}.key",
     )
-    files.ca.write_bytes(ca.cert_pem)
+    write_pem(files.ca, ca.cert_pem)
     for cert_path, key_path, issued in (
         (files.broker_cert, files.broker_key, broker),
         (files.client_cert, files.client_key, user),
     ):
-        cert_path.write_bytes(issued.cert_pem)
-        key_path.touch(mode=0o600)
-        key_path.chmod(0o600)
-        key_path.write_bytes(issued.key_pem)
+        write_pem(cert_path, issued.cert_pem)
+        write_pem(key_path, issued.key_pem, private=True)
     return files
+
+
+def write_pem(path: Path, data: bytes, private: bool = False) -> Path:
+    """Write PEM `data` to `path`; a private key is readable by its owner only from the moment the file exists."""
+    if private:
+        path.touch(mode=0o600)
+        path.chmod(0o600)
+    path.write_bytes(data)
+    return path

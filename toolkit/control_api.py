@@ -1,13 +1,16 @@
 """The HTTP/JSON control API: `BrokerControls` for tests in any language, when the broker runs as a process.
 
 Off unless `control.listener` is set (for example `http://127.0.0.1:0`; the chosen address is printed as
-`CONTROL=http://host:port` after `BOOTSTRAP=`). It has no authentication, so it only listens on loopback addresses
-(anything else is a configuration error) and refuses requests whose Host or Origin header names another host (a
-web page cannot reach it through DNS rebinding or a cross-site form). It runs on the broker's own event loop, so
-every control runs between two requests, exactly as the in-process pytest plugin's do.
+`CONTROL=http://host:port` after `BOOTSTRAP=`). Without `control.listener.token` it has no authentication, so it
+only listens on loopback addresses (anything else is a configuration error) and refuses requests whose Host or
+Origin header names another host (a web page cannot reach it through DNS rebinding or a cross-site form). With a
+token it may listen anywhere (`http://0.0.0.0:9644` in a container whose ports are published), and every request
+must carry the token (`Authorization: Bearer <token>`, or HTTP Basic with the token as password so a browser can
+open the timelines); anything else is 401. It runs on the broker's own event loop, so every control runs between
+two requests, exactly as the in-process pytest plugin's do.
 
-JSON bodies and answers; errors are `{"error": "..."}` with 400, 404 or 405. The routes are derived, not written
-here: each control declared on `BrokerControls` (`toolkit/controls.py`) is served at its declared route by
+JSON bodies and answers; errors are `{"error": "..."}` with 400, 401, 403, 404 or 405. The routes are derived, not
+written here: each control declared on `BrokerControls` (`toolkit/controls.py`) is served at its declared route by
 `_control_route`, which reads its parameters from the path and the JSON body by their type hints; the routes that
 only inspect the toolkit (faults in force, the recorder, the timeline, storage, metrics) are the `@route` methods
 below. `endpoints()` lists both, and `GET /` answers that listing.
@@ -15,8 +18,12 @@ below. `endpoints()` lists both, and `GET /` answers that listing.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hmac
 import inspect
 import json
+import ssl
 import types
 import typing
 from collections.abc import Awaitable, Callable
@@ -83,24 +90,77 @@ def _host_of(value: str) -> str:
     return urlsplit(f"//{value}").hostname or ""
 
 
-@web.middleware
-async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Loopback callers only, JSON errors everywhere."""
+def _loopback_only(request: web.Request) -> web.Response | None:
+    """Without a token: refuse a request addressed to, or sent from a page of, another host (DNS rebinding,
+    cross-site forms)."""
     host = request.headers.get("Host")
     origin = request.headers.get("Origin")
     if (host and not is_loopback_host(_host_of(host))) or (origin and not is_loopback_host(_host_of(origin))):
         return _error(403, "the control API only answers requests addressed to a loopback host")
-    try:
-        return await handler(request)
-    except ControlError as exc:
-        return _error(exc.status, str(exc))
-    except web.HTTPException as exc:
-        if exc.status < 400:
-            raise
-        return _error(exc.status, exc.reason)
-    except (ValueError, KeyError) as exc:
-        message = f"unknown name {exc}" if isinstance(exc, KeyError) else str(exc)
-        return _error(400, message)
+    return None
+
+
+def presented_token(authorization: str) -> str | None:
+    """The token in an `Authorization` header: `Bearer <token>`, or HTTP Basic with the token as the password (what
+    a browser prompts for, so the HTML timelines open in one); None for anything else."""
+    scheme, _, credentials = authorization.strip().partition(" ")
+    if scheme.lower() == "bearer":
+        return credentials.strip()
+    if scheme.lower() == "basic":
+        try:
+            decoded = base64.b64decode(credentials.strip(), validate=True).decode()
+        except (binascii.Error, UnicodeDecodeError):
+            return None
+        return decoded.partition(":")[2]
+    return None
+
+
+def _token_guard(token: str) -> Callable[[web.Request], web.Response | None]:
+    """With `control.listener.token`: every request carries it (401 otherwise, compared in constant time), and a
+    browser page may only call from the API's own origin, as its cached Basic credentials would go along."""
+    expected = token.encode()
+
+    def check(request: web.Request) -> web.Response | None:
+        presented = presented_token(request.headers.get("Authorization", ""))
+        if presented is None or not hmac.compare_digest(presented.encode(), expected):
+            log.warning(
+                "control_api.unauthorized",
+                peer=request.remote,
+                path=request.path,
+                reason="no token" if presented is None else "wrong token",
+            )
+            response = _error(401, "the control API needs its token: Authorization: Bearer <control.listener.token>")
+            response.headers["WWW-Authenticate"] = 'Basic realm="group-broker control API"'
+            return response
+        origin = request.headers.get("Origin")
+        if origin and urlsplit(origin).netloc != request.headers.get("Host", ""):
+            return _error(403, "the control API only answers pages of its own origin")
+        return None
+
+    return check
+
+
+def _guard(check: Callable[[web.Request], web.Response | None]) -> Any:
+    """The middleware: `check` first (loopback callers, or the token), then JSON errors everywhere."""
+
+    @web.middleware
+    async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+        refused = check(request)
+        if refused is not None:
+            return refused
+        try:
+            return await handler(request)
+        except ControlError as exc:
+            return _error(exc.status, str(exc))
+        except web.HTTPException as exc:
+            if exc.status < 400:
+                raise
+            return _error(exc.status, exc.reason)
+        except (ValueError, KeyError) as exc:
+            message = f"unknown name {exc}" if isinstance(exc, KeyError) else str(exc)
+            return _error(400, message)
+
+    return guard
 
 
 async def _body(request: web.Request) -> dict[str, Any]:
@@ -194,7 +254,9 @@ class ControlApi:
         self.kit = kit
         self.broker = kit.broker
         self.controls = kit.controls
-        self.app = web.Application(middlewares=[_guard], client_max_size=MAX_BODY_BYTES)
+        self.token: str | None = kit.broker.config["control.listener.token"]
+        check = _loopback_only if self.token is None else _token_guard(self.token)
+        self.app = web.Application(middlewares=[_guard(check)], client_max_size=MAX_BODY_BYTES)
         self._runner: web.AppRunner | None = None
         self.url = ""
         r = self.app.router
@@ -204,14 +266,17 @@ class ControlApi:
         for name, endpoint in _inspection_routes():
             r.add_route(endpoint.method, endpoint.path, getattr(self, name))
 
-    async def start(self, host: str, port: int) -> str:
+    async def start(self, host: str, port: int, tls: ssl.SSLContext | None = None) -> str:
+        """Listen on `host:port` (over TLS with `tls`); returns the URL, its port resolved."""
         runner = self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False)
         await runner.setup()
-        site = web.TCPSite(runner, host, port, reuse_address=True)
+        site = web.TCPSite(runner, host, port, reuse_address=True, ssl_context=tls)
         await site.start()
         bound_host, bound_port = runner.addresses[0][:2]
-        self.url = f"http://[{bound_host}]:{bound_port}" if ":" in bound_host else f"http://{bound_host}:{bound_port}"
-        log.info("control_api.started", url=self.url)
+        scheme = "https" if tls is not None else "http"
+        shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+        self.url = f"{scheme}://{shown}:{bound_port}"
+        log.info("control_api.started", url=self.url, token_required=self.token is not None)
         return self.url
 
     async def stop(self) -> None:
@@ -224,7 +289,11 @@ class ControlApi:
     async def index(self, request: web.Request) -> web.Response:
         return _json({"endpoints": [endpoint.line() for endpoint in endpoints()]})
 
-    @route("GET", "/faults", "the rules in force (API errors and latencies, offsets append and marker faults)")
+    @route(
+        "GET",
+        "/faults",
+        "the rules in force (API errors and latencies, offsets append, marker and authentication faults)",
+    )
     async def faults(self, request: web.Request) -> web.Response:
         faults = self.kit.faults
         return _json(
@@ -241,6 +310,9 @@ class ControlApi:
                 ],
                 "marker_delays": [
                     {k: v for k, v in asdict(rule).items() if k != "error"} for rule in faults.marker_delays
+                ],
+                "authentication_failures": [
+                    {k: v for k, v in asdict(rule).items() if v is not None} for rule in faults.auth_failures
                 ],
             }
         )
@@ -286,18 +358,10 @@ class ControlApi:
     async def timeline(self, request: web.Request) -> web.Response:
         group_id = request.match_info["id"]
         fmt = _timeline_format(request)
-        clock = self.broker.clock
-        now = clock.monotonic_ms()
-        view = self.kit.timeline.view(
-            group_id,
-            self.broker.coordinator,
-            now,
-            clock.wall_ms() - now,
-            heartbeats=request.query.get("heartbeats", "1") not in ("0", "false", "no"),
-        )
+        heartbeats = request.query.get("heartbeats", "1") not in ("0", "false", "no")
+        view = self.kit.group_timeline_view(group_id, heartbeats=heartbeats)
         if view is None:
             raise ControlError(404, f"no group {group_id!r} on this broker and nothing in its timeline")
-        view["transactions"] = self.kit.transaction_timeline.transactional_ids_for_group(group_id)
         return _rendered(request, fmt, view, render_text, render_html)
 
     @route(
@@ -316,7 +380,7 @@ class ControlApi:
             )
         return _rendered(request, fmt, view, render_transaction_text, render_transaction_html)
 
-    @route("GET", "/requests", "the recorder's summaries", "?api=&client_id=&group_id=&limit=")
+    @route("GET", "/requests", "the recorder's summaries", "?api=&client_id=&group_id=&principal=&limit=")
     async def requests(self, request: web.Request) -> web.Response:
         q = request.query
         recorder = self.kit.recorder
@@ -325,6 +389,7 @@ class ControlApi:
             api=None if not api else api_key_of(int(api) if api.isdigit() else api),
             client_id=q.get("client_id") or None,
             group_id=q.get("group_id") or None,
+            principal=q.get("principal") or None,
         )
         limit = q.get("limit")
         if limit is not None:

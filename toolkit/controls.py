@@ -134,6 +134,10 @@ def _delayed_markers(controls: BrokerControls, args: Mapping[str, Any], result: 
     return {"delay_ms": args["delay_ms"], "count": args["count"], "transactional_id": args["transactional_id"]}
 
 
+def _auth_rule(controls: BrokerControls, args: Mapping[str, Any], result: Any) -> Any:
+    return {key: value for key, value in args.items() if value is not None}
+
+
 def _transaction(controls: BrokerControls, args: Mapping[str, Any], result: Any) -> Any:
     transactional_id = args["transactional_id"]
     if result is None:
@@ -316,6 +320,49 @@ class BrokerControls:
         from toolkit.names import error_of
 
         self._faults.offsets_append_errors.extend([error_of(error)] * count)
+
+    @control("POST", "/faults/handshakes", answer=_auth_rule)
+    def fail_next_handshakes(self, count: Count = 1, *, listener: str | None = None) -> None:
+        """Refuse the next TLS handshakes.
+
+        The next `count` connections to an SSL listener (`listener`, or any) are closed before their TLS handshake
+        completes, as a broker refusing the client would, with a `connection.tls_handshake_failed` log line saying
+        the toolkit did it. Clients see their handshake cut off and retry (or report an SSL error)."""
+        from toolkit.faults import TLS_HANDSHAKE, AuthRule
+
+        self._check_listener(listener, ("SSL", "SASL_SSL"), "SSL")
+        self._faults.fail_authentications(AuthRule(TLS_HANDSHAKE, count, listener))
+
+    @control("POST", "/faults/authentications", answer=_auth_rule)
+    def fail_next_authentications(
+        self,
+        count: Count = 1,
+        *,
+        listener: str | None = None,
+        client_id: str | None = None,
+        mechanism: str | None = None,
+        username: str | None = None,
+    ) -> None:
+        """Fail the next SASL authentications.
+
+        The next `count` SASL authentications (optionally only of one listener, client id, mechanism or username)
+        fail as a wrong password does: SASL_AUTHENTICATION_FAILED, then the connection closed. Needs a SASL
+        listener (SASL_PLAINTEXT or SASL_SSL), which the broker does not serve yet: refused until it does."""
+        from toolkit.faults import SASL_AUTHENTICATION, AuthRule
+
+        self._check_listener(listener, ("SASL_PLAINTEXT", "SASL_SSL"), "SASL")
+        rule = AuthRule(SASL_AUTHENTICATION, count, listener, client_id, mechanism, username)
+        self._faults.fail_authentications(rule)
+
+    def _check_listener(self, listener: str | None, protocols: tuple[str, ...], kind: str) -> None:
+        """Refuse an authentication fault that no listener of this broker could ever meet."""
+        config = self._broker.config
+        protocol_of = config.security_protocol_map
+        names = [name for name, _, _ in config.listeners if protocol_of.get(name.upper()) in protocols]
+        if not names:
+            raise ValueError(f"this broker has no {kind} listener (its listeners: {', '.join(config['listeners'])})")
+        if listener is not None and listener.upper() not in {name.upper() for name in names}:
+            raise ValueError(f"{listener!r} is not one of this broker's {kind} listeners ({', '.join(names)})")
 
     @control("POST", "/faults/markers/fail-next", answer=_failing_markers)
     def fail_next_markers(

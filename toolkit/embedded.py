@@ -21,6 +21,7 @@ from broker.app import Broker
 from broker.config import BrokerConfig
 from broker.logging import configure_test_logging
 from toolkit.kit import Toolkit
+from toolkit.security import ClientSettings, Security, secure
 
 T = TypeVar("T")
 
@@ -34,13 +35,28 @@ TEST_DEFAULTS = {
 
 
 class EmbeddedBroker:
-    def __init__(self, overrides: dict[str, str] | None = None, data_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        overrides: dict[str, str] | None = None,
+        data_dir: Path | None = None,
+        security: str | Security | None = None,
+    ) -> None:
+        """`security`: how its listener is secured (`toolkit.security.Security.of`: "PLAINTEXT", "SSL", "mTLS"...);
+        certificates go to a temporary directory of their own (never the log directory) and `client_settings`
+        tells clients how to connect. `overrides` win over what `security` sets."""
+        wanted = Security.of(security)  # a spec it cannot serve is refused before anything is made
         self._temp: tempfile.TemporaryDirectory[str] | None = None
         if data_dir is None:
             self._temp = tempfile.TemporaryDirectory(prefix="group-broker-")
             data_dir = Path(self._temp.name)
         self.data_dir = data_dir
-        self.config = BrokerConfig({**TEST_DEFAULTS, "log.dirs": str(data_dir), **(overrides or {})})
+        self._certs: tempfile.TemporaryDirectory[str] | None = None
+        secured: dict[str, str] = {}
+        self.client_settings = ClientSettings()
+        if wanted.tls:
+            self._certs = tempfile.TemporaryDirectory(prefix="group-broker-certs-")
+            secured, self.client_settings = secure(wanted, Path(self._certs.name))
+        self.config = BrokerConfig({**TEST_DEFAULTS, **secured, "log.dirs": str(data_dir), **(overrides or {})})
         self._kit: Toolkit | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -114,6 +130,7 @@ class EmbeddedBroker:
         if self._loop is not None and self._thread is not None and self._thread.is_alive():
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout_s)
-        if self._temp is not None:
-            self._temp.cleanup()
-            self._temp = None
+        for temp in (self._temp, self._certs):
+            if temp is not None:
+                temp.cleanup()
+        self._temp = self._certs = None

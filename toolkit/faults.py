@@ -1,10 +1,11 @@
 """Fault injection: answer the next requests of an API with an error, slow an API down, fail offsets appends, fail
-or hold back transaction markers.
+or hold back transaction markers, refuse the next TLS handshakes (and SASL authentications, once SASL is served).
 
 It reaches the server only through its extension points: `FaultMiddleware` sits in the dispatcher's middleware
 chain, `FailingRecordLog` wraps the coordinator's record log, the marker rules are applied by `MarkerFaults`
 (`toolkit/marker_faults.py`) through the marker channel's `intercept`, and injected latency and held markers wait
-on the broker clock (`advance` moves it; a frozen clock makes them wait for `advance`).
+on the broker clock (`advance` moves it; a frozen clock makes them wait for `advance`); authentication failures
+through the broker's `auth_gate` (`FaultGate`).
 
 Tests of consumer-group code need the failures Kafka produces in production (a NOT_COORDINATOR in the middle of a
 commit, a REBALANCE_IN_PROGRESS heartbeat, a slow JoinGroup) on demand. An injected error is answered in the shape
@@ -83,7 +84,32 @@ class MarkerRule:
         return self.transactional_id is None or self.transactional_id == transactional_id
 
 
-def _use(rules: list[Any], rule: ErrorRule | LatencyRule | MarkerRule) -> bool:
+TLS_HANDSHAKE = "tls_handshake"
+SASL_AUTHENTICATION = "sasl_authentication"
+
+
+@dataclass(slots=True)
+class AuthRule:
+    """Refuse the next `remaining` authentications at `stage` (a TLS handshake, or a SASL authentication once SASL
+    is served), of one listener or any; a SASL rule may also name the client id, mechanism or username."""
+
+    stage: str
+    remaining: int
+    listener: str | None = None
+    client_id: str | None = None
+    mechanism: str | None = None
+    username: str | None = None
+
+    def matches(self, stage: str, listener: str, **names: str | None) -> bool:
+        wanted = {"client_id": self.client_id, "mechanism": self.mechanism, "username": self.username}
+        return (
+            self.stage == stage
+            and (self.listener is None or self.listener.upper() == listener.upper())
+            and all(value is None or value == names.get(key) for key, value in wanted.items())
+        )
+
+
+def _use(rules: list[Any], rule: ErrorRule | LatencyRule | MarkerRule | AuthRule) -> bool:
     """Consume one use of `rule`; True when that was its last (it is then removed from `rules`)."""
     if rule.remaining is None:
         return False
@@ -103,6 +129,7 @@ class Faults:
     offsets_append_errors: list[ErrorCode] = field(default_factory=list)
     marker_errors: list[MarkerRule] = field(default_factory=list)
     marker_delays: list[MarkerRule] = field(default_factory=list)
+    auth_failures: list[AuthRule] = field(default_factory=list)
     #: Told when the set of APIs with a rule changes (the dispatcher then leaves the fault middleware out of the
     #: chains of APIs without one).
     on_change: Callable[[], None] = _nothing
@@ -143,7 +170,18 @@ class Faults:
         self.offsets_append_errors.clear()
         self.marker_errors.clear()
         self.marker_delays.clear()
+        self.auth_failures.clear()
         self.on_change()
+
+    def fail_authentications(self, rule: AuthRule) -> None:
+        self.auth_failures.append(rule)
+
+    def take_auth_failure(self, stage: str, listener: str, **names: str | None) -> AuthRule | None:
+        """The rule refusing this authentication (one use of the first that matches), or None."""
+        rule = next((r for r in self.auth_failures if r.matches(stage, listener, **names)), None)
+        if rule is not None:
+            _use(self.auth_failures, rule)
+        return rule
 
     def take_marker_error(self, transactional_id: str) -> ErrorCode | None:
         """The error the next round of markers of this id fails with (one use of the first matching rule)."""
@@ -307,3 +345,24 @@ class FailingRecordLog:
     def append_marker(self, partition: int, marker: TransactionMarker, on_durable: AppendCallback) -> None:
         """Transaction markers pass through (marker faults are the transaction coordinator's)."""
         self._inner.append_marker(partition, marker, on_durable)
+
+
+class FaultGate:
+    """The broker's `auth_gate` (`broker/auth_gate.py`) while the toolkit is attached: refuses the authentications
+    the `AuthRule`s name, each refusal saying which control caused it."""
+
+    def __init__(self, faults: Faults) -> None:
+        self._faults = faults
+
+    def tls_handshake(self, listener: str, peer: str) -> str | None:
+        if not self._faults.auth_failures:
+            return None
+        rule = self._faults.take_auth_failure(TLS_HANDSHAKE, listener)
+        return None if rule is None else "injected by the toolkit (fail_next_handshakes)"
+
+    def authentication(self, listener: str, client_id: str | None, mechanism: str, username: str) -> str | None:
+        if not self._faults.auth_failures:
+            return None
+        names = {"client_id": client_id, "mechanism": mechanism, "username": username}
+        rule = self._faults.take_auth_failure(SASL_AUTHENTICATION, listener, **names)
+        return None if rule is None else "injected by the toolkit (fail_next_authentications)"

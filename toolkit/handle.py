@@ -25,6 +25,7 @@ from toolkit.controls import BrokerControls
 if TYPE_CHECKING:
     from toolkit.embedded import EmbeddedBroker
     from toolkit.recorder import Exchange
+    from toolkit.security import ClientSettings
 
     _Controls = BrokerControls
 else:
@@ -85,6 +86,13 @@ class GroupBrokerHandle(_Controls):
     @property
     def data_dir(self) -> str:
         return str(self._embedded.data_dir)
+
+    @property
+    def client_settings(self) -> ClientSettings:
+        """How clients reach this broker (its security protocol, the test CA and client certificate), spelled for
+        each client family: `.kafka_python()`, `.aiokafka()`, `.confluent()`, `.kafkajs()`, `.ssl_context()`, and
+        the `.principal` the broker gives such a client."""
+        return self._embedded.client_settings
 
     def _matches(self, group_id: str, state: str | None, members: int | None, generation_at_least: int | None) -> Any:
         snapshot = self.group(group_id)
@@ -213,6 +221,15 @@ class GroupBrokerHandle(_Controls):
                 )
             time.sleep(0.02)
 
+    def group_timeline(self, group_id: str, *, heartbeats: bool = True) -> dict[str, Any] | None:
+        """The group's rebalance timeline as JSON (what `GET /groups/{id}/timeline?format=json` answers): its live
+        state, lanes, rebalances and every event with the principal and listener of the request behind it."""
+        kit = self._embedded.kit
+        view: dict[str, Any] | None = self._embedded.call(
+            lambda: kit.group_timeline_view(group_id, heartbeats=heartbeats)
+        )
+        return view
+
     def transaction_timeline(self, transactional_id: str) -> dict[str, Any] | None:
         """The id's transaction timeline as JSON (what `GET /transactions/{id}/timeline?format=json` answers):
         its live state, its state bands, the partitions involved and every event; None when nothing knows it."""
@@ -223,14 +240,20 @@ class GroupBrokerHandle(_Controls):
     # -- recorder ------------------------------------------------------------------------------------------------
 
     def requests(
-        self, *, api: str | int | None = None, client_id: str | None = None, group_id: str | None = None
+        self,
+        *,
+        api: str | int | None = None,
+        client_id: str | None = None,
+        group_id: str | None = None,
+        principal: str | None = None,
     ) -> list[Exchange]:
-        """Every request/response recorded so far (API, version, error codes, decoded bodies)."""
+        """Every request/response recorded so far (API, version, error codes, decoded bodies, the principal and
+        listener that sent it), optionally only those matching each filter given."""
         from toolkit.names import api_key_of
 
         key = None if api is None else api_key_of(api)
         recorder = self._embedded.kit.recorder
         exchanges: list[Exchange] = self._embedded.call(
-            lambda: recorder.exchanges(api=key, client_id=client_id, group_id=group_id)
+            lambda: recorder.exchanges(api=key, client_id=client_id, group_id=group_id, principal=principal)
         )
         return exchanges

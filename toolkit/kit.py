@@ -9,14 +9,16 @@ The broker itself never imports any of this. Build it inside the event loop that
 
 from __future__ import annotations
 
+import ssl
 from typing import TYPE_CHECKING, Any
 
 from broker.app import Broker
-from broker.config import BrokerConfig, parse_control_listener
+from broker.config import BrokerConfig, ConfigError, parse_control_listener
+from broker.startup import StartupError
 from coordinator.persistence import RecordLog
 from toolkit.controls import BrokerControls
 from toolkit.coordinator_moves import CoordinatorMoves
-from toolkit.faults import FailingRecordLog, FaultMiddleware, Faults, Sleeper
+from toolkit.faults import FailingRecordLog, FaultGate, FaultMiddleware, Faults, Sleeper
 from toolkit.group_activity import GroupActivity
 from toolkit.marker_faults import MarkerFaults
 from toolkit.recorder import Recorder
@@ -56,6 +58,7 @@ class Toolkit:
         transactions.events.subscribe(self.transaction_timeline.on_event)
         self.controls = BrokerControls(broker, faults, moves, activity, self.marker_faults)
         broker.dispatcher.use(FaultMiddleware(faults, sleeper))
+        broker.auth_gate = FaultGate(faults)
         broker.dispatcher.use(moves)
         faults.on_change = broker.dispatcher.refresh
         broker.dispatcher.observe(self.timeline)
@@ -64,20 +67,38 @@ class Toolkit:
         broker.dispatcher.observe(self.transaction_timeline)
         broker.events.subscribe(self.timeline.on_event)
         self.control_api: ControlApi | None = None
+        #: The server context of an `https://` control listener (`build` makes it), None for `http://`.
+        self.control_tls: ssl.SSLContext | None = None
 
     @classmethod
     def build(cls, config: BrokerConfig) -> Toolkit:
+        """The broker and its toolkit; an `https://` control listener's TLS settings are checked first, as the
+        broker's own are, so a refused start writes nothing."""
         faults = Faults()
+        listener = config["control.listener"]
+        tls = control_tls(config) if listener and listener.startswith("https://") else None
 
         def wrap(record_log: RecordLog) -> RecordLog:
             return FailingRecordLog(record_log, faults)
 
-        return cls(Broker(config, wrap_record_log=wrap), faults)
+        kit = cls(Broker(config, wrap_record_log=wrap), faults)
+        kit.control_tls = tls
+        return kit
 
     @property
     def control_url(self) -> str | None:
         """The control API's address (`control.listener` with its port resolved), or None when it is off."""
         return self.control_api.url if self.control_api is not None else None
+
+    def group_timeline_view(self, group_id: str, *, heartbeats: bool = True) -> dict[str, Any] | None:
+        """The group's rebalance timeline with its live state and the transactions that sent its offsets (None when
+        neither the timeline nor the coordinator knows it); on the broker's loop."""
+        clock = self.broker.clock
+        now = clock.monotonic_ms()
+        view = self.timeline.view(group_id, self.broker.coordinator, now, clock.wall_ms() - now, heartbeats=heartbeats)
+        if view is not None:
+            view["transactions"] = self.transaction_timeline.transactional_ids_for_group(group_id)
+        return view
 
     def transaction_timeline_view(self, transactional_id: str) -> dict[str, Any] | None:
         """The id's transaction timeline with its live state (None when neither knows it); on the broker's loop."""
@@ -92,16 +113,28 @@ class Toolkit:
         return self.transaction_timeline.view(transactional_id, live, now, clock.wall_ms() - now)
 
     async def start(self) -> None:
-        """Start the broker, then the control API when `control.listener` is set."""
-        await self.broker.start()
+        """Start the broker, then the control API when `control.listener` is set (over TLS for `https://`)."""
         listener = self.broker.config["control.listener"]
+        await self.broker.start()
         if listener:
             from toolkit.control_api import ControlApi  # aiohttp costs ~0.2 s of import: only when asked for
 
             self.control_api = ControlApi(self)
-            await self.control_api.start(*parse_control_listener(listener))
+            host, port = parse_control_listener(listener, token=self.control_api.token is not None)
+            await self.control_api.start(host, port, self.control_tls)
 
     async def stop(self) -> None:
         if self.control_api is not None:
             await self.control_api.stop()
         await self.broker.stop()
+
+
+def control_tls(config: BrokerConfig) -> ssl.SSLContext:
+    """The server context of an `https://` control listener: Kafka's `ssl.*` keys, broker-wide or as
+    `listener.name.control.ssl.*` (with `ssl.client.auth=required`, callers need a client certificate too)."""
+    from broker.tls import server_context
+
+    try:
+        return server_context(config.listener_values("control"))
+    except ConfigError as exc:
+        raise StartupError(f"control.listener (https): {exc}") from None

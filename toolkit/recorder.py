@@ -27,6 +27,9 @@ class Exchange:
     request: Any
     response: Any
     error_codes: tuple[int, ...]
+    #: Who sent it: the connection's principal (`User:CN=...` on mutual TLS, `User:ANONYMOUS` without) and listener.
+    principal: str = "User:ANONYMOUS"
+    listener: str = "PLAINTEXT"
 
     @property
     def api(self) -> str:
@@ -42,6 +45,8 @@ class Exchange:
             "correlation_id": self.correlation_id,
             "error_codes": list(self.error_codes),
             "group_id": getattr(self.request, "group_id", None),
+            "principal": self.principal,
+            "listener": self.listener,
         }
 
 
@@ -70,6 +75,8 @@ class Recorder:
                 request,
                 response,
                 tuple(error_codes(response)) if response is not None else (),
+                ctx.session.principal,
+                ctx.session.listener,
             )
         )
 
@@ -77,7 +84,12 @@ class Recorder:
         self._exchanges.append(exchange)
 
     def exchanges(
-        self, *, api: ApiKey | int | None = None, client_id: str | None = None, group_id: str | None = None
+        self,
+        *,
+        api: ApiKey | int | None = None,
+        client_id: str | None = None,
+        group_id: str | None = None,
+        principal: str | None = None,
     ) -> list[Exchange]:
         return [
             e
@@ -85,6 +97,7 @@ class Recorder:
             if (api is None or e.api_key == api)
             and (client_id is None or e.client_id == client_id)
             and (group_id is None or getattr(e.request, "group_id", None) == group_id)
+            and (principal is None or e.principal == principal)
         ]
 
     def clear(self) -> None:

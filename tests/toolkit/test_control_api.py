@@ -282,7 +282,14 @@ async def test_coordinator_faults_connections_and_latency(control: str, bootstra
         faults = await ok(control, "GET", "/faults")
         assert [(r["api"], r["delay_ms"], r["remaining"]) for r in faults["latencies"]] == [("LIST_GROUPS", 5, 2)]
         assert await ok(control, "DELETE", "/faults") == {"cleared": True}
-        cleared = {"errors": [], "latencies": [], "offsets_append_errors": [], "marker_errors": [], "marker_delays": []}
+        cleared = {
+            "errors": [],
+            "latencies": [],
+            "offsets_append_errors": [],
+            "marker_errors": [],
+            "marker_delays": [],
+            "authentication_failures": [],
+        }
         assert await ok(control, "GET", "/faults") == cleared
 
         dropped = await ok(control, "POST", "/connections/drop", {"client_id": f"client-{group}"})

@@ -9,6 +9,7 @@ cannot go untested. How each kind is covered:
 |---|---|
 | sh, Quick start: `make run` ... | every line: the target exists (`make -n`), its `VAR=` is one the Makefile uses |
 | python, Using it from clients | parses; the clients' own suites: tests/e2e/test_{aiokafka,kafka_python,confluent}.py |
+| python, a secured group_broker | parses; tests/toolkit/test_security_fixture.py runs each client family that way |
 | js, kafkajs constructor | tests/e2e/test_kafkajs.py |
 | java, the Java client's constructor | tests/e2e/test_java_client.py (reference/clients/*.java build the same) |
 | sh, `kcat -b ...` | tests/e2e/test_kcat.py (kcat is external: its options are its own) |
@@ -69,6 +70,7 @@ INVENTORY: dict[tuple[str, str], tuple[str, str]] = {
     ("properties", "# server.properties: an SSL listener"): ("elsewhere", "tests/e2e/test_ssl.py"),
     ("python", "# over SSL with mutual TLS"): ("python", "tests/e2e/test_ssl.py"),
     ("js", "// over SSL with mutual TLS"): ("elsewhere", "tests/e2e/test_ssl.py"),
+    ("python", "# a secured group_broker"): ("python", "tests/toolkit/test_security_fixture.py"),
     ("", "toolkit : cli : pipeline "): ("layers", "pyproject.toml [tool.importlinter] layers contract"),
 }
 """(language, start of the first line) -> (how the block is checked, what it is checked against)."""

@@ -4,10 +4,9 @@ id the coordinator no longer knows."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
-from broker.context import RequestContext
+from broker.context import ConnectionSession, RequestContext
 from protocol.errors import ErrorCode
 from protocol.messages.add_partitions_to_txn import (
     AddPartitionsToTxnPartitionResult,
@@ -30,7 +29,7 @@ def _timeline(**bounds: int) -> tuple[TransactionTimeline, list[int]]:
 
 
 def _ctx() -> RequestContext:
-    return RequestContext(SimpleNamespace(conn_id=1), ApiKey.ADD_PARTITIONS_TO_TXN, 4, 7, "broker-1")  # type: ignore[arg-type]
+    return RequestContext(ConnectionSession(1, "127.0.0.1", 1), ApiKey.ADD_PARTITIONS_TO_TXN, 4, 7, "broker-1")
 
 
 def _txn(transactional_id: str, verify_only: bool) -> AddPartitionsToTxnTransaction:
@@ -107,3 +106,23 @@ def test_a_view_of_an_id_the_coordinator_no_longer_knows_says_so() -> None:
         "  states: Empty +0.000s, Dead +0.000s",
     ]
     assert timeline.view("never", None, now[0], 0) is None
+
+
+def test_each_request_event_names_its_principal_and_listener_the_coordinators_none() -> None:
+    timeline, now = _timeline()
+    session = ConnectionSession(2, "127.0.0.1", 2, "SSL", principal="User:CN=alice")
+    ctx = RequestContext(session, ApiKey.ADD_PARTITIONS_TO_TXN, 4, 7, "app")
+    request = AddPartitionsToTxnRequest(transactions=[_txn("a", False)])
+    response = AddPartitionsToTxnResponse(results_by_transaction=[_result("a", ErrorCode.NONE)])
+    timeline.request_finished(ctx, ApiKey.ADD_PARTITIONS_TO_TXN, request, response, 0.0)
+    timeline.on_event("txn.state", {"transactional_id": "a", "old_state": "Empty", "new_state": "Ongoing"})
+    view = timeline.view("a", None, now[0], 0)
+    assert view is not None
+    assert [(e["principal"], e["listener"]) for e in view["events"]] == [("User:CN=alice", "SSL"), (None, None)]
+    assert "client=app principal=User:CN=alice listener=SSL partitions=orders-0,orders-1" in render_transaction_text(
+        view
+    )
+    anonymous = RequestContext(ConnectionSession(3, "127.0.0.1", 3), ApiKey.ADD_PARTITIONS_TO_TXN, 4, 8, "app")
+    timeline.request_finished(anonymous, ApiKey.ADD_PARTITIONS_TO_TXN, request, response, 0.0)
+    last = timeline.view("a", None, now[0], 0)
+    assert last is not None and "principal=" not in render_transaction_text(last).splitlines()[-1]

@@ -74,7 +74,7 @@ def test_every_peer_s_settings_or_why_it_did_not_run_are_noted() -> None:
 
 def test_importing_the_bench_package_needs_neither_the_tests_package_nor_java() -> None:
     code = (
-        "import sys, bench.bench_broker, bench.peers;"
+        "import sys, bench.bench_broker, bench.bench_security, bench.peers;"
         "print(sorted(m for m in sys.modules if m == 'tests' or m.startswith('tests.')))"
     )
     shown = subprocess.run(

@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     pass
 
 
+ANONYMOUS = "User:ANONYMOUS"
 REBALANCING_STATES = ("PreparingRebalance", "CompletingRebalance")
 RECONCILING_STATES = ("Assigning", "Reconciling")
 """A consumer group's (KIP-848) states between a group epoch bump and every member reconciled at it."""
@@ -39,10 +40,20 @@ def wall(view: dict[str, Any], at_ms: int) -> str:
     return stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def sender(e: dict[str, Any]) -> list[str]:
+    """`principal=... listener=...` of a request event sent by an authenticated client (nothing for anonymous ones,
+    which most are, nor for the coordinator's own events)."""
+    principal = e.get("principal")
+    if principal is None or principal == ANONYMOUS:
+        return []
+    return [f"principal={principal}", f"listener={e.get('listener')}"]
+
+
 def describe(e: dict[str, Any]) -> str:
     parts = []
     if e["client_id"] is not None:
         parts.append(f"client={e['client_id']}")
+    parts.extend(sender(e))
     if e["generation"] is not None:
         parts.append(f"gen={e['generation']}")
     if e["error"] is not None:
@@ -63,6 +74,7 @@ def describe_transaction_event(e: dict[str, Any]) -> str:
         parts.append(f"producer={e['producer_id']}{epoch}")
     if e["client_id"] is not None:
         parts.append(f"client={e['client_id']}")
+    parts.extend(sender(e))
     if e["partitions"]:
         parts.append(f"partitions={','.join(e['partitions'])}")
     if e["error"] is not None:

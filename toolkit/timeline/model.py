@@ -3,7 +3,8 @@
 A rebalance is a conversation between members and the coordinator, and when one goes wrong the question is always
 "who was it waiting for, and why did that member not come back?". The timeline keeps, per group, every JoinGroup,
 SyncGroup, Heartbeat and LeaveGroup (member id, client id, generation, the client's reason where JoinGroup v8+ and
-LeaveGroup v5 carry one, the error answered, how long a JoinGroup or SyncGroup was parked) together with the
+LeaveGroup v5 carry one, the error answered, how long a JoinGroup or SyncGroup was parked, the principal and
+listener it came from) together with the
 coordinator's own events (members joining, leaving, expiring or being fenced, state changes, rebalances starting
 and completing). A KIP-848 consumer group's ConsumerGroupHeartbeats are its heartbeats (each with the member's
 epoch as its generation); its joins, leaves, epoch bumps and reconciliations are the coordinator's events. A view
@@ -73,9 +74,12 @@ class TimelineEvent:
     error: int | None = None  # the response's error code (requests only)
     started_ms: int | None = None  # when a JoinGroup/SyncGroup arrived (it may have been parked)
     detail: dict[str, Any] | None = None
+    principal: str | None = None  # who sent it (requests only): `User:CN=...` on mutual TLS, User:ANONYMOUS ...
+    listener: str | None = None  # ... and the listener it came in on
 
 
-Heartbeat = tuple[int, str, str, str | None, int, int]  # at_ms, API name, member, client id, generation, error
+Heartbeat = tuple[int, str, str, str | None, int, int, str, str]
+"""at_ms, API name, member, client id, generation, error, principal, listener."""
 
 
 class GroupLog:
@@ -140,8 +144,18 @@ class Timeline:
     ) -> None:
         if api_key == HEARTBEAT:  # the hot path: no LRU refresh, one tuple appended
             error = NO_RESPONSE if response is None else response.error_code
+            session = ctx.session
             self._heartbeat(
-                request.group_id, ("Heartbeat", request.member_id, ctx.client_id, request.generation_id, error)
+                request.group_id,
+                (
+                    "Heartbeat",
+                    request.member_id,
+                    ctx.client_id,
+                    request.generation_id,
+                    error,
+                    session.principal,
+                    session.listener,
+                ),
             )
         elif api_key == CONSUMER_GROUP_HEARTBEAT:
             self._consumer_heartbeat(ctx, request, response)
@@ -150,7 +164,7 @@ class Timeline:
         elif api_key == LEAVE_GROUP:
             self._finished_leave(ctx, request, response)
 
-    def _heartbeat(self, group_id: str, beat: tuple[str, str, str | None, int, int]) -> None:
+    def _heartbeat(self, group_id: str, beat: tuple[str, str, str | None, int, int, str, str]) -> None:
         log = self._groups.get(group_id) or self._groups.touch(group_id)
         beats = log.heartbeats
         if len(beats) == self._capacity:
@@ -163,7 +177,11 @@ class Timeline:
         error = _error_of(response)
         epoch = response.member_epoch if error == ErrorCode.NONE else request.member_epoch
         member = request.member_id or (response.member_id if response is not None else None) or ""
-        self._heartbeat(request.group_id, ("ConsumerGroupHeartbeat", member, ctx.client_id, epoch, error))
+        session = ctx.session
+        self._heartbeat(
+            request.group_id,
+            ("ConsumerGroupHeartbeat", member, ctx.client_id, epoch, error, session.principal, session.listener),
+        )
 
     def _finished_parkable(self, ctx: RequestContext, api_key: int, request: Any, response: Any) -> None:
         pending = self._pending.pop((ctx.session.conn_id, ctx.correlation_id), None)
@@ -190,7 +208,7 @@ class Timeline:
             )
         event.started_ms = pending.started_ms if pending is not None else now
         event.detail = detail or None
-        self._append(request.group_id, event)
+        self._append(request.group_id, _sent_by(event, ctx))
 
     def _finished_leave(self, ctx: RequestContext, request: Any, response: Any) -> None:
         now = self.now_ms()
@@ -200,14 +218,13 @@ class Timeline:
             for m in request.members:
                 error = answers.get(m.member_id, top) if top == 0 else top
                 detail = {"group_instance_id": m.group_instance_id} if m.group_instance_id else None
-                self._append(
-                    request.group_id,
-                    TimelineEvent(now, "LeaveGroup", m.member_id, ctx.client_id, None, m.reason, error, None, detail),
+                event = TimelineEvent(
+                    now, "LeaveGroup", m.member_id, ctx.client_id, None, m.reason, error, None, detail
                 )
+                self._append(request.group_id, _sent_by(event, ctx))
         else:
-            self._append(
-                request.group_id, TimelineEvent(now, "LeaveGroup", request.member_id, ctx.client_id, None, None, top)
-            )
+            event = TimelineEvent(now, "LeaveGroup", request.member_id, ctx.client_id, None, None, top)
+            self._append(request.group_id, _sent_by(event, ctx))
 
     # -- the coordinator's events (via EventTap) -------------------------------------------------------------
 
@@ -245,8 +262,8 @@ class Timeline:
         if not heartbeats:
             return list(log.events)
         beats = (
-            TimelineEvent(at, api, member, client, generation, None, error)
-            for at, api, member, client, generation, error in log.heartbeats
+            TimelineEvent(at, api, member, client, generation, None, error, None, None, principal, listener)
+            for at, api, member, client, generation, error, principal, listener in log.heartbeats
         )
         return list(heapq.merge(log.events, beats, key=lambda e: e.at_ms))
 
@@ -311,7 +328,15 @@ def _event_json(e: TimelineEvent, origin: int) -> dict[str, Any]:
         "error": error,
         "parked_ms": None if e.started_ms is None else e.at_ms - e.started_ms,
         "detail": e.detail,
+        "principal": e.principal,
+        "listener": e.listener,
     }
+
+
+def _sent_by(event: TimelineEvent, ctx: RequestContext) -> TimelineEvent:
+    """`event` stamped with the principal and listener of the connection that sent the request."""
+    event.principal, event.listener = ctx.session.principal, ctx.session.listener
+    return event
 
 
 def _error_name(code: int) -> str:

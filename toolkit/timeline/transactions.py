@@ -65,6 +65,8 @@ class TxnEvent:
     error: str | None = None
     partitions: list[str] = field(default_factory=list)
     detail: dict[str, Any] | None = None
+    principal: str | None = None  # who sent it and on which listener (requests only)
+    listener: str | None = None
 
     def json(self, origin_ms: int) -> dict[str, Any]:
         return {
@@ -77,6 +79,8 @@ class TxnEvent:
             "error": self.error,
             "partitions": self.partitions,
             "detail": self.detail,
+            "principal": self.principal,
+            "listener": self.listener,
         }
 
 
@@ -216,11 +220,11 @@ class TransactionTimeline:
         if kind is None:
             return
         now = self._now_ms()
+        session = ctx.session
         for r in _requests(api_key, request, response):
-            self._append(
-                r.transactional_id,
-                TxnEvent(now, kind, r.producer_id, r.producer_epoch, ctx.client_id, r.error, r.partitions, r.detail),
-            )
+            event = TxnEvent(now, kind, r.producer_id, r.producer_epoch, ctx.client_id, r.error, r.partitions, r.detail)
+            event.principal, event.listener = session.principal, session.listener
+            self._append(r.transactional_id, event)
 
     # -- the transaction coordinator's events (via its EventTap) ----------------------------------------------
 
