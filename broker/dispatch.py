@@ -191,7 +191,7 @@ class Dispatcher:
         return ApiVersionsResponse(
             error_code=ErrorCode.NONE,
             api_keys=self.advertised(),
-            supported_features=self.features.supported_keys(),
+            supported_features=self.features.supported_keys(v),
             finalized_features_epoch=self.features.epoch,
             finalized_features=self.features.finalized_keys(),
         )

@@ -24,8 +24,11 @@ and the markers are handed to the broker.
 Transaction version 2 (EndTxn v5, and internal aborts while the server runs version 2; T71-T75): every outcome
 bumps the epoch in its PrepareX record, so a retry of an EndTxn whose answer was lost arrives with the epoch just
 below the stored one (`retry_on_epoch_bump`), or, after the epoch ran out and the producer id rotated, with the
-previous producer id at epoch 32766 (`retry_on_overflow`). The epoch is valid when: Ongoing/Empty, equal to the
-stored one; PrepareX, a retry; CompleteX, a retry or equal; under an epoch fence, as in version 0/1. Then:
+previous producer id at epoch 32766 (`retry_on_overflow`). Checks, in Kafka 4.4's order: a pending transition
+other than an epoch fence is CONCURRENT_TRANSACTIONS; another producer id (but the retry's previous one)
+INVALID_PRODUCER_ID_MAPPING; then the epoch is valid when: Ongoing/Empty, equal to the stored one; PrepareX, a
+retry; CompleteX, a retry or equal; under an epoch fence, as in version 0/1 (else PRODUCER_FENCED). An abort that
+follows an epoch fence clears it and bumps the epoch once, to the fence's. Then:
 
     state           COMMIT (retry / current)          ABORT (retry / current)
     Ongoing         PrepareCommit, bumped             PrepareAbort, bumped
@@ -90,15 +93,14 @@ def end_transaction(
     def failed(error: ErrorCode) -> None:
         then(error, NO_PRODUCER_ID, NO_PRODUCER_EPOCH)
 
-    found = find_producer(parts, transactional_id, producer_id)
     if supports_epoch_bump(transaction_version):
-        if found == ErrorCode.INVALID_PRODUCER_ID_MAPPING:
-            found = _rotated(parts, transactional_id, producer_id, producer_epoch)
-        if isinstance(found, ErrorCode):
-            failed(found)
+        looked_up = _lookup(parts, transactional_id)
+        if isinstance(looked_up, ErrorCode):
+            failed(looked_up)
             return
-        _end_v2(parts, found, producer_id, producer_epoch, result, from_client, transaction_version, then)
+        _end_v2(parts, looked_up, producer_id, producer_epoch, result, from_client, transaction_version, then)
         return
+    found = find_producer(parts, transactional_id, producer_id)
     if isinstance(found, ErrorCode):
         failed(found)
         return
@@ -125,15 +127,15 @@ def end_transaction(
         illegal_state(parts, metadata, f"found in state {state.state_name} at EndTxn", failed)
 
 
-def _rotated(
-    parts: TxnParts, transactional_id: str, producer_id: int, producer_epoch: int
-) -> TransactionMetadata | ErrorCode:
-    """T74: a version 2 retry may name the producer id the id rotated away from (epoch 32766 then); the metadata
-    when it does, else INVALID_PRODUCER_ID_MAPPING."""
+def _lookup(parts: TxnParts, transactional_id: str) -> TransactionMetadata | ErrorCode:
+    """Version 2's first checks: an empty id, the coordinator's lookup error, an unknown id (the producer id is
+    checked later, after the pending transition, since a retry may name the previous one, T74)."""
+    if not transactional_id:
+        return ErrorCode.INVALID_REQUEST
     found = parts.cache.lookup(transactional_id)
-    if isinstance(found, TransactionMetadata) and _retry_on_overflow(found, producer_id, producer_epoch):
-        return found
-    return ErrorCode.INVALID_PRODUCER_ID_MAPPING
+    if found is None:
+        return ErrorCode.INVALID_PRODUCER_ID_MAPPING
+    return found
 
 
 def _retry_on_overflow(metadata: TransactionMetadata, producer_id: int, producer_epoch: int) -> bool:
@@ -165,6 +167,12 @@ def _end_v2(
     on_bump = not epoch_fence and metadata.producer_epoch == producer_epoch + 1
     retry = on_bump or on_overflow
     state = metadata.state
+    if metadata.pending_state is not None and not epoch_fence:
+        failed(ErrorCode.CONCURRENT_TRANSACTIONS)
+        return
+    if metadata.producer_id != producer_id and not on_overflow:
+        failed(ErrorCode.INVALID_PRODUCER_ID_MAPPING)
+        return
     if epoch_fence:
         valid = (not from_client or producer_epoch == metadata.producer_epoch) and (
             producer_epoch >= metadata.producer_epoch
@@ -177,9 +185,6 @@ def _end_v2(
         valid = producer_epoch == metadata.producer_epoch
     if not valid:
         failed(ErrorCode.PRODUCER_FENCED)
-        return
-    if metadata.pending_state is not None and not epoch_fence:
-        failed(ErrorCode.CONCURRENT_TRANSACTIONS)
         return
     commit = result is TransactionResult.COMMIT
     if state is _S.ONGOING:
@@ -206,7 +211,7 @@ def _end_v2(
         failed(outcome)
         return
     next_producer_id = NO_PRODUCER_ID
-    if not epoch_fence and metadata.is_producer_epoch_exhausted:
+    if metadata.is_producer_epoch_exhausted:
         try:
             next_producer_id = parts.producer_ids.allocate()
         except ProducerIdsUnavailableError as exc:
@@ -231,10 +236,11 @@ def _prepare(
     def failed(error: ErrorCode) -> None:
         then(error, NO_PRODUCER_ID, NO_PRODUCER_EPOCH)
 
-    if epoch_fence:
+    if epoch_fence:  # the abort takes the fence's place: version 0/1 writes the fence epoch, version 2 bumps to it
         metadata.pending_state = None
-        metadata.producer_epoch = epoch
-        metadata.last_producer_epoch = NO_PRODUCER_EPOCH
+        if not supports_epoch_bump(transaction_version):
+            metadata.producer_epoch = epoch
+            metadata.last_producer_epoch = NO_PRODUCER_EPOCH
     try:
         transit = metadata.prepare_abort_or_commit(
             next_state,

@@ -42,9 +42,9 @@ async def _setup(broker: Broker) -> tuple[WireClient, TxnWire]:
     return client, producer
 
 
-async def _features(broker: Broker) -> tuple[Any, dict[int, tuple[int, int]]]:
+async def _features(broker: Broker, version: int = 4) -> tuple[Any, dict[int, tuple[int, int]]]:
     client = await WireClient.connect(broker.ports[0])
-    response = await client.call(ApiKey.API_VERSIONS, 4, NAMED_API_VERSIONS)
+    response = await client.call(ApiKey.API_VERSIONS, version, NAMED_API_VERSIONS)
     await client.close()
     return response, {a.api_key: (a.min_version, a.max_version) for a in response.api_keys}
 
@@ -65,6 +65,9 @@ async def test_api_versions_finalizes_transaction_version_2_by_default(broker: B
     assert advertised[ApiKey.INIT_PRODUCER_ID] == (0, 5)
     assert advertised[ApiKey.TXN_OFFSET_COMMIT] == (0, 6)
     assert advertised[ApiKey.PRODUCE] == (3, 13)
+    older, _ = await _features(broker, 3)  # v3: a supported range from 0 is left out (KAFKA-17011), as Kafka does
+    assert older.supported_features == []
+    assert [(f.name, f.max_version_level) for f in older.finalized_features] == [("transaction.version", 2)]
 
 
 @pytest.mark.parametrize(("level", "finalized"), [("0", []), ("1", [("transaction.version", 1, 1)])])

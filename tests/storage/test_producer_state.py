@@ -170,6 +170,19 @@ def test_t37_a_marker_with_a_newer_epoch_aborts_and_fences_the_old_epoch() -> No
     assert isinstance(refused(state, header(2, pid=2, epoch=0, seq=1, txn=True)), InvalidProducerEpochError)
 
 
+def test_t71_a_transaction_version_2_commit_marker_moves_the_producer_to_the_bumped_epoch() -> None:
+    """EndTxn v5 writes the markers with the epoch bumped: the producer's older epoch is refused, and its next
+    transaction starts at the new epoch with sequence 0 (a later sequence is out of order)."""
+    state = ProducerStateManager()
+    append(state, header(0, pid=2, epoch=3, seq=0, count=2, txn=True))
+    [done] = end(state, 2, pid=2, kind=COMMIT, epoch=4)
+    assert not done.is_aborted and state.ongoing_transactions() == {}
+    assert isinstance(refused(state, header(3, pid=2, epoch=3, seq=2, txn=True)), InvalidProducerEpochError)
+    assert isinstance(refused(state, header(3, pid=2, epoch=4, seq=2, txn=True)), OutOfOrderSequenceError)
+    append(state, header(3, pid=2, epoch=4, seq=0, txn=True))
+    assert state.ongoing_transactions() == {3: 2}
+
+
 def test_t69_active_producers_summary() -> None:
     state = ProducerStateManager()
     append(state, header(0, pid=2, epoch=1, seq=0, count=3, txn=True, ts=111))

@@ -3,9 +3,10 @@ exactly which step of a transaction the broker answered before it was killed.
 
 `TxnWire` sends one request per step of a consume-transform-produce transaction, as a transaction version 0/1
 client does (KIP-98, KIP-447): InitProducerId, AddPartitionsToTxn, Produce, AddOffsetsToTxn, TxnOffsetCommit,
-EndTxn; or as a version 2 client does (KIP-890 part 2): `produce(..., version=12)` and
-`commit_offsets(..., version=5)` add their partitions themselves, and `end(..., version=5)` takes the bumped epoch
-(or the rotated producer id) from the answer and starts the sequences again.
+EndTxn; or, with `transaction_version=2`, as a version 2 client does (KIP-890 part 2): no AddPartitionsToTxn or
+AddOffsetsToTxn is sent (those steps answer NONE at once), Produce v12 and TxnOffsetCommit v5 add their partitions
+themselves, and EndTxn v5 takes the bumped epoch (or the rotated producer id) from the answer and starts the
+sequences again.
 Each step returns the broker's error code (what a client would act on); nothing is retried behind the caller's back
 except what every client retries while the coordinator loads or completes the previous transaction.
 
@@ -52,6 +53,9 @@ RETRIABLE = frozenset(
 )
 END_TXN_V2 = 5
 """EndTxn v5: transaction version 2, the epoch bumped by every transaction."""
+PRODUCE_V2 = 12
+TXN_OFFSET_COMMIT_V2 = 5
+"""The first Produce and TxnOffsetCommit versions that add their partitions to the transaction themselves."""
 RETRY_S = 0.02
 RETRIES = 1000  # 20 s
 READ_COMMITTED = 1
@@ -67,6 +71,12 @@ class TxnWire:
     producer_id: int = -1
     epoch: int = -1
     sequences: dict[tuple[str, int], int] = field(default_factory=dict)
+    transaction_version: int = 0
+    """2: the requests of a transaction version 2 client (see the module docstring)."""
+
+    @property
+    def v2(self) -> bool:
+        return self.transaction_version >= 2
 
     async def _retrying(self, call: Callable[[], Awaitable[int]]) -> ErrorCode:
         """Run `call()` until it answers an error code that is not retriable."""
@@ -97,7 +107,10 @@ class TxnWire:
         return await self._retrying(call)
 
     async def add_partitions(self, topic: str, partitions: Iterable[int]) -> ErrorCode:
-        """AddPartitionsToTxn v3 (one transaction); the worst per-partition error (NONE when all were added)."""
+        """AddPartitionsToTxn v3 (one transaction); the worst per-partition error (NONE when all were added). A
+        version 2 client sends none (its Produce adds the partition)."""
+        if self.v2:
+            return ErrorCode.NONE
 
         async def call() -> int:
             request = AddPartitionsToTxnRequest(
@@ -114,9 +127,12 @@ class TxnWire:
         return await self._retrying(call)
 
     async def produce(
-        self, topic: str, partition: int, *values: bytes, version: int = PRODUCE_VERSION
+        self, topic: str, partition: int, *values: bytes, version: int | None = None
     ) -> tuple[ErrorCode, int]:
-        """One transactional batch (acks=-1); (error, base offset). The sequence advances only when acknowledged."""
+        """One transactional batch (acks=-1; Produce v12 for a version 2 client unless told); (error, base offset).
+        The sequence advances only when acknowledged."""
+        if version is None:
+            version = PRODUCE_V2 if self.v2 else PRODUCE_VERSION
         sequence = self.sequences.get((topic, partition), 0)
         records = batch(*values, producer_id=self.producer_id, epoch=self.epoch, sequence=sequence, transactional=True)
         result = await produce(
@@ -127,7 +143,10 @@ class TxnWire:
         return ErrorCode(result.error_code), int(result.base_offset)
 
     async def add_offsets(self, group: str) -> ErrorCode:
-        """AddOffsetsToTxn v3: the group's `__consumer_offsets` partition joins the transaction."""
+        """AddOffsetsToTxn v3: the group's `__consumer_offsets` partition joins the transaction (a version 2
+        client sends none: its TxnOffsetCommit adds it)."""
+        if self.v2:
+            return ErrorCode.NONE
 
         async def call() -> int:
             request = AddOffsetsToTxnRequest(
@@ -140,9 +159,13 @@ class TxnWire:
 
         return await self._retrying(call)
 
-    async def commit_offsets(self, group: str, topic: str, offsets: dict[int, int], version: int = 3) -> ErrorCode:
-        """TxnOffsetCommit (v3 unless told) without group metadata (what `send_offsets_to_transaction` of a simple
-        consumer sends); the worst per-partition error."""
+    async def commit_offsets(
+        self, group: str, topic: str, offsets: dict[int, int], version: int | None = None
+    ) -> ErrorCode:
+        """TxnOffsetCommit (v3, v5 for a version 2 client, unless told) without group metadata (what
+        `send_offsets_to_transaction` of a simple consumer sends); the worst per-partition error."""
+        if version is None:
+            version = TXN_OFFSET_COMMIT_V2 if self.v2 else 3
 
         async def call() -> int:
             request = TxnOffsetCommitRequest(
@@ -165,12 +188,16 @@ class TxnWire:
 
         return await self._retrying(call)
 
-    async def end(self, commit: bool, version: int = 3) -> ErrorCode:
-        """EndTxn (v3 unless told): answered once PrepareCommit/PrepareAbort is durable (the markers come after);
-        retried while the same outcome is still being completed (CONCURRENT_TRANSACTIONS), as clients retry it.
-        From v5 (transaction version 2) the answer's producer id and epoch are the ones to use next."""
+    async def end(self, commit: bool, version: int | None = None) -> ErrorCode:
+        """EndTxn (v3, v5 for a version 2 client, unless told): answered once PrepareCommit/PrepareAbort is durable
+        (the markers come after); retried while the same outcome is still being completed
+        (CONCURRENT_TRANSACTIONS), as clients retry it. From v5 (transaction version 2) the answer's producer id
+        and epoch are the ones to use next."""
+        if version is None:
+            version = END_TXN_V2 if self.v2 else 3
 
         async def call() -> int:
+            assert version is not None
             request = EndTxnRequest(
                 transactional_id=self.transactional_id,
                 producer_id=self.producer_id,

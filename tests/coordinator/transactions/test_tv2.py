@@ -118,10 +118,11 @@ def test_t73_an_abort_without_a_transaction_bumps_the_epoch_and_writes_no_marker
         (S.COMPLETE_ABORT, False, True, NONE),
         (S.COMPLETE_ABORT, True, True, ErrorCode.INVALID_TXN_STATE),
         (S.COMPLETE_ABORT, True, False, ErrorCode.INVALID_TXN_STATE),
-        # While the markers are written the completion is pending: a retry is concurrent, as in version 0/1.
+        # While the markers are written the completion is pending, which Kafka 4.4 checks first: any EndTxn is
+        # concurrent, as in version 0/1.
         (S.PREPARE_COMMIT, True, True, ErrorCode.CONCURRENT_TRANSACTIONS),
         (S.PREPARE_ABORT, True, True, ErrorCode.CONCURRENT_TRANSACTIONS),
-        (S.PREPARE_COMMIT, True, False, ErrorCode.PRODUCER_FENCED),
+        (S.PREPARE_COMMIT, True, False, ErrorCode.CONCURRENT_TRANSACTIONS),
     ],
 )
 def test_t74_retries_are_told_from_new_requests_by_the_epoch(
@@ -153,24 +154,37 @@ def test_t74_a_retry_after_a_rotation_names_the_previous_producer_id(ctx: TxnTes
     assert answer(end_v2(ctx, 8, EXHAUSTED, True))[0] == ErrorCode.INVALID_PRODUCER_ID_MAPPING
 
 
-def test_t75_a_timed_out_transaction_is_fenced_and_aborted_with_the_epoch_bumped_twice() -> None:
-    ctx = TxnTestContext(transaction_version=2, abort_timed_out_transactions_interval_ms=1000)
+@pytest.mark.parametrize("server_version", [0, 2])
+def test_t75_a_timed_out_transaction_is_fenced_and_aborted_by_the_servers_transaction_version(
+    server_version: int,
+) -> None:
+    """The fence and the abort bump the epoch once together under both versions (version 2 clears the fence and
+    bumps to its epoch, as Kafka 4.4 does); the abort is recorded as one of the server's version."""
+    ctx = TxnTestContext(transaction_version=server_version, abort_timed_out_transactions_interval_ms=1000)
     producer_id, epoch = ctx.init_ok("txn", timeout_ms=5000)
     assert implicit_add(ctx, producer_id, epoch, [("orders", 0)]) == NONE
     ctx.sleep(7000)
     [markers] = ctx.write_markers()
-    assert (markers.producer_epoch, markers.result) == (epoch + 2, TransactionResult.ABORT)
-    assert ctx.state() is S.COMPLETE_ABORT and ctx.txn().producer_epoch == epoch + 2
-    assert answer(end_v2(ctx, producer_id, epoch, True))[0] == ErrorCode.PRODUCER_FENCED
+    assert (markers.producer_epoch, markers.result) == (epoch + 1, TransactionResult.ABORT)
+    assert markers.transaction_version == server_version
+    prepare = ctx.log()[-2]
+    assert prepare is not None and prepare.client_transaction_version == server_version
+    assert ctx.state() is S.COMPLETE_ABORT and ctx.txn().producer_epoch == epoch + 1
+    # The old producer's commit reads as a retry (one epoch below) of an outcome that was an abort.
+    assert answer(end_v2(ctx, producer_id, epoch, True))[0] == ErrorCode.INVALID_TXN_STATE
+    assert implicit_add(ctx, producer_id, epoch, [("orders", 0)]) == ErrorCode.PRODUCER_FENCED
 
 
-def test_t75_with_the_server_at_version_0_the_timeout_abort_bumps_once() -> None:
-    ctx = TxnTestContext(transaction_version=0, abort_timed_out_transactions_interval_ms=1000)
-    producer_id, epoch = ctx.init_ok("txn", timeout_ms=5000)
-    assert implicit_add(ctx, producer_id, epoch, [("orders", 0)]) == NONE
-    ctx.sleep(7000)
+def test_t75_a_fence_at_an_exhausted_epoch_rotates_the_producer_id_under_version_2() -> None:
+    ctx = TxnTestContext(transaction_version=2)
+    ctx.seed("txn", producer_id=7, producer_epoch=EXHAUSTED, transaction_status=S.COMPLETE_COMMIT.value)
+    assert implicit_add(ctx, 7, EXHAUSTED, [("orders", 0)]) == NONE
+    assert ctx.coordinator.abort_now("txn", ctx.now_ms, ctx.wall_ms)
     [markers] = ctx.write_markers()
-    assert markers.producer_epoch == epoch + 1
+    assert (markers.producer_id, markers.producer_epoch) == (7, EXHAUSTED + 1)
+    txn = ctx.txn()
+    assert (txn.state, txn.producer_epoch, txn.previous_producer_id) == (S.COMPLETE_ABORT, 0, 7)
+    assert txn.producer_id != 7
 
 
 @pytest.mark.parametrize("state", [S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT])
