@@ -14,8 +14,11 @@ Checks, as ``ProducerAppendInfo`` makes them (T37-T39):
 * a non-transactional batch from a producer with an open transaction is INVALID_TXN_STATE;
 * a marker from a coordinator epoch older than the last marker's is TRANSACTION_COORDINATOR_FENCED.
 
-Markers follow the transaction version 0/1 rule (marker epoch >= current epoch): the broker does not advertise
-the ``transaction.version`` feature, so no client runs TV2 (whose markers must bump the epoch).
+Markers follow the transaction version 0/1 rule (marker epoch >= current epoch) whatever their version: a version 2
+marker carries the epoch its EndTxn bumped, which is above the data's, so it passes, moves the producer to that
+epoch and clears its sequences (its next transaction starts at sequence 0, the old epoch is refused). Kafka also
+refuses a version 2 marker at the producer's current epoch unless it repeats the last one, which only a zombie
+coordinator sends; a single node has none, and the marker's version is not passed down here.
 
 An append is checked as a whole first (:meth:`ProducerStateManager.prepare` stages the new entries without
 touching the state) and applied only once its bytes are in the log (:meth:`ProducerStateManager.commit`), so a

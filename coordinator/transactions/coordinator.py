@@ -121,7 +121,7 @@ class TransactionCoordinator(TimerDriven):
         """AddOffsetsToTxn (T27): adds the group's `__consumer_offsets` partition to the transaction."""
         self._time.advance(now_ms, ctx.wall_ms)
         reply: Reply[AddOffsetsToTxnResponse] = Reply()
-        partition = (OFFSETS_TOPIC, self._group_partition(request.group_id))
+        partition = (OFFSETS_TOPIC, self.group_partition(request.group_id))
 
         def answer(error: ErrorCode) -> None:
             error = for_version(ApiKey.ADD_OFFSETS_TO_TXN, ctx.api_version, error)
@@ -314,5 +314,7 @@ class TransactionCoordinator(TimerDriven):
         """Per loaded partition, the records its load quarantined (Decision 9)."""
         return self._ownership.quarantined()
 
-    def _group_partition(self, group_id: str) -> int:
+    def group_partition(self, group_id: str) -> int:
+        """The group's `__consumer_offsets` partition, the one AddOffsetsToTxn (or TxnOffsetCommit v5's implicit
+        add) puts in the transaction (T27)."""
         return partition_for(group_id, self._config.offsets_topic_num_partitions)
