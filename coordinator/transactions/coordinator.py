@@ -80,7 +80,7 @@ class TransactionCoordinator(TimerDriven):
         runtime: CoordinatorRuntime[TxnRecord] = CoordinatorRuntime(
             store, self._timer, self._time, config.write_timeout_ms, self._events
         )
-        log = TransactionLog(runtime, cache, self._events)
+        log = TransactionLog(runtime, cache, self._events, 1 if config.transaction_version >= 1 else 0)
         channel = MarkerChannel(markers, cache, log, self._timer, self._time, self._events, config.retry_backoff_ms)
         self._parts = TxnParts(config, self._events, self._timer, self._time, cache, log, channel, producer_ids)
         self._housekeeping = Housekeeping(self._parts)

@@ -225,3 +225,15 @@ def test_t77_a_decided_version_2_transaction_resumes_after_a_restart(ctx: TxnTes
     assert (markers.producer_id, markers.producer_epoch, markers.transaction_version) == (7, EXHAUSTED + 1, 2)
     assert (ctx.state(), ctx.txn().producer_id, ctx.txn().producer_epoch) == (S.COMPLETE_ABORT, new_id, 0)
     assert answer(end_v2(ctx, 7, EXHAUSTED, False)) == (NONE, new_id, 0)  # the retry the restart made necessary
+
+
+@pytest.mark.parametrize(("server_version", "value_version"), [(0, 0), (1, 1), (2, 1)])
+def test_t51_the_log_value_version_follows_the_servers_transaction_version(
+    server_version: int, value_version: int
+) -> None:
+    """Kafka writes TransactionLogValue v1 (with the tagged previous/next producer ids and client transaction
+    version) from transaction.version 1 on, v0 below."""
+    ctx = TxnTestContext(transaction_version=server_version)
+    ctx.begin("txn")
+    partition = ctx.coordinator.partition_for("txn")
+    assert {r.value_version for r in ctx.store.records(partition)} == {value_version}
