@@ -139,6 +139,7 @@ class MarkerChannel:
                 producer_epoch=markers.producer_epoch,
                 coordinator_epoch=markers.coordinator_epoch,
                 commit=markers.committed,
+                transaction_version=markers.transaction_version,
             )
             if error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION and self._logs.topic(topic) is None:
                 continue  # the topic was deleted: nothing left to mark
