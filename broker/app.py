@@ -31,6 +31,7 @@ from broker.connection import Connection
 from broker.dispatch import Dispatcher
 from broker.dynamic_config import DynamicConfigs
 from broker.events import EventTap
+from broker.features import FeatureLevels
 from broker.fetch_purgatory import FetchPurgatory
 from broker.group_topics import LogTopicCatalog
 from broker.handlers.cluster import ClusterHandlers
@@ -175,6 +176,7 @@ class Broker:
         )
         self.records.verifier = self.transactions.verify_produce
         self.records.adder = self.transactions.add_for_produce
+        self.dispatcher.features = FeatureLevels.for_transactions(self.transactions.config.transaction_version)
         GroupHandlers(
             self.coordinator,
             self.cluster,

@@ -436,6 +436,16 @@ KEYS: dict[str, ConfigKey] = {
             dynamic=_C,
         ),
         _k(
+            "transaction.version",
+            "short",
+            2,
+            "The finalized transaction.version feature level (KIP-890) ApiVersions advertises: at 2 Kafka 4 clients"
+            " bump the epoch per transaction and add partitions implicitly, at 0/1 they do not (not a Kafka key:"
+            " Kafka sets it with kafka-storage format --feature or kafka-features.sh).",
+            low=0,
+            high=2,
+        ),
+        _k(
             "transaction.two.phase.commit.enable",
             "bool",
             False,

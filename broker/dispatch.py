@@ -23,6 +23,7 @@ from typing import Any, Protocol
 import structlog
 
 from broker.context import RequestContext
+from broker.features import NO_FEATURES, FeatureLevels
 from protocol.errors import ErrorCode
 from protocol.messages.api_versions import ApiVersion, ApiVersionsRequest, ApiVersionsResponse
 from protocol.registry import APIS, ApiKey
@@ -78,6 +79,8 @@ class Dispatcher:
         """`identity` is what KIP-1242's ApiVersions v5 check compares with; without it (a dispatcher in a unit
         test) the check is skipped."""
         self._identity = identity
+        #: What ApiVersions v3+ reports as supported and finalized features (the broker sets its own).
+        self.features: FeatureLevels = NO_FEATURES
         self.routes: dict[int, Route] = {}
         self.observers: tuple[RequestObserver, ...] = ()
         self.middlewares: tuple[Middleware, ...] = ()
@@ -185,7 +188,13 @@ class Dispatcher:
                 client_id=ctx.client_id,
             )
             return ApiVersionsResponse(error_code=ErrorCode.REBOOTSTRAP_REQUIRED)
-        return ApiVersionsResponse(error_code=ErrorCode.NONE, api_keys=self.advertised())
+        return ApiVersionsResponse(
+            error_code=ErrorCode.NONE,
+            api_keys=self.advertised(),
+            supported_features=self.features.supported_keys(v),
+            finalized_features_epoch=self.features.epoch,
+            finalized_features=self.features.finalized_keys(),
+        )
 
     def _is_us(self, cluster_id: str | None, node_id: int) -> bool:
         """Whether KIP-1242's (cluster id, node id) names this broker (always, without an identity to compare)."""

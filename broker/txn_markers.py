@@ -48,8 +48,10 @@ class TxnMarkerWriter:
         producer_epoch: int,
         coordinator_epoch: int,
         commit: bool,
+        transaction_version: int = 0,
     ) -> ErrorCode:
-        """Append the marker of ``producer_id``'s transaction to the partition; the partition's error code."""
+        """Append the marker of ``producer_id``'s transaction to the partition; the partition's error code.
+        ``transaction_version`` 2: the marker's epoch was bumped by the EndTxn and must be above the producer's."""
         partition_log = self._logs.get(topic, partition)
         if partition_log is None:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
@@ -65,7 +67,11 @@ class TxnMarkerWriter:
         now = self._wall_ms()
         try:
             written = partition_log.append_end_txn_marker(
-                producer_id, producer_epoch, EndTxnMarker(kind, coordinator_epoch), now_ms=now
+                producer_id,
+                producer_epoch,
+                EndTxnMarker(kind, coordinator_epoch),
+                now_ms=now,
+                transaction_version=transaction_version,
             )
             partition_log.flush_if_due(now)
         except StorageError as exc:

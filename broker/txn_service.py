@@ -35,14 +35,12 @@ from broker.transaction_state_log import TransactionStateLog
 from broker.txn_markers import TxnMarkerWriter
 from broker.txn_verification import TxnAdd, TxnVerification
 from coordinator.config import TransactionConfig
-from coordinator.context import RequestContext as CoordinatorContext
 from coordinator.coordinator import GroupCoordinator
 from coordinator.offset_base import TxnOffsetVerification
 from coordinator.offsets import TopicPartition
 from coordinator.persistence import AppendCallback
 from coordinator.transactions import ProducerIdAllocator, TransactionCoordinator, TransactionEvents, TxnMarkers
 from protocol.errors import ErrorCode
-from protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest
 from protocol.messages.txn_offset_commit import TxnOffsetCommitRequest
 from storage.log_manager import LogManager
 
@@ -64,8 +62,6 @@ _PRODUCE_RETRIABLE = frozenset(
         ErrorCode.CONCURRENT_TRANSACTIONS,
     }
 )
-#: The AddOffsetsToTxn version whose answers are the coordinator's own (PRODUCER_FENCED included).
-ADD_OFFSETS_TO_TXN_LATEST = 4
 #: Produce knows TRANSACTION_ABORTABLE from this version on (KIP-890: GENERIC_ERROR_SUPPORTED).
 PRODUCE_GENERIC_ERROR = 11
 #: ... and TxnOffsetCommit from this one (Kafka's txnOffsetCommitRequestVersionToTransactionSupportedOperation).
@@ -143,6 +139,7 @@ class MarkerChannel:
                 producer_epoch=markers.producer_epoch,
                 coordinator_epoch=markers.coordinator_epoch,
                 commit=markers.committed,
+                transaction_version=markers.transaction_version,
             )
             if error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION and self._logs.topic(topic) is None:
                 continue  # the topic was deleted: nothing left to mark
@@ -304,17 +301,19 @@ class TransactionService:
     async def add_for_offsets(self, request: TxnOffsetCommitRequest) -> ErrorCode:
         """TxnOffsetCommit v5+ (KIP-890 part 2): add the group's `__consumer_offsets` partition to the producer's
         transaction, as the AddOffsetsToTxn such a producer no longer sends would (Kafka's group coordinator asks
-        for it with VerifyOnly false); PRODUCER_FENCED is answered INVALID_PRODUCER_EPOCH, as verification does."""
-        body = AddOffsetsToTxnRequest(
-            transactional_id=request.transactional_id,
-            producer_id=request.producer_id,
-            producer_epoch=request.producer_epoch,
-            group_id=request.group_id,
+        for it with AddPartitionsToTxn v5, VerifyOnly false, so the transaction is a version 2 one);
+        PRODUCER_FENCED is answered INVALID_PRODUCER_EPOCH, as verification does."""
+        coordinator = self.coordinator
+        reply = coordinator.add_partitions(
+            request.transactional_id,
+            request.producer_id,
+            request.producer_epoch,
+            [(OFFSETS_TOPIC, coordinator.group_partition(request.group_id))],
+            self._clock.monotonic_ms(),
+            self._clock.wall_ms(),
         )
-        context = CoordinatorContext(api_version=ADD_OFFSETS_TO_TXN_LATEST, wall_ms=self._clock.wall_ms())
-        reply = self.coordinator.add_offsets_to_txn(context, body, self._clock.monotonic_ms())
         self._rearm()
-        error = ErrorCode((await awaited(reply)).error_code)
+        error = await awaited(reply)
         return _VERIFICATION_ANSWER.get(error, error)
 
     def verify_offsets(self, request: TxnOffsetVerification) -> ErrorCode:

@@ -56,7 +56,11 @@ TRANSACTION_KAFKA_PROPERTIES: dict[str, str] = {
     "transactional.id.expiration.ms": "transactional_id_expiration_ms",
     "transaction.remove.expired.transaction.cleanup.interval.ms": "remove_expired_transactional_ids_interval_ms",
     "offsets.topic.num.partitions": "offsets_topic_num_partitions",
+    "transaction.version": "transaction_version",
 }
+
+TRANSACTION_VERSION_MAX = 2
+"""The highest `transaction.version` feature level Kafka 4.4 supports (and finalizes by default)."""
 
 #: Every property the coordinators read, for the broker to hand over.
 ALL_KAFKA_PROPERTIES: tuple[str, ...] = tuple(
@@ -232,9 +236,19 @@ class TransactionConfig:
     retry_backoff_ms: int = 100
     """Wait before re-sending markers that could not be written, or re-writing a failed CompleteCommit/Abort
     (Kafka's marker channel retries on its next send; inter-broker `retry.backoff.ms` is 100)."""
+    transaction_version: int = TRANSACTION_VERSION_MAX
+    """The finalized `transaction.version` feature level (KIP-890; Kafka 4.4 finalizes 2 on a new cluster): the
+    rules the coordinator's own aborts (timeouts, fencing) follow, and what ApiVersions advertises, which decides
+    whether clients run version 2. Requests follow their own version's rules whatever it is, as in Kafka."""
 
     def __post_init__(self) -> None:
+        if not 0 <= self.transaction_version <= TRANSACTION_VERSION_MAX:
+            raise ConfigError(
+                f"transaction.version must be between 0 and {TRANSACTION_VERSION_MAX}, got {self.transaction_version}"
+            )
         for name in (*TRANSACTION_KAFKA_PROPERTIES.values(), "write_timeout_ms", "retry_backoff_ms"):
+            if name == "transaction_version":
+                continue
             if getattr(self, name) < 1:
                 key = next((k for k, f in TRANSACTION_KAFKA_PROPERTIES.items() if f == name), name)
                 raise ConfigError(f"{key} must be at least 1, got {getattr(self, name)}")

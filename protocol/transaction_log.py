@@ -4,7 +4,8 @@ Both are an int16 version followed by the schema's fields. The key's version is 
 (`CoordinatorRecordType.TRANSACTION_LOG`, 0) and its only field is the transactional id. The value is
 TransactionLogValue: version 0 (non-flexible) or version 1 (flexible, with the previous/next producer ids and the
 client's transaction version as tagged fields). Kafka 4.4 writes version 1 whenever the cluster's
-`transaction.version` is at least 1, which a fresh 4.4 cluster's is, so version 1 is what we write; both are read.
+`transaction.version` is at least 1, which a fresh 4.4 cluster's is, else version 0; the transaction coordinator
+writes by the same rule (`TransactionConfig.transaction_version`), and both are read.
 A null value is a tombstone (an expired transactional id, T48).
 
 A key or value of a version this codec does not know decodes to None, so the loader can skip it as Kafka does
@@ -23,7 +24,7 @@ from protocol.versioned import decode_versioned, encode_versioned, read_version
 TRANSACTION_LOG_KEY_VERSION = 0
 """Kafka's `CoordinatorRecordType.TRANSACTION_LOG` id, written as the key's version prefix."""
 TRANSACTION_LOG_VALUE_VERSION = 1
-"""The value version written (Kafka 4.4 with `transaction.version` >= 1)."""
+"""The value version written with `transaction.version` >= 1 (0 below)."""
 
 
 def encode_key(transactional_id: str) -> bytes:

@@ -376,8 +376,10 @@ class PartitionLog:
         now_ms: int,
         origin: AppendOrigin = AppendOrigin.CLIENT,
         leader_epoch: int | None = None,
+        marker_transaction_version: int = 0,
     ) -> AppendResult:
         """Validate one or more v2 batches, assign offsets from the log end, and append them.
+        ``marker_transaction_version``: the transaction version of the markers among them (their epoch check).
 
         All batches land in one segment, in one write. Every batch's partitionLeaderEpoch is stamped with
         ``leader_epoch``, by default the partition's current one (:attr:`leader_epoch`), as Kafka's leader does; an
@@ -407,7 +409,7 @@ class PartitionLog:
         size = len(validated.data)
         if size > config.segment_bytes:
             raise RecordListTooLargeError(f"{size} bytes of batches exceed segment.bytes ({config.segment_bytes})")
-        staged = self._check_producers(validated, origin)
+        staged = self._check_producers(validated, origin, marker_transaction_version)
         if staged is not None and staged.duplicate is not None:
             original = staged.duplicate
             return AppendResult(
@@ -447,12 +449,14 @@ class PartitionLog:
         *,
         now_ms: int | None = None,
         leader_epoch: int | None = None,
+        transaction_version: int = 0,
     ) -> AppendResult:
         """Write the COMMIT/ABORT marker of ``producer_id``'s transaction (Kafka's ``appendAsLeader`` of
         ``withEndTransactionMarker``, origin COORDINATOR) and close the transaction on this partition.
 
         Refused, with nothing written, as Kafka refuses it (T37): InvalidProducerEpochError when ``producer_epoch``
-        is older than the producer's current epoch, TransactionCoordinatorFencedError when the marker's
+        is older than the producer's current epoch (for ``transaction_version`` 2: not newer, unless the marker
+        repeats the last one), TransactionCoordinatorFencedError when the marker's
         coordinator epoch is older than the last marker's. A marker for a producer with no open transaction here
         is written all the same (it completes nothing). An ABORT adds the transaction to the segment's
         aborted-transaction index; either way the last stable offset moves past the transaction.
@@ -461,9 +465,17 @@ class PartitionLog:
         data = encode_end_txn_marker_batch(
             marker, producer_id=producer_id, producer_epoch=producer_epoch, timestamp=now
         )
-        return self.append(data, now_ms=now, origin=AppendOrigin.COORDINATOR, leader_epoch=leader_epoch)
+        return self.append(
+            data,
+            now_ms=now,
+            origin=AppendOrigin.COORDINATOR,
+            leader_epoch=leader_epoch,
+            marker_transaction_version=transaction_version,
+        )
 
-    def _check_producers(self, validated: ValidatedAppend, origin: AppendOrigin) -> ProducerAppend | None:
+    def _check_producers(
+        self, validated: ValidatedAppend, origin: AppendOrigin, marker_transaction_version: int = 0
+    ) -> ProducerAppend | None:
         """The producer-state effect of an append, checked (raises) but not applied; None without producer ids."""
         batches: list[tuple[BatchHeader, EndTxnMarker | None]] = []
         data = validated.data
@@ -482,7 +494,7 @@ class PartitionLog:
                 raise InvalidRecordError(f"control batch at offset {header.base_offset}: {exc.reason}") from None
         if not batches:
             return None
-        return self._producers().prepare(batches, origin)
+        return self._producers().prepare(batches, origin, marker_transaction_version)
 
     def _producers(self) -> ProducerStateManager:
         """The producer state, loaded and replayed the first time it is needed (call with the lock held): from the

@@ -14,8 +14,10 @@ Checks, as ``ProducerAppendInfo`` makes them (T37-T39):
 * a non-transactional batch from a producer with an open transaction is INVALID_TXN_STATE;
 * a marker from a coordinator epoch older than the last marker's is TRANSACTION_COORDINATOR_FENCED.
 
-Markers follow the transaction version 0/1 rule (marker epoch >= current epoch): the broker does not advertise
-the ``transaction.version`` feature, so no client runs TV2 (whose markers must bump the epoch).
+A marker of transaction version 0/1 must not be older than the producer's epoch; one of version 2 carries the epoch
+its EndTxn bumped and must be newer, except a repeat of the last marker (same epoch, no transaction open). It moves
+the producer to that epoch and clears its sequences: the next transaction starts at sequence 0, the old epoch is
+refused.
 
 An append is checked as a whole first (:meth:`ProducerStateManager.prepare` stages the new entries without
 touching the state) and applied only once its bytes are in the log (:meth:`ProducerStateManager.commit`), so a
@@ -57,6 +59,9 @@ __all__ = [
 #: Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN, which is also max.in.flight for idempotent producers.
 BATCHES_REMEMBERED = 5
 _INT32_MAX = 2**31 - 1
+MAX_EPOCH = 32767
+TRANSACTION_VERSION_2 = 2
+"""Markers of this transaction version carry an epoch their EndTxn bumped (KIP-890 part 2)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,12 +227,16 @@ class ProducerStateManager:
     # --- appends ----------------------------------------------------------------------------------------------
 
     def prepare(
-        self, batches: Sequence[tuple[BatchHeader, EndTxnMarker | None]], origin: AppendOrigin
+        self,
+        batches: Sequence[tuple[BatchHeader, EndTxnMarker | None]],
+        origin: AppendOrigin,
+        marker_transaction_version: int = 0,
     ) -> ProducerAppend:
         """Check the batches of one append (with their assigned offsets) and stage their effect.
 
-        ``batches`` pairs each header with its marker (control batches) or None. Raises the storage error of the
-        first check that fails; the state is untouched either way.
+        ``batches`` pairs each header with its marker (control batches) or None; ``marker_transaction_version`` is
+        the transaction version the markers were written for (WriteTxnMarkers' per-marker field, T37). Raises the
+        storage error of the first check that fails; the state is untouched either way.
         """
         staged = ProducerAppend()
         for header, marker in batches:
@@ -245,7 +254,7 @@ class ProducerStateManager:
                 self._check_data(entry, header, origin)
                 self._apply_data(entry, header, staged)
             else:
-                self._check_marker(entry, header, marker)
+                self._check_marker(entry, header, marker, marker_transaction_version)
                 self._apply_marker(entry, header, marker, staged)
         return staged
 
@@ -321,11 +330,24 @@ class ProducerStateManager:
             entry.current_txn_first_offset = header.base_offset
             staged.started.append((entry.producer_id, header.base_offset))
 
-    def _check_marker(self, entry: ProducerEntry, header: BatchHeader, marker: EndTxnMarker) -> None:
+    def _check_marker(
+        self, entry: ProducerEntry, header: BatchHeader, marker: EndTxnMarker, transaction_version: int
+    ) -> None:
+        """Kafka's `checkProducerEpoch` for markers: version 0/1 markers must not be older than the producer's
+        epoch; version 2 ones must be newer (their EndTxn bumped it), except a repeat of the last one (the same
+        epoch with no transaction open, or epoch 32767)."""
         where = _where(entry.producer_id, header.base_offset, self.partition)
-        if header.producer_epoch < entry.epoch:
+        epoch = header.producer_epoch
+        if transaction_version >= TRANSACTION_VERSION_2:
+            repeat = epoch == entry.epoch and (entry.current_txn_first_offset is None or epoch == MAX_EPOCH)
+            if epoch <= entry.epoch and not repeat:
+                raise InvalidProducerEpochError(
+                    f"Epoch of {where} is {epoch}, which is <= the last seen epoch {entry.epoch}"
+                    f" (TV{transaction_version})"
+                )
+        elif epoch < entry.epoch:
             raise InvalidProducerEpochError(
-                f"Epoch of {where} is {header.producer_epoch}, which is < the last seen epoch {entry.epoch} (TV0)"
+                f"Epoch of {where} is {epoch}, which is < the last seen epoch {entry.epoch} (TV{transaction_version})"
             )
         if marker.coordinator_epoch < entry.coordinator_epoch:
             raise TransactionCoordinatorFencedError(

@@ -2,9 +2,9 @@
 AddOffsetsToTxn, EndTxn, DescribeTransactions and ListTransactions, each a thin bridge (`bridge.py`) to the sans-IO
 transaction coordinator (`coordinator.transactions`). FindCoordinator for transactional ids is `groups.py`'s.
 
-Versions are capped where the broker stops: no `transaction.version` feature is advertised, so clients run
-transaction version 0/1, and the versions that only make sense with version 2 (EndTxn v5, InitProducerId v6's
-two-phase commit) are not offered.
+Every version Kafka 4.4 serves is served, transaction version 2's included (EndTxn v5, AddPartitionsToTxn v5; the
+request's version decides which rules apply, whatever `transaction.version` the broker advertises, as in Kafka),
+except InitProducerId v6 (KIP-939 two-phase commit, unstable in Kafka 4.4).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from protocol.registry import APIS, ApiKey
 
 #: Highest versions served (see the module docstring); AddPartitionsToTxn v4+ is the brokers' batched form.
 INIT_PRODUCER_ID_MAX = 5
-END_TXN_MAX = 4
-ADD_PARTITIONS_TO_TXN_MAX = 4
+END_TXN_MAX = 5
+ADD_PARTITIONS_TO_TXN_MAX = 5
 
 
 class TransactionHandlers:

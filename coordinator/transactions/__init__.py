@@ -1,9 +1,12 @@
 """The transaction coordinator (KIP-98, KIP-360, KIP-447's coordinator side): a synchronous, sans-IO state
 machine over `__transaction_state`, the group coordinator's sibling on the same runtime (Decision 7).
 
-Rules T1-T69 are in the transaction research notes (Kafka 4.4 is the spec); tests name the rule they check.
-Transaction version 0/1 semantics only: the broker does not advertise `transaction.version`, so EndTxn keeps the
-producer epoch and nothing is pre-allocated.
+Rules T1-T77 are in the transaction research notes (Kafka 4.4 is the spec); tests name the rule they check.
+Both transaction versions (KIP-890): each request is handled by the rules of the version its API version implies
+(EndTxn v5 and AddPartitionsToTxn v4+ are version 2, `versions.transaction_version_for`), the coordinator's own
+aborts (timeouts, fencing) by the server's level (`TransactionConfig.transaction_version`, the finalized
+`transaction.version` the broker advertises). Under version 2 every EndTxn bumps the producer epoch at prepare (the
+markers carry the bumped epoch) and an exhausted epoch moves to a pre-allocated next producer id at completion.
 
 How the broker drives it
 ------------------------
@@ -18,7 +21,11 @@ a marker sink::
   context, the decoded request and `now_ms`, and return a `Reply` completed once the write behind it is durable
   (at once when there is none). `describe_transactions`, `list_transactions` answer at once. Responses are
   version-exact (PRODUCER_FENCED becomes INVALID_PRODUCER_EPOCH for old versions; `versions.for_version` has the
-  table for responses the broker builds itself).
+  table for responses the broker builds itself). EndTxn v5 answers the producer id and epoch to use next.
+* KIP-890 part 2's implicit add (Produce v12+, TxnOffsetCommit v5+): `add_partitions(transactional_id,
+  producer_id, producer_epoch, partitions, now_ms)`, AddPartitionsToTxn's checks and write for a version 2
+  transaction (from Empty or Complete* it begins one); `group_partition(group_id)` names the group's
+  `__consumer_offsets` partition.
 * The data plane, before appending a transactional batch to a partition that has not seen the transaction yet:
   `verify_partitions(transactional_id, producer_id, producer_epoch, [(topic, partition)])` -> per partition NONE
   or the error (TRANSACTION_ABORTABLE when the partition was not added; Kafka's AddPartitionsToTxn VerifyOnly).
@@ -39,6 +46,8 @@ in the log at load) the coordinator calls `sink.send(TxnMarkers(...))` with::
     TxnMarkers(transactional_id: str, producer_id: int, producer_epoch: int, coordinator_epoch: int,
                result: TransactionResult (ABORT=0 / COMMIT=1, the control record types),
                partitions: tuple[(topic, partition), ...], transaction_version: int = 0)
+
+(under transaction version 2 `producer_epoch` is the bumped one, above the epoch of the transaction's data).
 
 `send` runs inside a coordinator call and must only queue the work. The broker then writes one control batch per
 partition (producer id/epoch, COMMIT or ABORT, `coordinator_epoch` in the marker value), tells the group

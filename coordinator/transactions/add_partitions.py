@@ -45,8 +45,11 @@ def add_partitions(
     producer_epoch: int,
     partitions: Collection[TopicPartition],
     then: Then,
+    *,
+    client_transaction_version: int = 0,
 ) -> None:
-    """T25: add `partitions` to the id's transaction; `then` gets what the request answers for all of them."""
+    """T25: add `partitions` to the id's transaction; `then` gets what the request answers for all of them. The
+    client's transaction version is recorded with the transaction (T70)."""
     found = _producer(parts, transactional_id, producer_id, producer_epoch)
     if isinstance(found, ErrorCode):
         then(found)
@@ -59,7 +62,7 @@ def add_partitions(
         then(ErrorCode.NONE)
         return
     try:
-        transit = metadata.prepare_add_partitions(partitions, parts.time.wall_ms)
+        transit = metadata.prepare_add_partitions(partitions, parts.time.wall_ms, client_transaction_version)
     except IllegalTransitionError as exc:
         illegal_state(parts, metadata, str(exc), then)
         return

@@ -20,7 +20,7 @@ from coordinator.offsets import TopicPartition
 from coordinator.reply import Reply
 from coordinator.transactions.add_partitions import add_partitions, verify_partitions
 from coordinator.transactions.parts import TxnParts
-from coordinator.transactions.versions import for_version
+from coordinator.transactions.versions import for_version, transaction_version_for
 from protocol.errors import ErrorCode
 from protocol.messages.add_partitions_to_txn import (
     AddPartitionsToTxnPartitionResult,
@@ -90,7 +90,15 @@ def _one_transaction(
             error = for_version(ApiKey.ADD_PARTITIONS_TO_TXN, version, error)
             done(_result(txn.transactional_id, dict.fromkeys(partitions, error)))
 
-        add_partitions(parts, txn.transactional_id, txn.producer_id, txn.producer_epoch, partitions, added)
+        add_partitions(
+            parts,
+            txn.transactional_id,
+            txn.producer_id,
+            txn.producer_epoch,
+            partitions,
+            added,
+            client_transaction_version=transaction_version_for(ApiKey.ADD_PARTITIONS_TO_TXN, version),
+        )
 
 
 def handle(

@@ -37,13 +37,13 @@ from coordinator.transactions.housekeeping import Housekeeping
 from coordinator.transactions.init_producer_id import init_producer_id
 from coordinator.transactions.log import TransactionLog
 from coordinator.transactions.markers import MarkerChannel, MarkerSink, TransactionResult, TxnMarkers
-from coordinator.transactions.metadata import TransactionMetadata
+from coordinator.transactions.metadata import TRANSACTION_VERSION_2, TransactionMetadata
 from coordinator.transactions.ownership import PartitionOwnership
 from coordinator.transactions.parts import TxnParts
 from coordinator.transactions.producer_ids import ProducerIdAllocator
 from coordinator.transactions.records import DamagedTxnRecord, TxnRecord
 from coordinator.transactions.state import TransactionState
-from coordinator.transactions.versions import for_version
+from coordinator.transactions.versions import for_version, transaction_version_for
 from protocol.errors import ErrorCode
 from protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest, AddOffsetsToTxnResponse
 from protocol.messages.add_partitions_to_txn import AddPartitionsToTxnRequest, AddPartitionsToTxnResponse
@@ -80,7 +80,7 @@ class TransactionCoordinator(TimerDriven):
         runtime: CoordinatorRuntime[TxnRecord] = CoordinatorRuntime(
             store, self._timer, self._time, config.write_timeout_ms, self._events
         )
-        log = TransactionLog(runtime, cache, self._events)
+        log = TransactionLog(runtime, cache, self._events, 1 if config.transaction_version >= 1 else 0)
         channel = MarkerChannel(markers, cache, log, self._timer, self._time, self._events, config.retry_backoff_ms)
         self._parts = TxnParts(config, self._events, self._timer, self._time, cache, log, channel, producer_ids)
         self._housekeeping = Housekeeping(self._parts)
@@ -121,7 +121,7 @@ class TransactionCoordinator(TimerDriven):
         """AddOffsetsToTxn (T27): adds the group's `__consumer_offsets` partition to the transaction."""
         self._time.advance(now_ms, ctx.wall_ms)
         reply: Reply[AddOffsetsToTxnResponse] = Reply()
-        partition = (OFFSETS_TOPIC, self._group_partition(request.group_id))
+        partition = (OFFSETS_TOPIC, self.group_partition(request.group_id))
 
         def answer(error: ErrorCode) -> None:
             error = for_version(ApiKey.ADD_OFFSETS_TO_TXN, ctx.api_version, error)
@@ -133,12 +133,15 @@ class TransactionCoordinator(TimerDriven):
         return reply
 
     def end_txn(self, ctx: RequestContext, request: EndTxnRequest, now_ms: int) -> Reply[EndTxnResponse]:
-        """EndTxn v0-4 (T28, T29): answered once PrepareCommit/PrepareAbort is durable."""
+        """EndTxn (T28-T31, T70-T75): answered once PrepareCommit/PrepareAbort is durable. v5 is transaction version
+        2 (Kafka's `transactionVersionForEndTxn`): the epoch is bumped and the answer names the producer id and
+        epoch to use next."""
         self._time.advance(now_ms, ctx.wall_ms)
         reply: Reply[EndTxnResponse] = Reply()
 
-        def answer(error: ErrorCode) -> None:
-            reply.complete(EndTxnResponse(error_code=for_version(ApiKey.END_TXN, ctx.api_version, error)))
+        def answer(error: ErrorCode, producer_id: int, producer_epoch: int) -> None:
+            error = for_version(ApiKey.END_TXN, ctx.api_version, error)
+            reply.complete(EndTxnResponse(error_code=error, producer_id=producer_id, producer_epoch=producer_epoch))
 
         result = TransactionResult.COMMIT if request.committed else TransactionResult.ABORT
         end_transaction(
@@ -148,6 +151,7 @@ class TransactionCoordinator(TimerDriven):
             request.producer_epoch,
             result,
             from_client=True,
+            transaction_version=transaction_version_for(ApiKey.END_TXN, ctx.api_version),
             then=answer,
         )
         return reply
@@ -193,12 +197,21 @@ class TransactionCoordinator(TimerDriven):
         wall_ms: int | None = None,
     ) -> Reply[ErrorCode]:
         """KIP-890 part 2's implicit add: a Produce v12+ or TxnOffsetCommit v5+ adds its partitions to the producer's
-        transaction itself (Kafka's partition leader sends AddPartitionsToTxn with VerifyOnly false). The same
-        checks and write as AddPartitionsToTxn (T25); the reply completes once the transaction is durable (NONE)
-        or with the error for every partition."""
+        transaction itself (Kafka's partition leader sends AddPartitionsToTxn v5 with VerifyOnly false, so the
+        transaction is recorded as a version 2 one, T70). The same checks and write as AddPartitionsToTxn (T25);
+        from Empty or Complete* it begins a transaction (T76). The reply completes once the transaction is durable
+        (NONE) or with the error for every partition."""
         self._time.advance(now_ms, wall_ms)
         reply: Reply[ErrorCode] = Reply()
-        add_partitions(self._parts, transactional_id, producer_id, producer_epoch, list(partitions), reply.complete)
+        add_partitions(
+            self._parts,
+            transactional_id,
+            producer_id,
+            producer_epoch,
+            list(partitions),
+            reply.complete,
+            client_transaction_version=TRANSACTION_VERSION_2,
+        )
         return reply
 
     def partition_for(self, transactional_id: str) -> int:
@@ -301,5 +314,7 @@ class TransactionCoordinator(TimerDriven):
         """Per loaded partition, the records its load quarantined (Decision 9)."""
         return self._ownership.quarantined()
 
-    def _group_partition(self, group_id: str) -> int:
+    def group_partition(self, group_id: str) -> int:
+        """The group's `__consumer_offsets` partition, the one AddOffsetsToTxn (or TxnOffsetCommit v5's implicit
+        add) puts in the transaction (T27)."""
         return partition_for(group_id, self._config.offsets_topic_num_partitions)

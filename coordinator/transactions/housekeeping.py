@@ -90,7 +90,8 @@ class Housekeeping:
             fence.producer_epoch,
             TransactionResult.ABORT,
             from_client=False,
-            then=lambda _error: None,  # the outcome is in the events: txn.state, or txn_log.append_failed
+            transaction_version=parts.config.transaction_version,  # the server's, as Kafka's internal aborts
+            then=lambda _error, _producer_id, _epoch: None,  # the outcome is in the events (txn.state, append_failed)
         )
 
     # -- expired transactional ids ---------------------------------------------------------------------------

@@ -111,7 +111,10 @@ def init_producer_id(
             transit.producer_epoch,
             TransactionResult.ABORT,
             from_client=False,
-            then=lambda error: failed(error if error != ErrorCode.NONE else ErrorCode.CONCURRENT_TRANSACTIONS),
+            transaction_version=parts.config.transaction_version,  # the server's, as Kafka's internal aborts
+            then=lambda error, _pid, _epoch: failed(
+                error if error != ErrorCode.NONE else ErrorCode.CONCURRENT_TRANSACTIONS
+            ),
         )
         return
 

@@ -26,6 +26,7 @@ from coordinator.transactions.events import TransactionEvents
 from coordinator.transactions.metadata import IllegalTransitionError, TransactionMetadata, TxnTransit
 from coordinator.transactions.records import TxnRecord, transit_record
 from protocol.errors import ErrorCode
+from protocol.transaction_log import TRANSACTION_LOG_VALUE_VERSION
 
 Then = Callable[[ErrorCode], None]
 """A continuation: called once with an operation's outcome (NONE or the error the request answers)."""
@@ -34,14 +35,21 @@ Then = Callable[[ErrorCode], None]
 class TransactionLog:
     """Appends transits (and tombstones) and applies their outcome to the cached metadata."""
 
-    __slots__ = ("_cache", "_events", "_runtime")
+    __slots__ = ("_cache", "_events", "_runtime", "_value_version")
 
     def __init__(
-        self, runtime: CoordinatorRuntime[TxnRecord], cache: TransactionCache, events: TransactionEvents
+        self,
+        runtime: CoordinatorRuntime[TxnRecord],
+        cache: TransactionCache,
+        events: TransactionEvents,
+        value_version: int = TRANSACTION_LOG_VALUE_VERSION,
     ) -> None:
+        """`value_version`: the TransactionLogValue version written (T51: 1 from `transaction.version` 1 on, else
+        0, which has no previous/next producer ids nor client transaction version)."""
         self._runtime = runtime
         self._cache = cache
         self._events = events
+        self._value_version = value_version
 
     def append(
         self,
@@ -60,7 +68,8 @@ class TransactionLog:
                 metadata.pending_state = None
             then(error)
 
-        self._write([transit_record(metadata.transactional_id, transit)], metadata, transit.state.state_name, on_append)
+        record = transit_record(metadata.transactional_id, transit, self._value_version)
+        self._write([record], metadata, transit.state.state_name, on_append)
 
     def append_records(self, partition: int, records: list[TxnRecord], purpose: str, on_append: Then) -> None:
         """Write records that are not one id's transition (expiration tombstones); `on_append` gets the outcome."""

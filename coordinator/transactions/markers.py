@@ -63,7 +63,8 @@ class TxnMarkers:
     partitions: tuple[TopicPartition, ...]
     """Sorted; a retry names only the partitions that failed."""
     transaction_version: int = 0
-    """The client's transaction version (WriteTxnMarkers v2's per-marker field; always 0 here)."""
+    """The transaction's version, 0 or 2 (WriteTxnMarkers v2's per-marker field); at 2 `producer_epoch` is the
+    epoch the outcome bumped to (T71)."""
 
     @property
     def committed(self) -> bool:

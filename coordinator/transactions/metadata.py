@@ -6,9 +6,10 @@ as `pending_state`), the transit is written to `__transaction_state`, and only w
 pending state instead. While a transition is pending every other operation on the id answers
 CONCURRENT_TRANSACTIONS, which is how a single-threaded coordinator with asynchronous writes stays serial per id.
 
-Transaction version 0/1 semantics only (this broker does not advertise `transaction.version`, so no client uses
-version 2): EndTxn keeps the epoch, and there is no pre-allocated next producer id. Timestamps are wall-clock
-milliseconds, as Kafka persists them.
+Both transaction versions (KIP-890): under version 0/1 EndTxn keeps the epoch; under version 2 (the client's, as its
+request versions tell, T70) every PrepareCommit/PrepareAbort bumps it, and when the bump exhausts the epoch a new
+producer id is pre-allocated (`next_producer_id`) and becomes current at epoch 0 when the transaction completes
+(T72). Timestamps are wall-clock milliseconds, as Kafka persists them.
 """
 
 from __future__ import annotations
@@ -24,6 +25,13 @@ NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
 INT16_MAX = 32767
 NO_TIMESTAMP = -1
+TRANSACTION_VERSION_2 = 2
+"""`transaction.version` 2 (KIP-890 part 2): the epoch is bumped at every EndTxn, partitions are added implicitly."""
+
+
+def supports_epoch_bump(transaction_version: int) -> bool:
+    """Kafka's `TransactionVersion.supportsEpochBump`."""
+    return transaction_version >= TRANSACTION_VERSION_2
 
 
 def is_epoch_exhausted(epoch: int) -> bool:
@@ -166,8 +174,11 @@ class TransactionMetadata:
             last_update_timestamp_ms=now_ms,
         )
 
-    def prepare_add_partitions(self, partitions: Iterable[TopicPartition], now_ms: int) -> TxnTransit:
-        """T25: the transaction gains partitions; from Empty or Complete* this begins it (start = now)."""
+    def prepare_add_partitions(
+        self, partitions: Iterable[TopicPartition], now_ms: int, client_transaction_version: int = 0
+    ) -> TxnTransit:
+        """T25: the transaction gains partitions; from Empty or Complete* this begins it (start = now). The client's
+        transaction version is recorded (T70): the transaction ends by its rules."""
         starts = self.state in (
             TransactionState.EMPTY,
             TransactionState.COMPLETE_COMMIT,
@@ -178,22 +189,53 @@ class TransactionMetadata:
             partitions=frozenset(self.partitions).union(partitions),
             start_timestamp_ms=now_ms if starts else self.start_timestamp_ms,
             last_update_timestamp_ms=now_ms,
+            client_transaction_version=client_transaction_version,
         )
 
-    def prepare_abort_or_commit(self, state: TransactionState, now_ms: int) -> TxnTransit:
-        """T28: EndTxn (or an internal abort) decides the outcome; the epoch is kept (transaction version 0/1)."""
-        return self._prepare(state, next_producer_id=NO_PRODUCER_ID, last_update_timestamp_ms=now_ms)
+    def prepare_abort_or_commit(
+        self,
+        state: TransactionState,
+        now_ms: int,
+        *,
+        client_transaction_version: int = 0,
+        next_producer_id: int = NO_PRODUCER_ID,
+        no_partition_added: bool = False,
+    ) -> TxnTransit:
+        """T28/T71: EndTxn (or an internal abort) decides the outcome. Version 0/1 keeps the epoch; version 2 bumps
+        it (remembering the old one as the last epoch; an abort at epoch 32767 keeps it, as Kafka does) and carries
+        the pre-allocated `next_producer_id` when the epoch is exhausted. An abort with no partition added (T73:
+        from Empty or Complete* under version 2) starts its transaction now."""
+        epoch, last_epoch = self.producer_epoch, self.last_producer_epoch
+        if supports_epoch_bump(client_transaction_version):
+            keep = self.producer_epoch == INT16_MAX and state is TransactionState.PREPARE_ABORT
+            epoch, last_epoch = (self.producer_epoch if keep else self.producer_epoch + 1), self.producer_epoch
+        return self._prepare(
+            state,
+            producer_epoch=epoch,
+            last_producer_epoch=last_epoch,
+            next_producer_id=next_producer_id,
+            start_timestamp_ms=now_ms if no_partition_added else None,
+            last_update_timestamp_ms=now_ms,
+            client_transaction_version=client_transaction_version,
+        )
 
     def prepare_complete(self, now_ms: int) -> TxnTransit:
-        """T32: every marker is written; the transaction is over and its partitions are forgotten."""
+        """T32: every marker is written; the transaction is over and its partitions are forgotten. Under version 2
+        a pre-allocated next producer id becomes the producer id, at epoch 0 (T72)."""
         self.has_failed_epoch_fence = False
         complete = (
             TransactionState.COMPLETE_COMMIT
             if self.state is TransactionState.PREPARE_COMMIT
             else TransactionState.COMPLETE_ABORT
         )
+        rotate = supports_epoch_bump(self.client_transaction_version) and self.next_producer_id != NO_PRODUCER_ID
         return self._prepare(
-            complete, next_producer_id=NO_PRODUCER_ID, partitions=frozenset(), last_update_timestamp_ms=now_ms
+            complete,
+            producer_id=self.next_producer_id if rotate else None,
+            producer_epoch=0 if rotate else None,
+            next_producer_id=NO_PRODUCER_ID,
+            partitions=frozenset(),
+            last_update_timestamp_ms=now_ms,
         )
 
     def prepare_dead(self) -> TxnTransit:
@@ -212,6 +254,7 @@ class TransactionMetadata:
         partitions: frozenset[TopicPartition] | None = None,
         start_timestamp_ms: int | None = None,
         last_update_timestamp_ms: int | None = None,
+        client_transaction_version: int | None = None,
     ) -> TxnTransit:
         """Kafka's `prepareTransitionTo`: unchanged fields are copied, the target must be a valid successor."""
         if self.pending_state is not None:
@@ -232,7 +275,9 @@ class TransactionMetadata:
             last_update_timestamp_ms=(
                 self.last_update_timestamp_ms if last_update_timestamp_ms is None else last_update_timestamp_ms
             ),
-            client_transaction_version=self.client_transaction_version,
+            client_transaction_version=(
+                self.client_transaction_version if client_transaction_version is None else client_transaction_version
+            ),
         )
         if transit.producer_id < 0:
             raise IllegalTransitionError(f"{self.transactional_id}: illegal producer id {transit.producer_id}")
@@ -285,14 +330,25 @@ class TransactionMetadata:
         elif state is TransactionState.ONGOING:
             ok = same_producer and transit.partitions >= self.partitions and transit.timeout_ms == self.timeout_ms
         elif state.is_prepare:
+            bumped = supports_epoch_bump(transit.client_transaction_version) and (
+                transit.producer_epoch == self.producer_epoch + 1
+            )
             ok = (
-                same_producer
+                transit.producer_id == self.producer_id
+                and (transit.producer_epoch == self.producer_epoch or bumped)
                 and transit.partitions == self.partitions
                 and transit.timeout_ms == self.timeout_ms
-                and transit.start_timestamp_ms == self.start_timestamp_ms
+                and (
+                    transit.start_timestamp_ms == self.start_timestamp_ms or self.state is not TransactionState.ONGOING
+                )
             )
         elif state in (TransactionState.COMPLETE_COMMIT, TransactionState.COMPLETE_ABORT):
-            ok = same_producer and transit.timeout_ms == self.timeout_ms and transit.start_timestamp_ms != NO_TIMESTAMP
+            rotated = transit.producer_id == self.next_producer_id != NO_PRODUCER_ID and transit.producer_epoch == 0
+            ok = (
+                (same_producer or rotated)
+                and transit.timeout_ms == self.timeout_ms
+                and transit.start_timestamp_ms != NO_TIMESTAMP
+            )
         else:  # Dead and PrepareEpochFence are never completed: the former leaves the cache, the latter is replaced
             ok = False
         if not ok:

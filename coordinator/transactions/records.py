@@ -43,8 +43,11 @@ class DamagedTxnRecord:
     reason: str
 
 
-def transit_record(transactional_id: str, transit: TxnTransit) -> TxnRecord:
-    """Kafka's `TransactionLog.valueToBytes`: Empty writes null partitions, other states the set by topic."""
+def transit_record(
+    transactional_id: str, transit: TxnTransit, value_version: int = transaction_log.TRANSACTION_LOG_VALUE_VERSION
+) -> TxnRecord:
+    """Kafka's `TransactionLog.valueToBytes`: Empty writes null partitions, other states the set by topic; in
+    `value_version` (0 carries no previous/next producer ids nor client transaction version, T51)."""
     partitions: list[PartitionsSchema] | None = None
     if transit.state is not TransactionState.EMPTY:
         partitions = [
@@ -63,7 +66,7 @@ def transit_record(transactional_id: str, transit: TxnTransit) -> TxnRecord:
         transaction_start_timestamp_ms=transit.start_timestamp_ms,
         client_transaction_version=transit.client_transaction_version,
     )
-    return TxnRecord(transactional_id, value)
+    return TxnRecord(transactional_id, value, value_version)
 
 
 def tombstone(transactional_id: str) -> TxnRecord:

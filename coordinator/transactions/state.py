@@ -5,8 +5,7 @@ DescribeTransactions / ListTransactions under its name. `valid_previous_states` 
 transition from any other state is a coordinator bug (Kafka throws IllegalStateException), never a client error;
 client-visible refusals (INVALID_TXN_STATE, CONCURRENT_TRANSACTIONS, ...) are decided before a transition is
 prepared. PrepareAbort's predecessors Empty, CompleteCommit and CompleteAbort are only used by transaction version
-2 (an EndTxn abort without partitions), which this broker does not advertise; they stay in the table because
-Kafka's table has them.
+2 (an EndTxn v5 abort without a transaction, which still bumps the epoch, T73).
 
     Empty ──AddPartitions──▶ Ongoing ──EndTxn──▶ PrepareCommit ──markers──▶ CompleteCommit
       ▲                        │   └──EndTxn/timeout/fence──▶ PrepareAbort ──markers──▶ CompleteAbort

@@ -298,22 +298,21 @@ async def test_t69_describe_producers_lists_each_partitions_active_producers(bro
     await client.close()
 
 
-async def test_api_versions_advertises_the_transaction_apis_up_to_transaction_version_1(broker: Broker) -> None:
-    """No `transaction.version` feature is advertised, so clients run transaction version 0/1: EndTxn stops at v4
-    and InitProducerId at v5 (v5/v6 are version 2's); WriteTxnMarkers is broker-to-broker and not served."""
+async def test_api_versions_advertises_the_transaction_apis(broker: Broker) -> None:
+    """Every version Kafka 4.4 serves but InitProducerId v6 (two-phase commit, unstable there); WriteTxnMarkers is
+    broker-to-broker and not served. Transaction version 2's versions and feature: test_tv2_wire.py."""
     client = await connect(broker)
     response = await client.call(ApiKey.API_VERSIONS, 3, NAMED_API_VERSIONS)
     advertised = {api.api_key: (api.min_version, api.max_version) for api in response.api_keys}
     assert advertised[ApiKey.DESCRIBE_PRODUCERS] == (0, 0)
     assert advertised[ApiKey.INIT_PRODUCER_ID] == (0, 5)
-    assert advertised[ApiKey.ADD_PARTITIONS_TO_TXN] == (0, 4)
+    assert advertised[ApiKey.ADD_PARTITIONS_TO_TXN] == (0, 5)
     assert advertised[ApiKey.ADD_OFFSETS_TO_TXN] == (0, 4)
-    assert advertised[ApiKey.END_TXN] == (0, 4)
+    assert advertised[ApiKey.END_TXN] == (0, 5)
     assert advertised[ApiKey.TXN_OFFSET_COMMIT] == (0, 6)
     assert advertised[ApiKey.DESCRIBE_TRANSACTIONS] == (0, 0)
     assert advertised[ApiKey.LIST_TRANSACTIONS] == (0, 2)
     assert ApiKey.WRITE_TXN_MARKERS not in advertised
-    assert not response.finalized_features  # no transaction.version: clients stay on version 0/1
     await client.close()
 
 

@@ -104,14 +104,17 @@ async def _decide(broker: Broker, producer: TxnWire, ledger: Ledger, decision: s
     broker.rearm_timers()
 
 
-async def _crash_image(tmp_path: Path, ledger: Ledger, cut: tuple[int | str, ...], decision: str) -> Path:
+async def _crash_image(
+    tmp_path: Path, ledger: Ledger, cut: tuple[int | str, ...], decision: str, transaction_version: int = 0
+) -> Path:
     """A broker where TXN_ID committed a baseline transaction and decided a second one, with the cut's markers
-    written; returns the copy of its log directory taken right then."""
+    written; returns the copy of its log directory taken right then. The producer runs `transaction_version`'s
+    requests."""
     broker = await _started(tmp_path / "live")
     try:
         client = await connect(broker.ports[0])
         await ledger.create_topics(client)
-        producer = TxnWire(client, TXN_ID, 60_000)
+        producer = TxnWire(client, TXN_ID, 60_000, transaction_version=transaction_version)
         assert await producer.init() == ErrorCode.NONE
         await run_transaction(producer, ledger, OUTPUT_PARTITIONS)
         await wait_until_awaited(lambda: ledger.settled(client), what="the baseline transaction to complete")
@@ -145,6 +148,30 @@ async def test_a_transaction_decided_before_the_crash_completes_after_the_restar
         described = await describe(client, TXN_ID)
         assert described.state == ("CompleteCommit" if decision == "commit" else "CompleteAbort")
         assert described.producer_epoch == (1 if decision == "timeout" else 0)  # the timeout fenced the producer
+        assert not broker.transactions.coordinator.pending_markers()
+        await client.close()
+    finally:
+        await broker.stop()
+
+
+@pytest.mark.parametrize("decision", ["commit", "abort", "timeout"])
+async def test_a_version_2_transaction_decided_before_the_crash_completes_after_the_restart(
+    tmp_path: Path, decision: str
+) -> None:
+    """T71, T75, T77: under transaction version 2 the PrepareCommit/PrepareAbort on disk carries the bumped epoch
+    (the baseline transaction's EndTxn v5 bumped it once already) and so do the markers, one of which is in the
+    image; the restarted broker resends the others at that epoch and completes the transaction."""
+    ledger = Ledger(OUTPUT, OUTPUT_PARTITIONS, INPUT, INPUT_PARTITIONS)
+    image = await _crash_image(tmp_path, ledger, CUTS["first-data-partition"], decision, transaction_version=2)
+    broker = await _started(image)
+    try:
+        client = await connect(broker.ports[0])
+        await ledger.check_unsettled(client, "version 2: completing")
+        await wait_until_awaited(lambda: ledger.settled(client), what="the decided transaction to complete")
+        await ledger.check_settled(client, "version 2: completed")
+        described = await describe(client, TXN_ID)
+        assert described.state == ("CompleteCommit" if decision == "commit" else "CompleteAbort")
+        assert described.producer_epoch == 2  # init 0, the baseline's EndTxn v5 1, this decision 2
         assert not broker.transactions.coordinator.pending_markers()
         await client.close()
     finally:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import contextlib
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -29,11 +30,23 @@ def e2e_target(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
     """The bootstrap of the broker a module runs against, with `CONSUMER_PROTOCOL_SETTINGS`: a group-broker
     process by default, the reference Apache Kafka with `--e2e-broker=kafka`. Asked for explicitly, a missing Kafka
     fails the run instead of skipping it."""
+    with target(request, tmp_path_factory) as found:
+        yield found
+
+
+@contextlib.contextmanager
+def target(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, features: Mapping[str, int] | None = None
+) -> Iterator[E2ETarget]:
+    """`e2e_target`'s broker, with `features` (e.g. transaction.version=0) finalized at other levels than the
+    release's defaults: Kafka's storage is formatted with them, group-broker gets the setting of the same name."""
     if request.config.getoption("--e2e-broker") == "kafka":
         reason = unavailable_reason()
         if reason is not None:
             pytest.fail(f"--e2e-broker=kafka: {reason}", pytrace=False)
-        kafka = ReferenceKafka(tmp_path_factory.mktemp("reference-kafka"), CONSUMER_PROTOCOL_SETTINGS)
+        kafka = ReferenceKafka(
+            tmp_path_factory.mktemp("reference-kafka"), CONSUMER_PROTOCOL_SETTINGS, features=features
+        )
         kafka.start()
         try:
             yield E2ETarget(kafka.bootstrap, None)
@@ -42,5 +55,6 @@ def e2e_target(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
         return
     # group-broker's control listener serves its metrics (requests by API), which tests may read.
     settings = {**CONSUMER_PROTOCOL_SETTINGS, "control.listener": "http://127.0.0.1:0"}
+    settings.update({name: str(level) for name, level in (features or {}).items()})
     with running_broker(tmp_path_factory.mktemp("broker-data"), settings) as broker:
         yield E2ETarget(broker.bootstrap, broker)

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,9 @@ CLIENTS = ROOT / "tests" / "reference" / "clients"
 CLASSES = CLIENTS / "target" / "classes"
 LIB = CLIENTS / "target" / "lib"
 ERRORS = "org.apache.kafka.common.errors."
+#: slf4j-simple's level for the Java client's NetworkClient, which logs each request's header at DEBUG.
+LOG_REQUESTS = {"org.slf4j.simpleLogger.log.org.apache.kafka.clients.NetworkClient": "debug"}
+SENT_REQUEST = re.compile(r"Sending \w+ request with header RequestHeader\(apiKey=(\w+), apiVersion=(\d+)")
 # A short-lived test JVM: the C1 compiler only and the serial collector start faster and share the two cores better.
 # The consumer's KIP-320 position validation logs each OffsetForLeaderEpoch answer it handles at debug: kept in the
 # program's stderr file, where tests/e2e/test_log_start_epochs.py finds it (against Kafka as against group-broker).
@@ -43,7 +47,7 @@ VALIDATION_LOG_LINE = "Handling OffsetsForLeaderEpoch response for "
 JVM_FLAGS = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", f"-Dorg.slf4j.simpleLogger.log.{VALIDATION_LOGGER}=debug"]
 
 
-def _java_command(program: str) -> list[str]:
+def _java_command(program: str, properties: Mapping[str, str] | None = None) -> list[str]:
     java = shutil.which("java")
     if java is None:
         pytest.skip(
@@ -53,14 +57,18 @@ def _java_command(program: str) -> list[str]:
     if not (CLASSES / "reference" / "clients" / f"{program}.class").is_file() or not any(LIB.glob("kafka-clients-*")):
         pytest.fail("run make test (it builds tests/reference/clients)")
     classpath = os.pathsep.join([str(CLASSES), str(LIB / "*")])
-    return [java, *JVM_FLAGS, "-cp", classpath, f"reference.clients.{program}"]
+    defines = [f"-D{key}={value}" for key, value in (properties or {}).items()]
+    return [java, *JVM_FLAGS, *defines, "-cp", classpath, f"reference.clients.{program}"]
 
 
 class JavaProgram(JsonLinesChild):
     """One of the Java client programs (it serves requests once it printed `ready`)."""
 
-    def __init__(self, program: str, bootstrap: str, log_dir: Path) -> None:
-        super().__init__([*_java_command(program), bootstrap], log_dir, program)
+    def __init__(
+        self, program: str, bootstrap: str, log_dir: Path, properties: Mapping[str, str] | None = None
+    ) -> None:
+        """`properties`: JVM system properties (`-D`), e.g. a logger's level for slf4j-simple."""
+        super().__init__([*_java_command(program, properties), bootstrap], log_dir, program)
 
     def error(self, op: str, **args: Any) -> str:
         """The class of the exception the Java client raised for `op` (failing if it succeeded)."""
@@ -69,11 +77,18 @@ class JavaProgram(JsonLinesChild):
         return str(reply["error"]["type"])
 
 
-def started(bootstrap: str, log_dir: Path, stack: contextlib.ExitStack, *programs: str) -> list[JavaProgram]:
-    """The named programs, started side by side (each JVM serves once it printed `ready`), closed with `stack`."""
+def started(
+    bootstrap: str,
+    log_dir: Path,
+    stack: contextlib.ExitStack,
+    *programs: str,
+    properties: Mapping[str, Mapping[str, str]] | None = None,
+) -> list[JavaProgram]:
+    """The named programs, started side by side (each JVM serves once it printed `ready`), closed with `stack`;
+    `properties` gives a program its JVM system properties, by program name."""
     children = []
     for program in programs:
-        child = JavaProgram(program, bootstrap, log_dir)
+        child = JavaProgram(program, bootstrap, log_dir, (properties or {}).get(program))
         stack.callback(child.close)
         children.append(child)
     for child in children:
@@ -142,11 +157,16 @@ class JavaAdapter:
     """The scenario's ClientAdapter over the three Java programs; its consumers use `group_protocol`."""
 
     def __init__(
-        self, bootstrap: str, log_dir: Path, stack: contextlib.ExitStack, group_protocol: str = "classic"
+        self,
+        bootstrap: str,
+        log_dir: Path,
+        stack: contextlib.ExitStack,
+        group_protocol: str = "classic",
+        properties: Mapping[str, Mapping[str, str]] | None = None,
     ) -> None:
         self.group_protocol = group_protocol
         self.admin, self.producer, self.consumers = started(
-            bootstrap, log_dir, stack, "AdminServer", "ProducerServer", "ConsumerServer"
+            bootstrap, log_dir, stack, "AdminServer", "ProducerServer", "ConsumerServer", properties=properties
         )
 
     def create_topic(self, topic: str, partitions: int) -> None:
@@ -209,15 +229,23 @@ class JavaPipeline:
 
 class JavaTxnAdapter(JavaAdapter):
     """`txn_scenario.TxnAdapter` for the Java client (classic-protocol consumers); its three JVMs are its own and
-    stop with `close()`."""
+    stop with `close()`. The producer logs every request it sends (NetworkClient at DEBUG), so a test can tell
+    which versions it used: `sent_versions`."""
 
     def __init__(self, bootstrap: str, log_dir: Path) -> None:
         self._programs = contextlib.ExitStack()
         try:
-            super().__init__(bootstrap, log_dir, self._programs)
+            super().__init__(bootstrap, log_dir, self._programs, properties={"ProducerServer": LOG_REQUESTS})
         except BaseException:
             self._programs.close()
             raise
+
+    def sent_versions(self) -> dict[str, set[int]]:
+        """By API name (Kafka's, e.g. END_TXN), the versions the producer sent so far, read off its log."""
+        sent: dict[str, set[int]] = {}
+        for api, version in SENT_REQUEST.findall(self.producer.stderr_path.read_text()):
+            sent.setdefault(api, set()).add(int(version))
+        return sent
 
     def close(self) -> None:
         self._programs.close()

@@ -9,9 +9,9 @@ refer to the Kafka 4.4 transaction rules of the issue's research notes.
 
 The Python and JavaScript clients speak transaction version 0 (EndTxn v0-3, explicit AddPartitionsToTxn and
 AddOffsetsToTxn) whatever the broker advertises. The Java client 4.4 uses transaction version 2 (EndTxn v5, Produce
-v12+ adding partitions implicitly, TxnOffsetCommit v5+ without AddOffsetsToTxn) only against a broker that finalizes
-the `transaction.version` feature at 2, as a fresh Kafka 4.4 does; against one that advertises no such feature it
-uses version 0 like the others.
+v12+ adding partitions implicitly, TxnOffsetCommit v5+ without AddOffsetsToTxn) against a broker that finalizes
+the `transaction.version` feature at 2, as a fresh Kafka 4.4 and group-broker (by default) do; the test reads the
+versions it sent off its request log and asserts it.
 """
 
 from __future__ import annotations
@@ -75,6 +75,18 @@ def test_consume_transform_produce_commits_one_transaction_and_aborts_one(
     those sent with the committed transactions, so a restarted pipeline redoes exactly the aborted batch."""
     with opened(client, e2e_target, tmp_path) as adapter:
         run_consume_transform_produce(adapter, client)
+        if isinstance(adapter, JavaTxnAdapter):
+            _assert_transaction_version_2(adapter.sent_versions())
+
+
+def _assert_transaction_version_2(sent: dict[str, set[int]]) -> None:
+    """T70-T76: the Java client 4.4 ran transaction version 2, as both brokers finalize it: every EndTxn is v5,
+    every Produce v12+ and TxnOffsetCommit v5+ (adding their partitions themselves), no AddPartitionsToTxn or
+    AddOffsetsToTxn was sent."""
+    assert sent.get("END_TXN") == {5}, sent
+    assert min(sent["PRODUCE"]) >= 12, sent
+    assert min(sent["TXN_OFFSET_COMMIT"]) >= 5, sent
+    assert "ADD_PARTITIONS_TO_TXN" not in sent and "ADD_OFFSETS_TO_TXN" not in sent, sent
 
 
 def _produce_unchecked(producer: Producer, topic: str, records: list[tuple[str, str]]) -> dict[int, KafkaError | None]:

@@ -62,9 +62,18 @@ def _free_port() -> int:
 class ReferenceKafka:
     """One Kafka broker/controller process with ``settings`` (Kafka config keys) on top of single-node defaults."""
 
-    def __init__(self, work_dir: Path, settings: Mapping[str, str], client_ssl: ssl.SSLContext | None = None) -> None:
-        """`client_ssl`: how the readiness probe connects when `settings` make the client listener speak SSL."""
+    def __init__(
+        self,
+        work_dir: Path,
+        settings: Mapping[str, str],
+        client_ssl: ssl.SSLContext | None = None,
+        features: Mapping[str, int] | None = None,
+    ) -> None:
+        """`client_ssl`: how the readiness probe connects when `settings` make the client listener speak SSL;
+        `features`: feature levels the storage is formatted with (`kafka-storage format --feature NAME=LEVEL`,
+        e.g. transaction.version=0), instead of the release's defaults."""
         self.client_ssl = client_ssl
+        self.features = dict(features or {})
         self.work_dir = work_dir
         self.settings = dict(settings)
         self.port = 0
@@ -115,7 +124,14 @@ class ReferenceKafka:
         properties.write_text(self._properties(controller_port))
         cluster_id = _base64_uuid(uuid.uuid4())  # the form Kafka's own `random-uuid` prints
         formatted = subprocess.run(
-            self._java("kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "-c", str(properties)),
+            self._java(
+                "kafka.tools.StorageTool",
+                "format",
+                f"--cluster-id={cluster_id}",
+                "-c",
+                str(properties),
+                *(f"--feature={name}={level}" for name, level in self.features.items()),
+            ),
             capture_output=True,
             text=True,
             check=False,

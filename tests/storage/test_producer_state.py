@@ -171,6 +171,44 @@ def test_t37_a_marker_with_a_newer_epoch_aborts_and_fences_the_old_epoch() -> No
     assert isinstance(refused(state, header(2, pid=2, epoch=0, seq=1, txn=True)), InvalidProducerEpochError)
 
 
+def test_t71_a_transaction_version_2_commit_marker_moves_the_producer_to_the_bumped_epoch() -> None:
+    """EndTxn v5 writes the markers with the epoch bumped: the producer's older epoch is refused, and its next
+    transaction starts at the new epoch with sequence 0 (a later sequence is out of order)."""
+    state = ProducerStateManager()
+    append(state, header(0, pid=2, epoch=3, seq=0, count=2, txn=True))
+    [done] = end(state, 2, pid=2, kind=COMMIT, epoch=4)
+    assert not done.is_aborted and state.ongoing_transactions() == {}
+    assert isinstance(refused(state, header(3, pid=2, epoch=3, seq=2, txn=True)), InvalidProducerEpochError)
+    assert isinstance(refused(state, header(3, pid=2, epoch=4, seq=2, txn=True)), OutOfOrderSequenceError)
+    append(state, header(3, pid=2, epoch=4, seq=0, txn=True))
+    assert state.ongoing_transactions() == {3: 2}
+
+
+def test_t37_a_version_2_marker_must_be_newer_than_the_producers_epoch_unless_it_repeats_the_last() -> None:
+    """Kafka's checkProducerEpoch for a transaction version 2 marker: at the producer's current epoch while its
+    transaction is open it is refused (a version 0/1 marker passes); once closed, the same marker again is an
+    idempotent retry; an older one is refused."""
+    state = ProducerStateManager()
+    append(state, header(0, pid=2, epoch=3, txn=True))
+
+    def v2_marker(offset: int, epoch: int) -> StorageError | list[CompletedTxn]:
+        try:
+            staged = state.prepare(
+                [(marker_header(offset, pid=2, epoch=epoch), EndTxnMarker(COMMIT, 0))], COORDINATOR, 2
+            )
+        except StorageError as exc:
+            return exc
+        return state.commit(staged)
+
+    refused_same = v2_marker(1, 3)
+    assert isinstance(refused_same, InvalidProducerEpochError) and "<= the last seen epoch 3 (TV2)" in str(refused_same)
+    assert state.prepare([(marker_header(1, pid=2, epoch=3), EndTxnMarker(COMMIT, 0))], COORDINATOR, 0)  # TV0 passes
+    [done] = v2_marker(1, 4)
+    assert not done.is_aborted
+    assert v2_marker(2, 4) == []  # the marker again (a retry after a restart): allowed, completes nothing
+    assert isinstance(v2_marker(3, 3), InvalidProducerEpochError)
+
+
 def test_t69_active_producers_summary() -> None:
     state = ProducerStateManager()
     append(state, header(0, pid=2, epoch=1, seq=0, count=3, txn=True, ts=111))

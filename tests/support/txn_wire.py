@@ -3,8 +3,12 @@ exactly which step of a transaction the broker answered before it was killed.
 
 `TxnWire` sends one request per step of a consume-transform-produce transaction, as a transaction version 0/1
 client does (KIP-98, KIP-447): InitProducerId, AddPartitionsToTxn, Produce, AddOffsetsToTxn, TxnOffsetCommit,
-EndTxn. Each step returns the broker's error code (what a client would act on); nothing is retried behind the
-caller's back except what every client retries while the coordinator loads or completes the previous transaction.
+EndTxn; or, with `transaction_version=2`, as a version 2 client does (KIP-890 part 2): no AddPartitionsToTxn or
+AddOffsetsToTxn is sent (those steps answer NONE at once), Produce v12 and TxnOffsetCommit v5 add their partitions
+themselves, and EndTxn v5 takes the bumped epoch (or the rotated producer id) from the answer and starts the
+sequences again.
+Each step returns the broker's error code (what a client would act on); nothing is retried behind the caller's back
+except what every client retries while the coordinator loads or completes the previous transaction.
 
 The readers are what a consumer sees: `read_committed` fetches a partition with isolation_level=1 up to its last
 stable offset and drops the records of aborted transactions with the Fetch's aborted-transaction list (the
@@ -35,7 +39,7 @@ from protocol.messages.txn_offset_commit import (
 from protocol.records import RecordBatch, decode_batch
 from protocol.registry import ApiKey
 from tests.broker.wire import WireClient
-from tests.support.data_plane import batch, produce
+from tests.support.data_plane import PRODUCE_VERSION, batch, produce
 
 #: What every transactional client retries: the coordinator is loading or elsewhere, or the previous transaction of
 #: the id is still completing (InitProducerId, AddPartitionsToTxn after an EndTxn).
@@ -47,6 +51,11 @@ RETRIABLE = frozenset(
         ErrorCode.CONCURRENT_TRANSACTIONS,
     }
 )
+END_TXN_V2 = 5
+"""EndTxn v5: transaction version 2, the epoch bumped by every transaction."""
+PRODUCE_V2 = 12
+TXN_OFFSET_COMMIT_V2 = 5
+"""The first Produce and TxnOffsetCommit versions that add their partitions to the transaction themselves."""
 RETRY_S = 0.02
 RETRIES = 1000  # 20 s
 READ_COMMITTED = 1
@@ -62,6 +71,12 @@ class TxnWire:
     producer_id: int = -1
     epoch: int = -1
     sequences: dict[tuple[str, int], int] = field(default_factory=dict)
+    transaction_version: int = 0
+    """2: the requests of a transaction version 2 client (see the module docstring)."""
+
+    @property
+    def v2(self) -> bool:
+        return self.transaction_version >= 2
 
     async def _retrying(self, call: Callable[[], Awaitable[int]]) -> ErrorCode:
         """Run `call()` until it answers an error code that is not retriable."""
@@ -92,7 +107,10 @@ class TxnWire:
         return await self._retrying(call)
 
     async def add_partitions(self, topic: str, partitions: Iterable[int]) -> ErrorCode:
-        """AddPartitionsToTxn v3 (one transaction); the worst per-partition error (NONE when all were added)."""
+        """AddPartitionsToTxn v3 (one transaction); the worst per-partition error (NONE when all were added). A
+        version 2 client sends none (its Produce adds the partition)."""
+        if self.v2:
+            return ErrorCode.NONE
 
         async def call() -> int:
             request = AddPartitionsToTxnRequest(
@@ -108,17 +126,27 @@ class TxnWire:
 
         return await self._retrying(call)
 
-    async def produce(self, topic: str, partition: int, *values: bytes) -> tuple[ErrorCode, int]:
-        """One transactional batch (acks=-1); (error, base offset). The sequence advances only when acknowledged."""
+    async def produce(
+        self, topic: str, partition: int, *values: bytes, version: int | None = None
+    ) -> tuple[ErrorCode, int]:
+        """One transactional batch (acks=-1; Produce v12 for a version 2 client unless told); (error, base offset).
+        The sequence advances only when acknowledged."""
+        if version is None:
+            version = PRODUCE_V2 if self.v2 else PRODUCE_VERSION
         sequence = self.sequences.get((topic, partition), 0)
         records = batch(*values, producer_id=self.producer_id, epoch=self.epoch, sequence=sequence, transactional=True)
-        result = await produce(self.client, topic, records, partition=partition, transactional_id=self.transactional_id)
+        result = await produce(
+            self.client, topic, records, partition=partition, version=version, transactional_id=self.transactional_id
+        )
         if result.error_code == ErrorCode.NONE:
             self.sequences[(topic, partition)] = sequence + len(values)
         return ErrorCode(result.error_code), int(result.base_offset)
 
     async def add_offsets(self, group: str) -> ErrorCode:
-        """AddOffsetsToTxn v3: the group's `__consumer_offsets` partition joins the transaction."""
+        """AddOffsetsToTxn v3: the group's `__consumer_offsets` partition joins the transaction (a version 2
+        client sends none: its TxnOffsetCommit adds it)."""
+        if self.v2:
+            return ErrorCode.NONE
 
         async def call() -> int:
             request = AddOffsetsToTxnRequest(
@@ -131,9 +159,13 @@ class TxnWire:
 
         return await self._retrying(call)
 
-    async def commit_offsets(self, group: str, topic: str, offsets: dict[int, int]) -> ErrorCode:
-        """TxnOffsetCommit v3 without group metadata (what `send_offsets_to_transaction` of a simple consumer
-        sends); the worst per-partition error."""
+    async def commit_offsets(
+        self, group: str, topic: str, offsets: dict[int, int], version: int | None = None
+    ) -> ErrorCode:
+        """TxnOffsetCommit (v3, v5 for a version 2 client, unless told) without group metadata (what
+        `send_offsets_to_transaction` of a simple consumer sends); the worst per-partition error."""
+        if version is None:
+            version = TXN_OFFSET_COMMIT_V2 if self.v2 else 3
 
         async def call() -> int:
             request = TxnOffsetCommitRequest(
@@ -151,23 +183,32 @@ class TxnWire:
                     )
                 ],
             )
-            response = await self.client.call(ApiKey.TXN_OFFSET_COMMIT, 3, request)
+            response = await self.client.call(ApiKey.TXN_OFFSET_COMMIT, version, request)
             return _worst(p.error_code for t in response.topics for p in t.partitions)
 
         return await self._retrying(call)
 
-    async def end(self, commit: bool) -> ErrorCode:
-        """EndTxn v3: answered once PrepareCommit/PrepareAbort is durable (the markers come after); retried while
-        the same outcome is still being completed (CONCURRENT_TRANSACTIONS), as clients retry it."""
+    async def end(self, commit: bool, version: int | None = None) -> ErrorCode:
+        """EndTxn (v3, v5 for a version 2 client, unless told): answered once PrepareCommit/PrepareAbort is durable
+        (the markers come after); retried while the same outcome is still being completed
+        (CONCURRENT_TRANSACTIONS), as clients retry it. From v5 (transaction version 2) the answer's producer id
+        and epoch are the ones to use next."""
+        if version is None:
+            version = END_TXN_V2 if self.v2 else 3
 
         async def call() -> int:
+            assert version is not None
             request = EndTxnRequest(
                 transactional_id=self.transactional_id,
                 producer_id=self.producer_id,
                 producer_epoch=self.epoch,
                 committed=commit,
             )
-            return int((await self.client.call(ApiKey.END_TXN, 3, request)).error_code)
+            response = await self.client.call(ApiKey.END_TXN, version, request)
+            if version >= END_TXN_V2 and response.error_code == ErrorCode.NONE:
+                self.producer_id, self.epoch = response.producer_id, response.producer_epoch
+                self.sequences.clear()
+            return int(response.error_code)
 
         return await self._retrying(call)
 

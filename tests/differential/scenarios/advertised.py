@@ -6,10 +6,6 @@ from __future__ import annotations
 from tests.differential.registry import Known
 
 MISSING = "<missing>"
-TXN_V2 = (
-    "The newest version is transaction version 2's (the `transaction.version` feature is not advertised, so clients"
-    " run version 0/1)."
-)
 SECURITY = "Security (SASL, ACLs, tokens, SCRAM): issue #17."
 SHARE = "Share groups (KIP-932) are not planned."
 STREAMS = "Streams groups (KIP-1071) are not planned."
@@ -28,8 +24,6 @@ RANGES: dict[str, tuple[str, str, str]] = {
         "1-11",
         "v0, which Kafka 4 removed (KIP-896), is still served: Burrow 1.2.1 (Debian's) asks for topic ends with it.",
     ),
-    "ADD_PARTITIONS_TO_TXN": ("0-4", "0-5", TXN_V2),
-    "END_TXN": ("0-4", "0-5", TXN_V2),
     "SASL_HANDSHAKE": (MISSING, "0-1", SECURITY),
     "WRITE_TXN_MARKERS": (MISSING, "1-2", "Broker-to-broker: a single node writes its transaction markers itself."),
     "DESCRIBE_ACLS": (MISSING, "1-3", SECURITY),
@@ -74,12 +68,6 @@ FEATURES: tuple[tuple[str, object, str], ...] = (
     ("supported features.metadata.version", "7-33", NO_FEATURES),
     ("finalized features.group.version", 1, NO_FEATURES + " The consumer group protocol is served regardless."),
     ("finalized features.streams.version", 1, STREAMS),
-    (
-        "finalized features.transaction.version",
-        2,
-        "Not advertised on purpose: clients then run transaction version 0/1 (version 2 bumps the epoch on every"
-        " transaction, which is not implemented).",
-    ),
     ("finalized features.eligible.leader.replicas.version", 1, CLUSTER),
     ("finalized features.share.version", 2, SHARE),
     ("finalized features.metadata.version", 33, NO_FEATURES),

@@ -1,7 +1,7 @@
 """Transactions (issue #15) over raw requests, at the versions real clients send: librdkafka (InitProducerId v4,
 AddPartitionsToTxn v0, AddOffsetsToTxn v0, EndTxn v1, TxnOffsetCommit v3), kafka-python (v4/v3/v3/v3/v3) and one
-flexible version of each (v5/v3/v3/v4/v4; EndTxn v5 and TxnOffsetCommit v5 would switch Kafka to transaction
-version 2, which group-broker does not advertise).
+flexible version of each (v5/v3/v3/v4/v4), and transaction version 2's (EndTxn v5, AddPartitionsToTxn v4-5,
+Produce v12, TxnOffsetCommit v5: the #16 scenarios).
 
 Producer ids differ between brokers (each allocates its own): every id a scenario learns is named in the
 transcript (``<P1>``, ``<P2>`` ...) in the order it was handed out; an id never handed out reads ``<other>``.
@@ -20,7 +20,11 @@ from typing import Any
 
 from protocol.errors import ErrorCode
 from protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest
-from protocol.messages.add_partitions_to_txn import AddPartitionsToTxnRequest, AddPartitionsToTxnTopic
+from protocol.messages.add_partitions_to_txn import (
+    AddPartitionsToTxnRequest,
+    AddPartitionsToTxnTopic,
+    AddPartitionsToTxnTransaction,
+)
 from protocol.messages.describe_transactions import DescribeTransactionsRequest
 from protocol.messages.end_txn import EndTxnRequest
 from protocol.messages.find_coordinator import FindCoordinatorRequest
@@ -442,3 +446,65 @@ async def txn_offset_commit_newest_versions(s: Session) -> None:
     await t.offset_commit(tid, pid, epoch + 1, group, topic, 7, "v5 at a wrong epoch", 5)
     await t.end(tid, pid, epoch, True, "v4 commit", 4)
     await t.settled(ApiKey.OFFSET_FETCH, 7, _fetch(group, topic, True), "OffsetFetch require_stable", _unstable)
+
+
+async def _complete(t: Txns, tid: str, step: str) -> None:
+    """DescribeTransactions until the transaction's markers are written (no Prepare* state left)."""
+    await t.settled(
+        ApiKey.DESCRIBE_TRANSACTIONS,
+        0,
+        DescribeTransactionsRequest(transactional_ids=[tid]),
+        step,
+        lambda r: any(state.transaction_state.startswith("Prepare") for state in r.transaction_states),
+    )
+
+
+def _batched_add(tid: str, pid: int, epoch: int, topic: str, partitions: list[int], verify_only: bool) -> Any:
+    """AddPartitionsToTxn v4+ (the brokers' batched form) for one transaction."""
+    txn = AddPartitionsToTxnTransaction(
+        transactional_id=tid,
+        producer_id=pid,
+        producer_epoch=epoch,
+        verify_only=verify_only,
+        topics=[AddPartitionsToTxnTopic(name=topic, partitions=partitions)],
+    )
+    return AddPartitionsToTxnRequest(transactions=[txn])
+
+
+@scenario("#16 EndTxn v5 AddPartitionsToTxn v5 KIP-890 transaction version 2")
+async def txn_end_v5_bumps_the_epoch(s: Session) -> None:
+    """Transaction version 2: EndTxn v5 answers the producer id and the epoch bumped by every outcome (an abort
+    with nothing in the transaction too, a commit with nothing is INVALID_TXN_STATE); a retry with the epoch it
+    sent is answered again, a stale epoch PRODUCER_FENCED, another producer id INVALID_PRODUCER_ID_MAPPING; the
+    markers carry the bumped epoch, so the old epoch's writes are refused and the next transaction starts at the
+    new one with sequence 0; AddPartitionsToTxn v4-5 verify (TRANSACTION_ABORTABLE when not added) and add."""
+    t = Txns(s, await s.connect("txn-v5"))
+    topic = await _topic(s, t, "txn-v5-t", 2)
+    tid = s.name("txn-v5")
+    await t.coordinator(tid)
+    pid, epoch = _ids(await t.init(tid, "init"))
+    await t.end(tid, pid, epoch, True, "v5 commit with nothing added", 5)
+    await t.end(tid, pid, epoch, False, "v5 abort with nothing added", 5)
+    epoch += 1
+    await _complete(t, tid, "the empty abort completes")
+    await t.end(tid, pid, epoch, True, "v5 commit after the empty abort", 5)
+    await t.produce(tid, pid, epoch, topic, 0, 0, "v12 produce", version=12)
+    await t.end(tid, pid, epoch - 1, True, "v5 commit at a stale epoch", 5)
+    await t.end(tid, pid + 7, epoch, True, "v5 commit by another producer id", 5)
+    await t.end(tid, pid, epoch, True, "v5 commit", 5)
+    await _complete(t, tid, "the commit completes")
+    await t.end(tid, pid, epoch, True, "v5 commit retried", 5)
+    await t.end(tid, pid, epoch, False, "v5 abort retried after the commit", 5)
+    await t.end(tid, pid, epoch + 1, True, "v5 commit at the new epoch with nothing added", 5)
+    await t.produce(tid, pid, epoch, topic, 0, 1, "v12 produce at the old epoch", version=12)
+    epoch += 1
+    await t.produce(tid, pid, epoch, topic, 0, 0, "v12 produce at the new epoch, sequence 0", version=12)
+    await t.describe([tid], "described: Ongoing at the new epoch")
+    for version in (4, 5):
+        body = _batched_add(tid, pid, epoch, topic, [1], verify_only=True)
+        await t.call(ApiKey.ADD_PARTITIONS_TO_TXN, version, body, f"AddPartitionsToTxn v{version} verify-only")
+    body = _batched_add(tid, pid, epoch, topic, [1], verify_only=False)
+    await t.call(ApiKey.ADD_PARTITIONS_TO_TXN, 5, body, "AddPartitionsToTxn v5 add")
+    await t.end(tid, pid, epoch, False, "v5 abort", 5)
+    await _complete(t, tid, "the abort completes")
+    await t.describe([tid], "described: CompleteAbort two epochs up")
