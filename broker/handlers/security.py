@@ -67,12 +67,12 @@ class SecurityHandlers:
         results = describe_users(users, self._credentials.snapshot())
         return DescribeUserScramCredentialsResponse(
             error_code=ErrorCode.NONE,
-            error_message=None,
+            error_message="",  # Kafka's describe answers "" where there is no message (its alter answers null)
             results=[
                 DescribeUserScramCredentialsResult(
                     user=r.user,
                     error_code=r.error_code,
-                    error_message=r.error_message,
+                    error_message=r.error_message or "",
                     credential_infos=[CredentialInfo(mechanism=m, iterations=i) for m, i in r.credentials],
                 )
                 for r in results
