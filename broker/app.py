@@ -130,6 +130,8 @@ class Broker:
         self._ensure_coordinator_topics()
         #: SCRAM credentials (AlterUserScramCredentials), read live by SCRAM logins.
         self.credentials = ScramCredentialStore(config.log_dir, clock.wall_ms)
+        for moved in self.credentials.quarantined:
+            self.logs.note_quarantined(moved)
         self.offsets_log = OffsetsLog(self.logs, clock.wall_ms, loop.call_soon, self._deliver_durability)
         self.offsets_log.on_written = self.fetches.on_append
         #: What the coordinator writes to: the offsets log, or a wrapper around it (fault injection).

@@ -16,6 +16,7 @@ from structlog.testing import capture_logs
 
 from broker.app import Broker
 from broker.config import BrokerConfig
+from broker.security.credential_store import FILE_NAME
 from broker.security.scram import SCRAM_SHA_512
 from protocol.messages.alter_user_scram_credentials import (
     AlterUserScramCredentialsRequest,
@@ -337,3 +338,38 @@ async def test_a_failed_login_touches_no_other_connection(broker: Broker) -> Non
     assert await closed(bad)
     assert await asyncio.wait_for(metadata_served(good), 5)
     await good.close()
+
+
+def exist(*paths: Path) -> list[bool]:
+    return [path.exists() for path in paths]
+
+
+async def test_a_damaged_credentials_file_is_quarantined_and_reported_and_its_users_refused(tmp_path: Path) -> None:
+    """Decision 9: the damaged file is moved aside (never deleted), reported in the storage status, and the broker
+    starts with no SCRAM users rather than trusting it."""
+    config = BrokerConfig({**broker_config(tmp_path).explicit, **SETTINGS})
+    instance = Broker(config)
+    await instance.start()
+    await scram_user(instance, "carol", "carol-secret")
+    await instance.stop()
+    credentials = config.log_dir / FILE_NAME
+    damaged = credentials.read_bytes().replace(b'"iterations": 4096', b'"iterations": 4097')
+    assert damaged != credentials.read_bytes()
+    credentials.write_bytes(damaged)
+    instance = Broker(config)
+    await instance.start()
+    try:
+        [moved] = [q for q in instance.logs.quarantined_files() if q.original == FILE_NAME]
+        assert "CRC32 mismatch" in moved.reason
+        assert exist(Path(moved.moved_to), credentials) == [True, False]
+        client = await sasl_client(instance)
+        await client.call(ApiKey.SASL_HANDSHAKE, 1, SaslHandshakeRequest(mechanism="SCRAM-SHA-512"))
+        first = await client.call(
+            ApiKey.SASL_AUTHENTICATE,
+            2,
+            SaslAuthenticateRequest(auth_bytes=ScramClient(SCRAM_SHA_512, "carol", "x").first()),
+        )
+        assert first.error_code == 58
+        assert await closed(client)
+    finally:
+        await instance.stop()
