@@ -514,6 +514,12 @@ KEYS: dict[str, ConfigKey] = {
             None,
             'Read only as listener.name.<listener>.<mechanism>.sasl.jaas.config (PLAIN\'s user_<name>="<password>").',
         ),
+        _k(
+            "sasl.server.max.receive.size",
+            "int",
+            524288,
+            "Largest frame a SASL listener reads before authentication; a larger one closes the connection.",
+        ),
         _k("sasl.mechanism.inter.broker.protocol", "string", "GSSAPI", "No effect: one broker.", applied=False),
         _k(
             "connections.max.reauth.ms",

@@ -68,24 +68,13 @@ class Connection:
         peer = writer.get_extra_info("peername") or ("?", 0)
         self.session = ConnectionSession(next(_conn_ids), str(peer[0]), int(peer[1]), listener)
         ssl_object = writer.get_extra_info("ssl_object")
-        security = security or ListenerSecurity()
-        self._unmapped: str | None = None
-        try:
-            self.session.principal, self.session.peer_dn = peer_principal(ssl_object, security.principal_mapper)
-        except NoMatchingRule as exc:  # Kafka fails the connection: its principal cannot be built
-            self._unmapped = str(exc)
-        #: The SASL exchange of a SASL listener's connection (None elsewhere): it gates requests until authenticated.
-        self._auth = (
-            SaslAuthenticator(security.sasl, f"{peer[0]}:{peer[1]}", security.now_ms)
-            if security.sasl is not None
-            else None
-        )
-        self._close_after_send: str | None = None
         self._first_read = ssl_object is None  # only a plaintext connection's first bytes can be a TLS ClientHello
         self._dispatcher = dispatcher
         self._reader = reader
         self._writer = writer
         self._frames = FrameBuffer(max_frame_bytes)
+        self._max_frame_bytes = max_frame_bytes
+        self._secure(security or ListenerSecurity(), ssl_object, f"{peer[0]}:{peer[1]}")
         self.closed = asyncio.Event()
         self._busy = False
         self._stopping = False
@@ -93,6 +82,20 @@ class Connection:
         self._closed_as_idle = False
         if idle is not None:
             idle.touch(self)  # accepting is activity: a client that never sends a byte is idle from here
+
+    def _secure(self, security: ListenerSecurity, ssl_object: Any, peer: str) -> None:
+        """The principal from a client certificate (through the listener's mapping rules), and on a SASL listener
+        the authenticator that gates requests until the exchange is done."""
+        self._unmapped: str | None = None
+        try:
+            self.session.principal, self.session.peer_dn = peer_principal(ssl_object, security.principal_mapper)
+        except NoMatchingRule as exc:  # Kafka fails the connection: its principal cannot be built
+            self._unmapped = str(exc)
+        self._auth = SaslAuthenticator(security.sasl, peer, security.now_ms) if security.sasl is not None else None
+        self._close_after_send: str | None = None
+        if security.sasl is not None:  # Kafka reads at most sasl.server.max.receive.size before authentication
+            self._frames.max_frame_bytes = min(self._max_frame_bytes, security.sasl.max_receive_bytes)
+            self._frames.limit_key = "sasl.server.max.receive.size"
 
     @property
     def pending_bytes(self) -> int:
@@ -224,6 +227,7 @@ class Connection:
         assert self._auth is not None
         if self._auth.principal is not None:
             self.session.principal = self._auth.principal
+            self._frames.max_frame_bytes, self._frames.limit_key = self._max_frame_bytes, "socket.request.max.bytes"
         self._close_after_send = step.close
         if step.raw is not None:
             return [struct.pack(">i", len(step.raw)) + step.raw]

@@ -70,6 +70,7 @@ def _listener(config: BrokerConfig, name: str, scram_lookup: ScramLookup, wall_m
         mechanisms=tuple(dict.fromkeys(mechanisms)),
         new_server=lambda mechanism: factories[mechanism](),
         max_reauth_ms=max_reauth,
+        max_receive_bytes=config["sasl.server.max.receive.size"],
         wall_ms=wall_ms,
     )
 

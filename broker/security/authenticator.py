@@ -50,6 +50,8 @@ class SaslSettings:
     mechanisms: tuple[str, ...]
     new_server: Callable[[str], SaslServer]
     max_reauth_ms: Mapping[str, int] = field(default_factory=dict)
+    #: `sasl.server.max.receive.size`: the largest frame read before authentication.
+    max_receive_bytes: int = 524288
     #: The wall clock an OAUTHBEARER token's expiry is read against.
     wall_ms: Callable[[], int] = field(default=lambda: int(time.time() * 1000))
 

@@ -373,3 +373,21 @@ async def test_a_damaged_credentials_file_is_quarantined_and_reported_and_its_us
         assert await closed(client)
     finally:
         await instance.stop()
+
+
+async def test_a_frame_larger_than_sasl_server_max_receive_size_before_authentication_closes(broker: Broker) -> None:
+    """Kafka reads at most `sasl.server.max.receive.size` (512 KiB) from a client it has not authenticated."""
+    client = await sasl_client(broker)
+    with capture_logs() as logs:
+        client.writer.write((524288 + 1).to_bytes(4, "big"))
+        assert await closed(client)
+    [line] = [e for e in logs if e["event"] == "connection.closed_on_bad_request"]
+    assert line["reason"] == "frame of 524289 bytes exceeds sasl.server.max.receive.size=524288"
+
+
+async def test_after_authentication_socket_request_max_bytes_applies_again(broker: Broker) -> None:
+    client = await sasl_client(broker)
+    await login_plain(client)
+    (connection,) = [c for c in broker.connections if c.session.listener == "SASL_PLAINTEXT"]
+    assert connection._frames.max_frame_bytes == broker.config["socket.request.max.bytes"]
+    await client.close()
