@@ -61,16 +61,6 @@ def plain(user: str, password: str) -> bytes:
     return f"\0{user}\0{password}".encode()
 
 
-async def closed(client: WireClient) -> bool:
-    """The broker closed the connection (end of stream, or a reset when our unread request was still queued)."""
-    try:
-        return await client.closed_by_peer()
-    except ConnectionResetError:
-        return True
-    finally:
-        client.writer.close()
-
-
 async def send_only(client: WireClient, api_key: int, version: int, body: object) -> None:
     _, frame = client.frame(api_key, version, body)
     client.writer.write(frame)
@@ -126,7 +116,7 @@ async def test_a_raw_token_with_a_wrong_password_closes_without_an_answer(broker
     await client.call(ApiKey.SASL_HANDSHAKE, 0, SaslHandshakeRequest(mechanism="PLAIN"))
     token = plain("alice", "wrong")
     client.writer.write(len(token).to_bytes(4, "big") + token)
-    assert await closed(client)
+    assert await client.closed_or_reset()
 
 
 @pytest.mark.parametrize("version", [0, 1, 2])
@@ -138,7 +128,7 @@ async def test_a_wrong_password_fails_with_kafkas_message_then_closes(broker: Br
             ApiKey.SASL_AUTHENTICATE, version, SaslAuthenticateRequest(auth_bytes=plain("alice", "x"))
         )
     assert (answer.error_code, answer.error_message) == (58, "Authentication failed: Invalid username or password")
-    assert await closed(client)
+    assert await client.closed_or_reset()
     [line] = [e for e in logs if e["event"] == "security.authentication_failed"]
     assert (line["mechanism"], line["reason"]) == ("PLAIN", "Authentication failed: Invalid username or password")
 
@@ -148,27 +138,27 @@ async def test_an_unsupported_mechanism_lists_the_enabled_ones_then_closes(broke
     client = await sasl_client(broker)
     answer = await client.call(ApiKey.SASL_HANDSHAKE, version, SaslHandshakeRequest(mechanism="GSSAPI"))
     assert (answer.error_code, answer.mechanisms) == (33, ["PLAIN", "SCRAM-SHA-512"])
-    assert await closed(client)
+    assert await client.closed_or_reset()
 
 
 async def test_a_request_before_the_handshake_closes_without_an_answer(broker: Broker) -> None:
     client = await sasl_client(broker)
     await send_only(client, ApiKey.METADATA, 12, MetadataRequest(topics=None))
-    assert await closed(client)
+    assert await client.closed_or_reset()
 
 
 async def test_a_request_between_handshake_and_authenticate_closes(broker: Broker) -> None:
     client = await sasl_client(broker)
     await client.call(ApiKey.SASL_HANDSHAKE, 1, SaslHandshakeRequest(mechanism="PLAIN"))
     await send_only(client, ApiKey.METADATA, 12, MetadataRequest(topics=None))
-    assert await closed(client)
+    assert await client.closed_or_reset()
 
 
 async def test_a_second_api_versions_before_authentication_closes(broker: Broker) -> None:
     client = await sasl_client(broker)
     await client.call(ApiKey.API_VERSIONS, 3, NAMED_API_VERSIONS)
     await send_only(client, ApiKey.API_VERSIONS, 3, NAMED_API_VERSIONS)
-    assert await closed(client)
+    assert await client.closed_or_reset()
 
 
 @pytest.mark.parametrize(("handshake", "authenticate"), [(0, 0), (1, 1), (1, 2)])
@@ -229,7 +219,7 @@ async def test_a_wrong_scram_password_gets_the_generic_message(broker: Broker) -
         58,
         "Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512",
     )
-    assert await closed(client)
+    assert await client.closed_or_reset()
 
 
 async def test_scram_credentials_are_described_and_deleted_and_survive_a_restart(tmp_path: Path) -> None:
@@ -287,7 +277,7 @@ async def test_reauthentication_as_another_principal_fails_and_closes(broker: Br
         58,
         "Cannot change principals during re-authentication from User.alice: User.bob",
     )
-    assert await closed(client)
+    assert await client.closed_or_reset()
 
 
 async def test_reauthentication_with_another_mechanism_closes(broker: Broker) -> None:
@@ -296,7 +286,7 @@ async def test_reauthentication_with_another_mechanism_closes(broker: Broker) ->
     shaken = await client.call(ApiKey.SASL_HANDSHAKE, 1, SaslHandshakeRequest(mechanism="SCRAM-SHA-512"))
     assert shaken.error_code == 0  # Kafka answers the handshake, then refuses the exchange
     await send_only(client, ApiKey.SASL_AUTHENTICATE, 2, SaslAuthenticateRequest(auth_bytes=b"n,,n=alice,r=x"))
-    assert await closed(client)
+    assert await client.closed_or_reset()
 
 
 async def test_a_second_reauthentication_within_a_second_is_answered_illegal_sasl_state(broker: Broker) -> None:
@@ -319,14 +309,14 @@ async def test_an_expired_session_is_closed_on_its_next_request(broker: Broker, 
     broker.clock.advance(1)
     with capture_logs() as logs:
         await send_only(client, ApiKey.METADATA, 12, MetadataRequest(topics=None))
-        assert await closed(client)
+        assert await client.closed_or_reset()
     assert [e["principal"] for e in logs if e["event"] == "security.session_expired"] == ["User:alice"]
 
 
 async def test_bytes_that_are_not_a_request_before_authentication_close_the_connection(broker: Broker) -> None:
     client = await sasl_client(broker)
     client.writer.write(b"\x00\x00\x00\x04\x60\x01\x02\x03")  # a GSSAPI token of a 0.9 client: not served
-    assert await closed(client)
+    assert await client.closed_or_reset()
 
 
 async def test_a_failed_login_touches_no_other_connection(broker: Broker) -> None:
@@ -335,7 +325,7 @@ async def test_a_failed_login_touches_no_other_connection(broker: Broker) -> Non
     await bad.call(ApiKey.SASL_HANDSHAKE, 1, SaslHandshakeRequest(mechanism="PLAIN"))
     answer = await bad.call(ApiKey.SASL_AUTHENTICATE, 2, SaslAuthenticateRequest(auth_bytes=b"garbage"))
     assert (answer.error_code, answer.error_message) == (58, "Invalid SASL/PLAIN response: expected 3 tokens, got 1")
-    assert await closed(bad)
+    assert await bad.closed_or_reset()
     assert await asyncio.wait_for(metadata_served(good), 5)
     await good.close()
 
@@ -370,7 +360,7 @@ async def test_a_damaged_credentials_file_is_quarantined_and_reported_and_its_us
             SaslAuthenticateRequest(auth_bytes=ScramClient(SCRAM_SHA_512, "carol", "x").first()),
         )
         assert first.error_code == 58
-        assert await closed(client)
+        assert await client.closed_or_reset()
     finally:
         await instance.stop()
 
@@ -380,7 +370,7 @@ async def test_a_frame_larger_than_sasl_server_max_receive_size_before_authentic
     client = await sasl_client(broker)
     with capture_logs() as logs:
         client.writer.write((524288 + 1).to_bytes(4, "big"))
-        assert await closed(client)
+        assert await client.closed_or_reset()
     [line] = [e for e in logs if e["event"] == "connection.closed_on_bad_request"]
     assert line["reason"] == "frame of 524289 bytes exceeds sasl.server.max.receive.size=524288"
 
