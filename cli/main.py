@@ -23,6 +23,7 @@ from typing import Any
 
 from broker.startup import StartupError
 from broker.storage_status import format_storage_status
+from cli.client_security import read_command_config
 from cli.describe_format import format_describe, format_group_list, format_members, format_reset, format_state
 from cli.group_describe import GroupDescription, describe
 from cli.kafka_client import Connection, KafkaClient, KafkaClientError
@@ -289,6 +290,12 @@ def _parser() -> argparse.ArgumentParser:
 
 def _bootstrap_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bootstrap-server", default=BOOTSTRAP_DEFAULT, help="a broker to ask, host:port")
+    parser.add_argument(
+        "--command-config",
+        type=Path,
+        help="client properties for a secured listener, as Kafka's tools take them (security.protocol, "
+        "sasl.mechanism, sasl.jaas.config, ssl.truststore.location)",
+    )
 
 
 def _control_options(parser: argparse.ArgumentParser) -> None:
@@ -341,7 +348,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"Error: {exc}", file=sys.stderr)
         return 1
     try:
-        client = KafkaClient(args.bootstrap_server)
+        security = read_command_config(args.command_config) if args.command_config else None
+        client = KafkaClient(args.bootstrap_server, security)
         try:
             return _run_wire_command(client, args)
         finally:

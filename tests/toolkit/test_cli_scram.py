@@ -14,6 +14,7 @@ import pytest
 from broker.app import Broker
 from broker.config import BrokerConfig
 from broker.security.scram import SCRAM_SHA_256, SCRAM_SHA_512, ScramMechanism
+from cli.client_security import read_command_config
 from cli.kafka_client import KafkaClientError
 from cli.main import main
 from cli.scram import parse_spec
@@ -132,3 +133,44 @@ def test_spec_parsing_as_kafkas_tools_write_it() -> None:
     assert parse_spec("SCRAM-SHA-256=[password=x]").iterations == 4096
     with pytest.raises(KafkaClientError, match="MECHANISM one of SCRAM-SHA-256, SCRAM-SHA-512"):
         parse_spec("PLAIN=[password=x]")
+
+
+async def test_configs_reaches_a_sasl_listener_with_a_command_config(
+    broker: Broker, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Kafka's tools' `--command-config`: the CLI logs in with SCRAM over the SASL listener itself (the admin user
+    was seeded over PLAINTEXT), and a wrong password is the broker's message."""
+    plain_bootstrap, sasl_bootstrap = f"127.0.0.1:{broker.ports[0]}", f"127.0.0.1:{broker.ports[1]}"
+    users = ["--entity-type", "users", "--entity-name", "admin"]
+    add = "SCRAM-SHA-512=[password=admin-secret]"
+    assert (
+        await cli(capsys, "configs", "--bootstrap-server", plain_bootstrap, "--alter", "--add-config", add, *users)
+    )[0] == 0
+    jaas = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="{}";'
+    good, bad = tmp_path / "admin.properties", tmp_path / "wrong.properties"
+    for path, password in ((good, "admin-secret"), (bad, "nope")):
+        path.write_text(
+            f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\nsasl.jaas.config={jaas.format(password)}\n"
+        )
+    code, out, _ = await cli(
+        capsys, "configs", "--bootstrap-server", sasl_bootstrap, "--command-config", str(good), "--describe", *users
+    )
+    assert (code, out) == (0, "SCRAM credential configs for user-principal 'admin' are SCRAM-SHA-512=iterations=4096\n")
+    code, _, err = await cli(
+        capsys, "configs", "--bootstrap-server", sasl_bootstrap, "--command-config", str(bad), "--describe", *users
+    )
+    assert (code, err) == (
+        1,
+        "Error: Authentication failed during authentication due to invalid credentials with SASL mechanism "
+        "SCRAM-SHA-512\n",
+    )
+
+
+def test_a_command_config_key_the_cli_cannot_honour_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "client.properties"
+    path.write_text("security.protocol=SASL_SSL\nsasl.mechanism=GSSAPI\n")
+    with pytest.raises(KafkaClientError, match=r"invalid value 'GSSAPI' for 'sasl\.mechanism'"):
+        read_command_config(path)
+    path.write_text("security.protocol=SSL\nssl.truststore.password=x\n")
+    with pytest.raises(KafkaClientError, match=r"ssl\.truststore\.password not supported"):
+        read_command_config(path)
