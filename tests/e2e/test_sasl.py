@@ -36,8 +36,7 @@ FAIL_FAST_S = 20.0
 
 def sasl_settings(tls: TlsFiles, directory: Path) -> dict[str, str]:
     """Kafka's keys, per listener: PLAIN on SASL_PLAINTEXT, SCRAM-SHA-512 over TLS (a PEM keystore) on SASL_SSL."""
-    keystore = directory / "keystore.pem"
-    keystore.write_text(tls.files.broker_key.read_text() + tls.files.broker_cert.read_text())
+    keystore = tls.keystore_file(directory)
     return {
         **CONSUMER_PROTOCOL_SETTINGS,
         "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN",
@@ -53,11 +52,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-@pytest.fixture(scope="module")
-def tls(tmp_path_factory: pytest.TempPathFactory) -> TlsFiles:
-    return TlsFiles.create(tmp_path_factory.mktemp("certs"))
 
 
 @pytest.fixture(scope="module")

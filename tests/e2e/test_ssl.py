@@ -21,8 +21,7 @@ pytestmark = pytest.mark.integration
 
 def ssl_settings(tls: TlsFiles, directory: Path) -> dict[str, str]:
     """Kafka's keys: the listener named PLAINTEXT speaks SSL, a PEM keystore file (key + chain), PEM truststore."""
-    keystore = directory / "keystore.pem"
-    keystore.write_text(tls.files.broker_key.read_text() + tls.files.broker_cert.read_text())
+    keystore = tls.keystore_file(directory)
     return {
         **CONSUMER_PROTOCOL_SETTINGS,
         "listener.security.protocol.map": "PLAINTEXT:SSL,CONTROLLER:PLAINTEXT",
@@ -32,11 +31,6 @@ def ssl_settings(tls: TlsFiles, directory: Path) -> dict[str, str]:
         "ssl.truststore.location": str(tls.files.ca),
         "ssl.client.auth": "required",
     }
-
-
-@pytest.fixture(scope="module")
-def tls(tmp_path_factory: pytest.TempPathFactory) -> TlsFiles:
-    return TlsFiles.create(tmp_path_factory.mktemp("certs"))
 
 
 @pytest.fixture(scope="module")
