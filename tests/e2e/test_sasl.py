@@ -7,6 +7,7 @@ Apache Kafka 4.4."""
 
 from __future__ import annotations
 
+import logging
 import socket
 import time
 from collections.abc import Iterator
@@ -17,10 +18,10 @@ import pytest
 
 from cli.main import main as cli_main
 from tests.e2e.scenario import unique
-from tests.e2e.secure_roundtrips import SYNC_CLIENTS, ClientSecurity, aiokafka
+from tests.e2e.secure_roundtrips import SYNC_CLIENTS, WAIT_S, ClientSecurity, aiokafka
 from tests.e2e.targets import CONSUMER_PROTOCOL_SETTINGS
 from tests.reference.kafka import ReferenceKafka, unavailable_reason
-from tests.support.broker_process import running_broker
+from tests.support.broker_process import running_broker, wait_until
 from tests.support.tls import TlsFiles
 
 pytestmark = pytest.mark.integration
@@ -29,7 +30,9 @@ USER, PASSWORD = "alice", "alice-secret"
 PLAIN_JAAS = f'org.apache.kafka.common.security.plain.PlainLoginModule required user_{USER}="{PASSWORD}";'
 SCRAM_JAAS = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
 SCRAM_USER = f"SCRAM-SHA-512=[name={USER},password={PASSWORD}]"
-LISTENERS = {"SASL_PLAINTEXT": "SASL_PLAINTEXT", "SASL_SSL": "SASL_SSL"}
+LISTENERS = {"SASL_PLAINTEXT": "SASL_PLAINTEXT", "SASL_SSL": "SASL_SSL", "REAUTH": "SASL_PLAINTEXT"}
+#: The REAUTH listener's session lifetime (KIP-368): clients re-authenticate on the same connection before it ends.
+REAUTH_MS = 1500
 #: A wrong password must fail well within this (the clients retry other errors for much longer).
 FAIL_FAST_S = 20.0
 
@@ -43,6 +46,9 @@ def sasl_settings(tls: TlsFiles, directory: Path) -> dict[str, str]:
         "listener.name.sasl_plaintext.plain.sasl.jaas.config": PLAIN_JAAS,
         "listener.name.sasl_ssl.sasl.enabled.mechanisms": "SCRAM-SHA-512",
         "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config": SCRAM_JAAS,
+        "listener.name.reauth.sasl.enabled.mechanisms": "PLAIN",
+        "listener.name.reauth.plain.sasl.jaas.config": PLAIN_JAAS,
+        "listener.name.reauth.plain.connections.max.reauth.ms": str(REAUTH_MS),
         "listener.name.sasl_ssl.ssl.keystore.type": "PEM",
         "listener.name.sasl_ssl.ssl.keystore.location": str(keystore),
     }
@@ -78,7 +84,8 @@ def endpoints(
     assert cli_main(["scram", "add", "--log-dir", str(data), "--add-scram", SCRAM_USER]) == 0
     ports = {name: _free_port() for name in LISTENERS}
     listeners = ",".join(["PLAINTEXT://127.0.0.1:0", *(f"{n}://127.0.0.1:{p}" for n, p in ports.items())])
-    with running_broker(data, {**settings, "listeners": listeners}):
+    protocols = ",".join(["PLAINTEXT:PLAINTEXT", *(f"{n}:{p}" for n, p in LISTENERS.items())])
+    with running_broker(data, {**settings, "listeners": listeners, "listener.security.protocol.map": protocols}):
         yield {name: f"127.0.0.1:{port}" for name, port in ports.items()}
 
 
@@ -199,6 +206,35 @@ def test_kafkajs_reports_a_wrong_password(mode: str, endpoints: dict[str, str], 
     name, message = kafkajs_failure(bootstrap(endpoints, mode), security(mode, tls, "wrong"))
     assert name == "KafkaJSSASLAuthenticationError"
     assert expected_message(mode) in message
+
+
+def test_kafka_python_reauthenticates_before_its_session_ends(
+    endpoints: dict[str, str], tls: TlsFiles, caplog: pytest.LogCaptureFixture
+) -> None:
+    """KIP-368 with a real client: the broker gives each session `connections.max.reauth.ms`, kafka-python
+    re-authenticates on the same connection before it ends (twice here), and its sends go on succeeding."""
+    from kafka import KafkaProducer
+
+    caplog.set_level(logging.DEBUG, logger="kafka.net.connection")
+    topic = unique("sasl-reauth")
+    producer = KafkaProducer(bootstrap_servers=endpoints["REAUTH"], **security("PLAIN", tls).kafka_python())
+    sent: list[int] = []
+
+    def reauthentications() -> int:
+        return sum("Beginning SASL re-authentication" in r.getMessage() for r in caplog.records)
+
+    def send() -> None:
+        producer.send(topic, f"m{len(sent)}".encode()).get(WAIT_S)
+        sent.append(len(sent))
+
+    try:
+        wait_until(lambda: reauthentications() >= 2, 10 * REAUTH_MS / 1000, what="two re-authentications", step=send)
+        # Before closing: kafka-python 3.0.12 still runs a re-authentication it scheduled on a connection closed since.
+        failures = [r.getMessage() for r in caplog.records if "re-authentication failed" in r.getMessage()]
+    finally:
+        producer.close()
+    assert not failures
+    assert sent
 
 
 def expected_message(mode: str) -> str:
