@@ -7,7 +7,10 @@ request. The broker's clock is moved by the test, never waited for."""
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
 import os
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -381,3 +384,45 @@ async def test_after_authentication_socket_request_max_bytes_applies_again(broke
     (connection,) = [c for c in broker.connections if c.session.listener == "SASL_PLAINTEXT"]
     assert connection._frames.max_frame_bytes == broker.config["socket.request.max.bytes"]
     await client.close()
+
+
+def unsecured_token(claims: dict[str, object]) -> str:
+    def part(value: dict[str, object]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
+
+    return f"{part({'alg': 'none'})}.{part(claims)}."
+
+
+async def test_oauthbearer_with_kafkas_unsecured_validator(tmp_path: Path) -> None:
+    """A token the validator accepts logs in as its `sub`; a token without the required scope gets RFC 7628's JSON
+    challenge (the scope as Java prints its list), and the client's closing \\x01 then fails with that JSON as the
+    message, as Kafka answers."""
+    module = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
+    jaas = f'{module} required unsecuredValidatorRequiredScope="kafka";'
+    settings = {
+        "listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+        "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "OAUTHBEARER",
+        "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config": jaas,
+    }
+    instance = Broker(BrokerConfig({**broker_config(tmp_path).explicit, **settings}))
+    await instance.start()
+    exp = time.time() + 3600
+    try:
+        for scope, expected in (("kafka", None), ("other", '{"status":"insufficient_scope", "scope":"[kafka]"}')):
+            client = await sasl_client(instance)
+            await client.call(ApiKey.SASL_HANDSHAKE, 1, SaslHandshakeRequest(mechanism="OAUTHBEARER"))
+            token = unsecured_token({"sub": "svc", "exp": exp, "scope": scope})
+            message = f"n,,\x01auth=Bearer {token}\x01\x01".encode()
+            answer = await client.call(ApiKey.SASL_AUTHENTICATE, 2, SaslAuthenticateRequest(auth_bytes=message))
+            if expected is None:
+                assert (answer.error_code, answer.auth_bytes) == (0, b"")
+                (connection,) = [c for c in instance.connections if c.session.listener == "SASL_PLAINTEXT"]
+                assert connection.session.principal == "User:svc"
+                await client.close()
+                continue
+            assert (answer.error_code, answer.auth_bytes) == (0, expected.encode())
+            final = await client.call(ApiKey.SASL_AUTHENTICATE, 2, SaslAuthenticateRequest(auth_bytes=b"\x01"))
+            assert (final.error_code, final.error_message) == (58, expected)
+            assert await client.closed_or_reset()
+    finally:
+        await instance.stop()
