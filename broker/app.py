@@ -27,7 +27,7 @@ from broker.cluster import ClusterView, SingleNodeCluster
 from broker.compaction import Compaction
 from broker.config import BrokerConfig
 from broker.config_layers import BrokerLayers
-from broker.connection import Connection
+from broker.connection import Connection, ListenerSecurity
 from broker.dispatch import Dispatcher
 from broker.dynamic_config import DynamicConfigs
 from broker.events import EventTap
@@ -42,6 +42,7 @@ from broker.handlers.groups import GroupHandlers
 from broker.handlers.log_admin import LogAdminHandlers
 from broker.handlers.offsets_by_id import TopicIds
 from broker.handlers.records import RecordHandlers
+from broker.handlers.security import SecurityHandlers
 from broker.handlers.telemetry import TelemetryHandlers
 from broker.handlers.transactions import TransactionHandlers
 from broker.idle_connections import IdleConnections
@@ -50,9 +51,12 @@ from broker.maintenance import Maintenance
 from broker.metrics import BrokerMetrics
 from broker.offsets_log import OFFSETS_TOPIC, OffsetsLog
 from broker.producer_state import ProducerIdAllocator
+from broker.sasl_listeners import sasl_settings
 from broker.scheduler import TimerDriver
+from broker.security.credential_store import ScramCredentialStore
+from broker.security.scram import ScramCredential, ScramMechanism
 from broker.startup import StartupError, bind_listener, is_wildcard_host, lock_data_dir, os_cause
-from broker.tls import tls_contexts
+from broker.tls import principal_mappers, tls_contexts
 from broker.tls_server import TlsServer
 from broker.topics import TopicChanges
 from broker.transaction_state_log import TRANSACTION_STATE_TOPIC
@@ -112,6 +116,9 @@ class Broker:
 
         # Nothing is written before the checks that can refuse the start: TLS settings, bind, then lock, then open.
         self._tls = tls_contexts(config)
+        #: Per listener (upper-cased): SASL settings and TLS principal mapping, checked before anything is written.
+        self.credentials: ScramCredentialStore | None = None
+        self._security = self._listener_security(config, clock)
         self._sockets = [bind_listener(f"{n}://{h}:{p}", h, p) for n, h, p in config.listeners]
         try:
             self.dir_lock = lock_data_dir(config.log_dir)
@@ -125,6 +132,10 @@ class Broker:
             self.dir_lock.release()
             raise
         self._ensure_coordinator_topics()
+        #: SCRAM credentials (AlterUserScramCredentials), read live by SCRAM logins.
+        self.credentials = ScramCredentialStore(config.log_dir, clock.wall_ms)
+        for moved in self.credentials.quarantined:
+            self.logs.note_quarantined(moved)
         self.offsets_log = OffsetsLog(self.logs, clock.wall_ms, loop.call_soon, self._deliver_durability)
         self.offsets_log.on_written = self.fetches.on_append
         #: What the coordinator writes to: the offsets log, or a wrapper around it (fault injection).
@@ -161,6 +172,7 @@ class Broker:
         self.records = RecordHandlers(config, self.logs, clock, self.real_clock, self.fetches, self.rearm_timers)
         self.records.register(self.dispatcher)
         LogAdminHandlers(self.logs).register(self.dispatcher)
+        SecurityHandlers(self.credentials).register(self.dispatcher)
         #: Where the transaction coordinator writes its COMMIT/ABORT markers (broker.txn_markers).
         self.txn_markers = TxnMarkerWriter(self.logs, self.fetches, clock.wall_ms)
         self.transactions = TransactionService(
@@ -201,6 +213,20 @@ class Broker:
             backoff_ms = self.dynamic_configs.value("log.cleaner.backoff.ms")
             self.compaction = Compaction(self.logs, cleaner_config, backoff_ms, clock.wall_ms)
         self.dynamic_configs.on_change(self._configs_changed)
+
+    def _listener_security(self, config: BrokerConfig, clock: BrokerClock) -> dict[str, ListenerSecurity]:
+        """How each listener authenticates: its SASL settings (SCRAM reads `self.credentials` live) and its TLS
+        principal mapping rules; a bad setting is a one-line `StartupError`."""
+
+        def scram_lookup(user: str, mechanism: ScramMechanism) -> ScramCredential | None:
+            return self.credentials.get(user, mechanism) if self.credentials is not None else None
+
+        sasl = sasl_settings(config, scram_lookup, clock.wall_ms)
+        mappers = principal_mappers(config)
+        return {
+            name.upper(): ListenerSecurity(sasl.get(name.upper()), mappers.get(name.upper()), clock.monotonic_ms)
+            for name, _, _ in config.listeners
+        }
 
     def _configs_changed(self, layers: BrokerLayers) -> None:
         """A dynamic broker config changed: the logs, the cleaner and the transaction verification follow it."""
@@ -268,7 +294,8 @@ class Broker:
             else:
                 timeout_s = self.config["connections.max.idle.ms"] / 1000
                 self._servers.append(TlsServer(sock, context, name, self._acceptor(name), timeout_s, self.auth_gate))
-            authenticated = context is not None and context.verify_mode == ssl.CERT_REQUIRED  # mutual TLS
+            mutual_tls = context is not None and context.verify_mode == ssl.CERT_REQUIRED
+            authenticated = mutual_tls or self._security[name.upper()].sasl is not None
             if is_wildcard_host(host) and not authenticated:
                 log.warning(
                     "listener.no_authentication",
@@ -403,7 +430,13 @@ class Broker:
         async with self._slots:
             self.connections_accepted += 1
             connection = Connection(
-                self.dispatcher, reader, writer, self.config["socket.request.max.bytes"], listener, self.idle
+                self.dispatcher,
+                reader,
+                writer,
+                self.config["socket.request.max.bytes"],
+                listener,
+                self.idle,
+                self._security.get(listener.upper()),
             )
             self._connections.add(connection)
             try:

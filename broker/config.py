@@ -33,7 +33,6 @@ INT32_MAX = 2147483647
 INT64_MAX = 9223372036854775807
 KAFKA_DEFAULT_LOG_DIR = "/tmp/kafka-logs"  # noqa: S108 - Kafka's own default; server.properties sets ./data
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")  # Kafka's SecurityProtocol names
-IMPLEMENTED_SECURITY_PROTOCOLS = frozenset({"PLAINTEXT", "SSL"})
 CONTROL_TOKEN = "control.listener.token"  # noqa: S105 - the key's name, not a token
 KAFKA_SECURITY_PROTOCOL_MAP = "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"
 
@@ -144,7 +143,7 @@ KEYS: dict[str, ConfigKey] = {
             "listener.security.protocol.map",
             "string",
             KAFKA_SECURITY_PROTOCOL_MAP,
-            "Listener name to security protocol; PLAINTEXT and SSL are served (SASL ones are a startup error).",
+            "Listener name to security protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.",
             dynamic=PER_BROKER,
             live=False,
         ),
@@ -512,15 +511,53 @@ KEYS: dict[str, ConfigKey] = {
             "Client certificates: none, requested (verified if sent) or required (mutual TLS).",
             choices=("none", "requested", "required"),
         ),
+        _k(
+            "ssl.principal.mapping.rules",
+            "string",
+            "DEFAULT",
+            "Rules mapping a client certificate's distinguished name to the principal's name (mutual TLS).",
+        ),
         _k("ssl.endpoint.identification.algorithm", "string", "https", "No effect on a broker.", applied=False),
         _k("ssl.keymanager.algorithm", "string", "SunX509", "No effect (Java only).", applied=False),
         _k("ssl.trustmanager.algorithm", "string", "PKIX", "No effect (Java only).", applied=False),
+        # SASL (broker/sasl_listeners.py); per listener as `listener.name.<name>.<key>`, and the JAAS config and
+        # re-authentication also per mechanism as `listener.name.<name>.<mechanism>.<key>`
+        _k(
+            "sasl.enabled.mechanisms",
+            "list",
+            "GSSAPI",
+            "SASL listeners' mechanisms: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER (GSSAPI is refused).",
+        ),
+        _k(
+            "sasl.jaas.config",
+            "password",
+            None,
+            'Read only as listener.name.<listener>.<mechanism>.sasl.jaas.config (PLAIN\'s user_<name>="<password>").',
+        ),
+        _k(
+            "sasl.server.max.receive.size",
+            "int",
+            524288,
+            "Largest frame a SASL listener reads before authentication; a larger one closes the connection.",
+        ),
+        _k("sasl.mechanism.inter.broker.protocol", "string", "GSSAPI", "No effect: one broker.", applied=False),
+        _k(
+            "connections.max.reauth.ms",
+            "long",
+            0,
+            "SASL session lifetime (KIP-368): clients re-authenticate, expired sessions are closed; 0: no limit.",
+            low=0,
+        ),
     )
 }
 
 #: Keys a listener may override with Kafka's `listener.name.<listener>.` prefix (the name in lower case).
 PER_LISTENER_PREFIX = "listener.name."
-PER_LISTENER_KEYS = frozenset(name for name in KEYS if name.startswith("ssl."))
+PER_LISTENER_KEYS = frozenset(
+    name for name in KEYS if name.startswith("ssl.") or name in ("sasl.enabled.mechanisms", "connections.max.reauth.ms")
+)
+#: Keys a listener may also set per SASL mechanism: `listener.name.<listener>.<mechanism>.<key>` (lower case).
+PER_MECHANISM_KEYS = frozenset({"sasl.jaas.config", "connections.max.reauth.ms"})
 
 # Environment variables of Kafka's launch scripts that are not broker configs (the docker images skip them too).
 _ENV_IGNORED = frozenset(
@@ -619,7 +656,7 @@ class BrokerConfig:
         protocols = self.security_protocol_map
         for name in ("listeners", "advertised.listeners"):
             for listener in self[name] or []:
-                check_listener_security(listener, name, protocols, "listener.security.protocol.map" in self.explicit)
+                check_listener_security(listener, name, protocols)
         # Only an explicit advertised.listeners: a wildcard `listeners` without it stays served (see the README).
         check_advertised_names(self.listeners, self.advertised_listeners if self["advertised.listeners"] else [])
         if self[CONTROL_TOKEN] == "":
@@ -640,6 +677,16 @@ class BrokerConfig:
             base: (self._values[prefix + base], prefix + base) if prefix + base in self._values else (self[base], base)
             for base in sorted(PER_LISTENER_KEYS)
         }
+
+    def mechanism_value(self, listener: str, mechanism: str, base: str) -> tuple[Any, str]:
+        """A per-mechanism key (`listener.name.<listener>.<mechanism>.<base>`) as (value, the key it came from),
+        else the listener's or broker's value for keys that have one (Kafka's per-mechanism overrides)."""
+        key = f"{PER_LISTENER_PREFIX}{listener.lower()}.{mechanism.lower()}.{base}"
+        if key in self._values:
+            return self._values[key], key
+        if base in PER_LISTENER_KEYS:
+            return self.listener_values(listener)[base]
+        return None, key
 
     def items(self) -> Iterable[tuple[str, Any]]:
         return self._values.items()
@@ -700,7 +747,10 @@ def per_listener_base(name: str) -> str | None:
     if not name.startswith(PER_LISTENER_PREFIX):
         return None
     _, _, rest = name[len(PER_LISTENER_PREFIX) :].partition(".")
-    return rest if rest in PER_LISTENER_KEYS else None
+    if rest in PER_LISTENER_KEYS:
+        return rest
+    _, _, per_mechanism = rest.partition(".")
+    return per_mechanism if per_mechanism in PER_MECHANISM_KEYS else None
 
 
 def parse_listener(text: str, key: str) -> tuple[str, str, int]:
@@ -732,25 +782,14 @@ def parse_security_protocol_map(text: str) -> dict[str, str]:
     return mapping
 
 
-def check_listener_security(text: str, key: str, protocols: Mapping[str, str], map_explicit: bool) -> None:
-    """Refuse a listener whose security protocol is not implemented, rather than serve it as plaintext.
-
-    Kafka resolves a listener's protocol through `listener.security.protocol.map` (whose default maps each protocol
-    name to itself). Serving an SSL or SASL listener without encryption or authentication would silently drop what
-    the operator asked for, so the broker refuses to start and names the key to change.
-    """
+def check_listener_security(text: str, key: str, protocols: Mapping[str, str]) -> None:
+    """Refuse a listener without a security protocol, rather than serve it as plaintext: Kafka resolves a
+    listener's protocol through `listener.security.protocol.map` (whose default maps each protocol name to itself).
+    Each protocol's own settings (TLS, SASL) are checked when the broker is built."""
     name = parse_listener(text, key)[0].upper()
-    protocol = protocols.get(name)
     map_key = "listener.security.protocol.map"
-    if protocol is None:
+    if name not in protocols:
         raise ConfigError(f"'{map_key}' has no security protocol for listener {name} (in '{key}': {text!r})")
-    if protocol in IMPLEMENTED_SECURITY_PROTOCOLS:
-        return
-    via = f" (from '{map_key}': {name}:{protocol})" if map_explicit or name != protocol else ""
-    raise ConfigError(
-        f"'{key}': listener {text!r} uses security protocol {protocol}{via}, which is not implemented yet "
-        f"(only PLAINTEXT and SSL); refusing to serve it without encryption or authentication"
-    )
 
 
 def check_advertised_names(bound: Sequence[tuple[str, str, int]], advertised: Sequence[tuple[str, str, int]]) -> None:

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import struct
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -18,6 +22,8 @@ from broker.context import ConnectionSession, RequestContext
 from broker.listeners import current_listener
 from broker.record_slices import RecordSlices, RecordsShrankError
 from broker.responses import as_written
+from broker.security.authenticator import SaslAuthenticator, SaslSettings, Step
+from broker.security.principal import NoMatchingRule, SslPrincipalMapper
 from broker.tls import peer_principal
 from broker.tls_server import TLS_RECORD_START
 from protocol import api
@@ -34,6 +40,16 @@ _conn_ids = itertools.count(1)
 READ_SIZE = 256 * 1024
 
 
+@dataclass(frozen=True, slots=True)
+class ListenerSecurity:
+    """What a listener's connections authenticate with: SASL settings on SASL listeners, the
+    `ssl.principal.mapping.rules` for TLS client certificates, and the clock that SASL sessions expire by."""
+
+    sasl: SaslSettings | None = None
+    principal_mapper: SslPrincipalMapper | None = None
+    now_ms: Callable[[], int] = field(default=lambda: int(time.monotonic() * 1000))
+
+
 class CloseConnection(Exception):
     """Raised inside request handling when the only correct answer is to drop the connection."""
 
@@ -47,16 +63,18 @@ class Connection:
         max_frame_bytes: int,
         listener: str = "PLAINTEXT",
         idle: IdleConnections | None = None,
+        security: ListenerSecurity | None = None,
     ) -> None:
         peer = writer.get_extra_info("peername") or ("?", 0)
         self.session = ConnectionSession(next(_conn_ids), str(peer[0]), int(peer[1]), listener)
         ssl_object = writer.get_extra_info("ssl_object")
-        self.session.principal, self.session.peer_dn = peer_principal(ssl_object)
         self._first_read = ssl_object is None  # only a plaintext connection's first bytes can be a TLS ClientHello
         self._dispatcher = dispatcher
         self._reader = reader
         self._writer = writer
         self._frames = FrameBuffer(max_frame_bytes)
+        self._max_frame_bytes = max_frame_bytes
+        self._secure(security or ListenerSecurity(), ssl_object, f"{peer[0]}:{peer[1]}")
         self.closed = asyncio.Event()
         self._busy = False
         self._stopping = False
@@ -64,6 +82,20 @@ class Connection:
         self._closed_as_idle = False
         if idle is not None:
             idle.touch(self)  # accepting is activity: a client that never sends a byte is idle from here
+
+    def _secure(self, security: ListenerSecurity, ssl_object: Any, peer: str) -> None:
+        """The principal from a client certificate (through the listener's mapping rules), and on a SASL listener
+        the authenticator that gates requests until the exchange is done."""
+        self._unmapped: str | None = None
+        try:
+            self.session.principal, self.session.peer_dn = peer_principal(ssl_object, security.principal_mapper)
+        except NoMatchingRule as exc:  # Kafka fails the connection: its principal cannot be built
+            self._unmapped = str(exc)
+        self._auth = SaslAuthenticator(security.sasl, peer, security.now_ms) if security.sasl is not None else None
+        self._close_after_send: str | None = None
+        if security.sasl is not None:  # Kafka reads at most sasl.server.max.receive.size before authentication
+            self._frames.max_frame_bytes = min(self._max_frame_bytes, security.sasl.max_receive_bytes)
+            self._frames.limit_key = "sasl.server.max.receive.size"
 
     @property
     def pending_bytes(self) -> int:
@@ -92,6 +124,9 @@ class Connection:
             self.close()
 
     async def _serve(self) -> None:
+        if self._unmapped is not None:
+            log.warning("connection.principal_mapping_failed", listener=self.session.listener, reason=self._unmapped)
+            return
         while not self._stopping:
             data = await self._reader.read(READ_SIZE)
             if not data:
@@ -124,6 +159,9 @@ class Connection:
                             await self._send(parts)
                     finally:
                         self._busy = False
+                    if self._close_after_send is not None:  # the authenticator's answer is final (logged there)
+                        await self._writer.drain()
+                        return
             except FrameError as exc:
                 raise CloseConnection(str(exc)) from None
             await self._writer.drain()
@@ -149,12 +187,18 @@ class Connection:
                     part.close()
 
     async def _handle(self, frame: bytes) -> list[Any] | None:
+        if self._auth is not None and self._auth.expects_raw_token:
+            return self._authenticator_step(self._auth.on_raw_token(frame), None)
         try:
             request = api.decode_request(frame)
         except UnsupportedVersionError as exc:
             return self._not_served(exc.api_key, exc.api_version, exc.correlation_id)
         except DecodeError as exc:
             raise self._malformed(frame, exc) from None
+        if self._auth is not None:
+            step = self._auth.on_request(request.api_key, request.api_version, request.body)
+            if step is not None:
+                return self._authenticator_step(step, request)
         route = self._dispatcher.route(request.api_key, request.api_version)
         if route is None:
             return self._not_served(request.api_key, request.api_version, request.correlation_id)
@@ -180,6 +224,19 @@ class Connection:
         except EncodeError as exc:
             log.exception("response.encode_failed", api_key=request.api_key, api_version=request.api_version)
             raise CloseConnection(f"cannot encode response: {exc}") from exc
+
+    def _authenticator_step(self, step: Step, request: api.Request | None) -> list[Any] | None:
+        """Carry out what the SASL authenticator decided: the principal it established, its answer, its close."""
+        assert self._auth is not None
+        if self._auth.principal is not None:
+            self.session.principal = self._auth.principal
+            self._frames.max_frame_bytes, self._frames.limit_key = self._max_frame_bytes, "socket.request.max.bytes"
+        self._close_after_send = step.close
+        if step.raw is not None:
+            return [struct.pack(">i", len(step.raw)) + step.raw]
+        if step.response is None or request is None:
+            return None
+        return [api.encode_response(request.api_key, request.api_version, request.correlation_id, step.response)]
 
     def _not_served(self, api_key: int, api_version: int, correlation_id: int) -> list[Any]:
         """A version the codec does not know, or knows but the broker does not advertise: KIP-511 answers an

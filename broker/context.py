@@ -1,7 +1,9 @@
 """What a handler knows about the request it serves and the connection it came on.
 
-`ConnectionSession` is per connection and mutable: today it holds the client id and peer; SASL will add the
-authenticated principal and the handshake state here, so handlers and a future authoriser have one place to look.
+`ConnectionSession` is per connection and mutable: the client id, the peer, the listener and the principal
+(`User:ANONYMOUS`, the mapped certificate name on mutual TLS, or `User:<name>` once SASL authenticated it; the SASL
+state itself is the connection's authenticator, broker/security/authenticator.py), so handlers and the authoriser
+have one place to look.
 """
 
 from __future__ import annotations

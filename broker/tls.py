@@ -19,9 +19,11 @@ from typing import Any
 from cryptography import x509
 
 from broker.config import BrokerConfig, ConfigError
+from broker.security.principal import PrincipalMappingError, SslPrincipalMapper
 from broker.startup import StartupError
 
 ANONYMOUS = "User:ANONYMOUS"
+TLS_PROTOCOLS = frozenset({"SSL", "SASL_SSL"})
 PROTOCOL_VERSIONS = {"TLSv1.2": ssl.TLSVersion.TLSv1_2, "TLSv1.3": ssl.TLSVersion.TLSv1_3}
 CLIENT_AUTH = {"none": ssl.CERT_NONE, "requested": ssl.CERT_OPTIONAL, "required": ssl.CERT_REQUIRED}
 _PEM_BLOCK = re.compile(r"-----BEGIN ([A-Z0-9 ]+)-----(.*?)-----END \1-----", re.S)
@@ -39,10 +41,11 @@ Settings = Mapping[str, tuple[Any, str]]  # base key -> (value, the key it was r
 
 
 def tls_contexts(config: BrokerConfig) -> dict[str, ssl.SSLContext]:
-    """A server context per SSL listener (by upper-cased name); a bad setting is a one-line `StartupError`."""
+    """A server context per SSL or SASL_SSL listener (by upper-cased name); a bad setting is a one-line
+    `StartupError`."""
     contexts = {}
     for name, _, _ in config.listeners:
-        if config.security_protocol_map.get(name.upper()) == "SSL":
+        if config.security_protocol_map.get(name.upper()) in TLS_PROTOCOLS:
             try:
                 contexts[name.upper()] = server_context(config.listener_values(name))
             except ConfigError as exc:
@@ -50,15 +53,31 @@ def tls_contexts(config: BrokerConfig) -> dict[str, ssl.SSLContext]:
     return contexts
 
 
-def peer_principal(ssl_object: ssl.SSLObject | None) -> tuple[str, str | None]:
+def principal_mappers(config: BrokerConfig) -> dict[str, SslPrincipalMapper]:
+    """The `ssl.principal.mapping.rules` of each SSL listener (per listener too); rules Kafka refuses are a one-line
+    `StartupError`. SASL_SSL listeners take their principal from SASL, as Kafka's principal builder does."""
+    mappers = {}
+    for name, _, _ in config.listeners:
+        if config.security_protocol_map.get(name.upper()) == "SSL":
+            rules, key = config.listener_values(name)["ssl.principal.mapping.rules"]
+            try:
+                mappers[name.upper()] = SslPrincipalMapper(rules)
+            except PrincipalMappingError as exc:
+                raise StartupError(f"listener {name}: invalid value for '{key}': {exc}") from None
+    return mappers
+
+
+def peer_principal(
+    ssl_object: ssl.SSLObject | None, mapper: SslPrincipalMapper | None = None
+) -> tuple[str, str | None]:
     """The connection's principal and the client certificate's distinguished name (RFC 2253 order, as Java's
-    X500Principal.getName() gives it), which `ssl.principal.mapping.rules` maps; without a client certificate
-    Kafka's principal is User:ANONYMOUS."""
+    X500Principal.getName() gives it), named through `ssl.principal.mapping.rules` (`mapper`; `NoMatchingRule`
+    when none applies); without a client certificate Kafka's principal is User:ANONYMOUS."""
     der = ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None
     if not der:
         return ANONYMOUS, None
     dn = x509.load_der_x509_certificate(der).subject.rfc4514_string()
-    return f"User:{dn}", dn
+    return f"User:{mapper.name(dn) if mapper is not None else dn}", dn
 
 
 def server_context(settings: Settings) -> ssl.SSLContext:

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import itertools
 import socket
+import ssl
 import struct
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from protocol import api
 from protocol.errors import ErrorCode
@@ -52,13 +54,38 @@ def check(error: int, what: str) -> None:
         raise (RetriableError if error in RETRIABLE else KafkaClientError)(f"{what}: {ErrorCode(error).name}")
 
 
+class Security(Protocol):
+    """How to secure a connection (cli.client_security.ClientSecurity): a TLS context, and a SASL login run over
+    the connection's requests once versions are negotiated."""
+
+    @property
+    def context(self) -> ssl.SSLContext | None: ...
+
+    def login(self, call: Callable[[ApiKey, Any], Any]) -> None: ...
+
+
 class Connection:
-    def __init__(self, host: str, port: int, client_id: str = "group-broker-cli", timeout_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        client_id: str = "group-broker-cli",
+        timeout_s: float = 30.0,
+        security: Security | None = None,
+    ) -> None:
         self._sock = socket.create_connection((host, port), timeout=timeout_s)
+        if security is not None and security.context is not None:
+            self._sock = security.context.wrap_socket(self._sock, server_hostname=host)
         self._client_id = client_id
         self._correlation = itertools.count(1)
         self.versions: dict[int, int] = {}
-        self._negotiate()
+        try:
+            self._negotiate()
+            if security is not None:
+                security.login(lambda api_key, body: self.call(api_key, body)[1])
+        except BaseException:
+            self._sock.close()
+            raise
 
     def _negotiate(self) -> None:
         response = self._send(ApiKey.API_VERSIONS, 0, ApiVersionsRequest())
@@ -110,9 +137,10 @@ class Connection:
 class KafkaClient:
     """Bootstrap connection plus one connection per other broker (coordinators, leaders), opened on demand."""
 
-    def __init__(self, bootstrap: str) -> None:
+    def __init__(self, bootstrap: str, security: Security | None = None) -> None:
         host, _, port = bootstrap.rpartition(":")
-        self.bootstrap = Connection(host, int(port))
+        self._security = security
+        self.bootstrap = Connection(host, int(port), security=security)
         self._connections: dict[tuple[str, int], Connection] = {}
 
     def find_coordinator(self, key: str, key_type: int = GROUP_KEY) -> tuple[str, int, int]:
@@ -130,7 +158,7 @@ class KafkaClient:
         """A connection to this broker (opened once, closed with the client)."""
         address = (host, port)
         if address not in self._connections:
-            self._connections[address] = Connection(*address)
+            self._connections[address] = Connection(*address, security=self._security)
         return self._connections[address]
 
     def brokers(self) -> list[tuple[int, str, int]]:

@@ -19,12 +19,16 @@ import urllib.parse
 import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from broker.startup import StartupError
 from broker.storage_status import format_storage_status
+from cli.client_security import read_command_config
 from cli.describe_format import format_describe, format_group_list, format_members, format_reset, format_state
 from cli.group_describe import GroupDescription, describe
 from cli.kafka_client import Connection, KafkaClient, KafkaClientError
+from cli.scram import add_offline, configs_command
 from cli.transactions import DESCRIBE_HEADERS, LIST_HEADERS, describe_row, list_rows, table
 from protocol.errors import ErrorCode
 from protocol.messages.list_groups import ListGroupsRequest
@@ -238,6 +242,34 @@ def _parser() -> argparse.ArgumentParser:
     txn_timeline.add_argument("--transactional-id", required=True, help="the transactional id")
     _control_options(txn_timeline)
 
+    configs = commands.add_parser(
+        "configs", help="SCRAM users, like kafka-configs.sh --entity-type users", formatter_class=_HELP
+    )
+    _bootstrap_option(configs)
+    action = configs.add_mutually_exclusive_group(required=True)
+    action.add_argument("--alter", action="store_true", help="set (--add-config) or remove (--delete-config)")
+    action.add_argument("--describe", action="store_true", help="list the user's (or every user's) mechanisms")
+    configs.add_argument("--entity-type", required=True, choices=["users"], help="what to configure")
+    configs.add_argument("--entity-name", help="the user name (all users for --describe without it)")
+    configs.add_argument(
+        "--add-config", metavar="SPEC", help="e.g. 'SCRAM-SHA-512=[iterations=8192,password=alice-secret]'"
+    )
+    configs.add_argument("--delete-config", metavar="MECHANISMS", help="e.g. SCRAM-SHA-512 (comma separated)")
+
+    scram = commands.add_parser(
+        "scram",
+        help="seed SCRAM users before the first start, like kafka-storage.sh --add-scram",
+        formatter_class=_HELP,
+    ).add_subparsers(dest="scram_command", required=True)
+    scram_add = scram.add_parser(
+        "add", help="write users into a data directory no broker runs on", formatter_class=_HELP
+    )
+    scram_add.add_argument("--log-dir", required=True, type=Path, help="the broker's log.dirs (first entry)")
+    scram_add.add_argument(
+        "--add-scram", required=True, action="append", metavar="SPEC",
+        help="'SCRAM-SHA-512=[name=alice,password=alice-secret]' (repeatable; iterations=N optional, default 4096)",
+    )  # fmt: skip
+
     storage = commands.add_parser(
         "storage", help="damaged data and __consumer_offsets loading (group-broker control API)", formatter_class=_HELP
     )
@@ -260,6 +292,12 @@ def _parser() -> argparse.ArgumentParser:
 
 def _bootstrap_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bootstrap-server", default=BOOTSTRAP_DEFAULT, help="a broker to ask, host:port")
+    parser.add_argument(
+        "--command-config",
+        type=Path,
+        help="client properties for a secured listener, as Kafka's tools take them (security.protocol, "
+        "sasl.mechanism, sasl.jaas.config, ssl.truststore.location)",
+    )
 
 
 def _control_options(parser: argparse.ArgumentParser) -> None:
@@ -312,11 +350,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if args.command == "storage":
             return _storage_command(args.control, args.control_token, as_json=args.json)
-    except CliError as exc:
+        if args.command == "scram":
+            return _scram_add(args.log_dir, args.add_scram)
+    except (CliError, KafkaClientError, StartupError) as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1
     try:
-        client = KafkaClient(args.bootstrap_server)
+        security = read_command_config(args.command_config) if args.command_config else None
+        client = KafkaClient(args.bootstrap_server, security)
         try:
             return _run_wire_command(client, args)
         finally:
@@ -366,7 +407,18 @@ def _storage_command(control: str, token: str | None, *, as_json: bool) -> int:
     return 1 if any(p["state"] == "failed" for p in status["offsets_partitions"]) else 0
 
 
+def _scram_add(log_dir: Path, specs: list[str]) -> int:
+    users, quarantined = add_offline(log_dir, specs)
+    for line in quarantined:
+        print(f"Warning: a damaged SCRAM credentials file was quarantined: {line}", file=sys.stderr)
+    for user in users:
+        print(f"Added SCRAM credentials for user {user} in {log_dir}.")
+    return 0
+
+
 def _run_wire_command(client: KafkaClient, args: argparse.Namespace) -> int:
+    if args.command == "configs":
+        return configs_command(client, args)
     if args.command == "transactions":
         if args.transactions_command == "list":
             print(table(LIST_HEADERS, list_rows(client)), end="")

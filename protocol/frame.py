@@ -21,6 +21,8 @@ class FrameBuffer:
 
     def __init__(self, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> None:
         self.max_frame_bytes = max_frame_bytes
+        #: The config key the limit comes from, named when a frame exceeds it.
+        self.limit_key = "socket.request.max.bytes"
         self._buffer = bytearray()
 
     def feed(self, data: bytes) -> None:
@@ -32,7 +34,7 @@ class FrameBuffer:
         if size < 0:
             raise FrameError(f"negative frame size {size}")
         if size > self.max_frame_bytes:
-            raise FrameError(f"frame of {size} bytes exceeds socket.request.max.bytes={self.max_frame_bytes}")
+            raise FrameError(f"frame of {size} bytes exceeds {self.limit_key}={self.max_frame_bytes}")
 
     def next_frame(self) -> bytes | None:
         """The next complete frame without its size prefix, or None until more bytes arrive."""

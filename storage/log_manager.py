@@ -226,8 +226,14 @@ class LogManager:
         """Every damaged range of every log (found at recovery or by readers), each once."""
         return [damage for _, log in sorted(self._logs.items()) for damage in log.damaged_ranges()]
 
+    def note_quarantined(self, moved: QuarantinedFile) -> None:
+        """A broker-wide file of this log dir quarantined by its owner (the SCRAM credential store): reported with
+        the rest, so the storage status shows every move."""
+        self._set_aside_dirs.append(moved)
+
     def quarantined_files(self) -> list[QuarantinedFile]:
-        """Files recovery moved to the quarantine folder, and partition directories set aside as ``-stray``."""
+        """Files recovery moved to the quarantine folder, partition directories set aside as ``-stray``, and
+        broker-wide files their owners quarantined (:meth:`note_quarantined`)."""
         moved = [entry for _, log in sorted(self._logs.items()) for entry in log.quarantined_files()]
         return self._set_aside_dirs + moved
 

@@ -89,6 +89,10 @@ class ScramMechanism:
             iterations=iterations,
         )
 
+    def client_key(self, salted: bytes) -> bytes:
+        """RFC 5802 ClientKey, which a client XORs with its signature into the proof."""
+        return self._hmac(salted, b"Client Key")
+
     def client_signature(self, stored_key: bytes, auth_message: bytes) -> bytes:
         return self._hmac(stored_key, auth_message)
 

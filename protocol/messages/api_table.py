@@ -12,6 +12,7 @@ from protocol.messages import (
     add_partitions_to_txn,
     alter_configs,
     alter_partition_reassignments,
+    alter_user_scram_credentials,
     api_versions,
     consumer_group_describe,
     consumer_group_heartbeat,
@@ -28,6 +29,7 @@ from protocol.messages import (
     describe_quorum,
     describe_topic_partitions,
     describe_transactions,
+    describe_user_scram_credentials,
     elect_leaders,
     end_txn,
     fetch,
@@ -97,6 +99,8 @@ class ApiKey(IntEnum):
     ALTER_PARTITION_REASSIGNMENTS = 45
     LIST_PARTITION_REASSIGNMENTS = 46
     OFFSET_DELETE = 47
+    DESCRIBE_USER_SCRAM_CREDENTIALS = 50
+    ALTER_USER_SCRAM_CREDENTIALS = 51
     DESCRIBE_QUORUM = 55
     DESCRIBE_CLUSTER = 60
     DESCRIBE_PRODUCERS = 61
@@ -148,6 +152,8 @@ API_MESSAGES: tuple[tuple[ApiKey, MessageDecl, MessageDecl], ...] = (
     (ApiKey.ALTER_PARTITION_REASSIGNMENTS, alter_partition_reassignments.ALTER_PARTITION_REASSIGNMENTS_REQUEST, alter_partition_reassignments.ALTER_PARTITION_REASSIGNMENTS_RESPONSE),
     (ApiKey.LIST_PARTITION_REASSIGNMENTS, list_partition_reassignments.LIST_PARTITION_REASSIGNMENTS_REQUEST, list_partition_reassignments.LIST_PARTITION_REASSIGNMENTS_RESPONSE),
     (ApiKey.OFFSET_DELETE, offset_delete.OFFSET_DELETE_REQUEST, offset_delete.OFFSET_DELETE_RESPONSE),
+    (ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, describe_user_scram_credentials.DESCRIBE_USER_SCRAM_CREDENTIALS_REQUEST, describe_user_scram_credentials.DESCRIBE_USER_SCRAM_CREDENTIALS_RESPONSE),
+    (ApiKey.ALTER_USER_SCRAM_CREDENTIALS, alter_user_scram_credentials.ALTER_USER_SCRAM_CREDENTIALS_REQUEST, alter_user_scram_credentials.ALTER_USER_SCRAM_CREDENTIALS_RESPONSE),
     (ApiKey.DESCRIBE_QUORUM, describe_quorum.DESCRIBE_QUORUM_REQUEST, describe_quorum.DESCRIBE_QUORUM_RESPONSE),
     (ApiKey.DESCRIBE_CLUSTER, describe_cluster.DESCRIBE_CLUSTER_REQUEST, describe_cluster.DESCRIBE_CLUSTER_RESPONSE),
     (ApiKey.DESCRIBE_PRODUCERS, describe_producers.DESCRIBE_PRODUCERS_REQUEST, describe_producers.DESCRIBE_PRODUCERS_RESPONSE),

@@ -95,6 +95,7 @@ from protocol.registry import APIS, ApiKey
 from tests.broker import configs_wire
 from tests.broker.cluster_sweeps import CLUSTER_SWEEPS
 from tests.broker.conftest import broker_config
+from tests.broker.security_sweeps import SECURITY_SWEEPS
 from tests.broker.wire import WireClient
 from tests.support.data_plane import batch as producer_batch
 
@@ -894,6 +895,7 @@ SCENARIOS: dict[int, Scenario] = {
     ApiKey.OFFSET_FOR_LEADER_EPOCH: sweep_offset_for_leader_epoch,
     ApiKey.DESCRIBE_LOG_DIRS: sweep_describe_log_dirs,
     **CLUSTER_SWEEPS,
+    **SECURITY_SWEEPS,
 }
 
 

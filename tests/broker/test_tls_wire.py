@@ -54,16 +54,6 @@ async def tls_client(port: int, context: ssl.SSLContext) -> WireClient:
     return WireClient(reader, writer)
 
 
-async def closed_by_peer(client: WireClient) -> bool:
-    """The broker closed: an end of stream, or a reset when it closed with our unread request still queued."""
-    try:
-        return await client.closed_by_peer()
-    except ConnectionResetError:
-        return True
-    finally:
-        client.writer.close()
-
-
 async def test_requests_are_answered_over_tls_with_the_ssl_listeners_address(mutual: Broker, tls: TlsFiles) -> None:
     plain_port, ssl_port = mutual.ports
     client = await tls_client(ssl_port, tls.client_context())
@@ -138,7 +128,7 @@ async def test_a_plaintext_client_on_the_ssl_listener_is_closed_with_a_log_line(
     with capture_logs() as logs:
         client = await WireClient.connect(mutual.ports[1])
         client.writer.write(client.frame(ApiKey.API_VERSIONS, 3, NAMED_API_VERSIONS)[1])
-        assert await closed_by_peer(client)
+        assert await client.closed_or_reset()
     (line,) = [e for e in logs if e["event"] == "connection.plaintext_on_tls_listener"]
     assert line["listener"] == "SSL" and line["first_bytes"] == "0000"
     assert not mutual.connections
@@ -198,3 +188,36 @@ async def test_a_client_certificate_from_an_unknown_ca_is_refused(
     (failed,) = [e for e in logs if e["event"] == "connection.tls_handshake_failed"]
     assert failed["reason"] == "CERTIFICATE_VERIFY_FAILED"
     assert not mutual.connections
+
+
+async def start_with_rules(tmp_path: Path, tls: TlsFiles, rules: str) -> Broker:
+    raw = {**broker_config(tmp_path).explicit, **LISTENERS, **tls.broker_properties(prefix="listener.name.ssl.")}
+    raw |= {"listener.name.ssl.ssl.client.auth": "required", "listener.name.ssl.ssl.principal.mapping.rules": rules}
+    broker = Broker(BrokerConfig(raw))
+    await broker.start()
+    return broker
+
+
+async def test_principal_mapping_rules_name_the_mutual_tls_principal(tmp_path: Path, tls: TlsFiles) -> None:
+    broker = await start_with_rules(tmp_path, tls, "RULE:^CN=(.*?)$/$1/U")
+    try:
+        client = await tls_client(broker.ports[1], tls.client_context())
+        await client.call(ApiKey.API_VERSIONS, 3, NAMED_API_VERSIONS)
+        (connection,) = broker.connections
+        assert (connection.session.principal, connection.session.peer_dn) == ("User:ALICE", "CN=alice")
+        await client.close()
+    finally:
+        await broker.stop()
+
+
+async def test_a_certificate_no_rule_maps_is_closed_with_one_line(tmp_path: Path, tls: TlsFiles) -> None:
+    """Kafka's NoMatchingRule fails the connection: no principal, no requests served."""
+    broker = await start_with_rules(tmp_path, tls, "RULE:^CN=nobody$/x/")
+    try:
+        with capture_logs() as logs:
+            client = await tls_client(broker.ports[1], tls.client_context())
+            assert await client.closed_or_reset()
+        [line] = [e for e in logs if e["event"] == "connection.principal_mapping_failed"]
+        assert line["reason"].startswith("No rules apply to CN=alice")
+    finally:
+        await broker.stop()

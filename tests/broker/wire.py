@@ -50,6 +50,16 @@ class WireClient:
         data = await asyncio.wait_for(self.reader.read(1), 5.0)
         return data == b""
 
+    async def closed_or_reset(self) -> bool:
+        """The broker closed: an end of stream, or a reset when it closed with our unread request still queued.
+        Our side is closed either way."""
+        try:
+            return await self.closed_by_peer()
+        except ConnectionResetError:
+            return True
+        finally:
+            self.writer.close()
+
     async def close(self) -> None:
         self.writer.close()
         await self.writer.wait_closed()

@@ -11,6 +11,13 @@ import pytest
 from tests.e2e.targets import CONSUMER_PROTOCOL_SETTINGS, E2ETarget
 from tests.reference.kafka import ReferenceKafka, unavailable_reason
 from tests.support.broker_process import BrokerProcess, running_broker
+from tests.support.tls import TlsFiles
+
+
+@pytest.fixture(scope="module")
+def tls(tmp_path_factory: pytest.TempPathFactory) -> TlsFiles:
+    """A CA, a broker and a client certificate for the secured modules (test_ssl, test_sasl)."""
+    return TlsFiles.create(tmp_path_factory.mktemp("certs"))
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.scenario import unique
-from tests.e2e.ssl_roundtrips import SYNC_CLIENTS, aiokafka
+from tests.e2e.secure_roundtrips import SYNC_CLIENTS, ClientSecurity, aiokafka
 from tests.e2e.targets import CONSUMER_PROTOCOL_SETTINGS
 from tests.reference.kafka import ReferenceKafka, unavailable_reason
 from tests.support.broker_process import running_broker
@@ -21,8 +21,7 @@ pytestmark = pytest.mark.integration
 
 def ssl_settings(tls: TlsFiles, directory: Path) -> dict[str, str]:
     """Kafka's keys: the listener named PLAINTEXT speaks SSL, a PEM keystore file (key + chain), PEM truststore."""
-    keystore = directory / "keystore.pem"
-    keystore.write_text(tls.files.broker_key.read_text() + tls.files.broker_cert.read_text())
+    keystore = tls.keystore_file(directory)
     return {
         **CONSUMER_PROTOCOL_SETTINGS,
         "listener.security.protocol.map": "PLAINTEXT:SSL,CONTROLLER:PLAINTEXT",
@@ -32,11 +31,6 @@ def ssl_settings(tls: TlsFiles, directory: Path) -> dict[str, str]:
         "ssl.truststore.location": str(tls.files.ca),
         "ssl.client.auth": "required",
     }
-
-
-@pytest.fixture(scope="module")
-def tls(tmp_path_factory: pytest.TempPathFactory) -> TlsFiles:
-    return TlsFiles.create(tmp_path_factory.mktemp("certs"))
 
 
 @pytest.fixture(scope="module")
@@ -59,6 +53,10 @@ def ssl_bootstrap(
         yield broker.bootstrap
 
 
+def mutual_tls(tls: TlsFiles) -> ClientSecurity:
+    return ClientSecurity("SSL", tls.files, client_certificate=True)
+
+
 def batches(prefix: str) -> tuple[list[str], list[str]]:
     return [f"{prefix}-first-{i}" for i in range(10)], [f"{prefix}-later-{i}" for i in range(5)]
 
@@ -67,7 +65,7 @@ def batches(prefix: str) -> tuple[list[str], list[str]]:
 def test_produce_consume_commit_and_resume_over_mutual_tls(client: str, ssl_bootstrap: str, tls: TlsFiles) -> None:
     first, later = batches(client)
     topic, group = unique(f"ssl-{client}"), unique(f"ssl-{client}-group")
-    read, resumed = SYNC_CLIENTS[client](ssl_bootstrap, tls.files, topic, group, first, later)
+    read, resumed = SYNC_CLIENTS[client](ssl_bootstrap, mutual_tls(tls), topic, group, first, later)
     assert sorted(read) == sorted(first)
     assert sorted(resumed) == sorted(later)
 
@@ -75,6 +73,6 @@ def test_produce_consume_commit_and_resume_over_mutual_tls(client: str, ssl_boot
 async def test_aiokafka_produce_consume_commit_and_resume_over_mutual_tls(ssl_bootstrap: str, tls: TlsFiles) -> None:
     first, later = batches("aiokafka")
     topic, group = unique("ssl-aiokafka"), unique("ssl-aiokafka-group")
-    read, resumed = await aiokafka(ssl_bootstrap, tls.files, topic, group, first, later)
+    read, resumed = await aiokafka(ssl_bootstrap, mutual_tls(tls), topic, group, first, later)
     assert sorted(read) == sorted(first)
     assert sorted(resumed) == sorted(later)

@@ -54,6 +54,13 @@ from protocol.messages.alter_partition_reassignments import (
     ReassignableTopic,
     ReassignableTopicResponse,
 )
+from protocol.messages.alter_user_scram_credentials import (
+    AlterUserScramCredentialsRequest,
+    AlterUserScramCredentialsResponse,
+    AlterUserScramCredentialsResult,
+    ScramCredentialDeletion,
+    ScramCredentialUpsertion,
+)
 from protocol.messages.api_versions import (
     ApiVersion,
     ApiVersionsRequest,
@@ -129,6 +136,13 @@ from protocol.messages.describe_topic_partitions import (
 from protocol.messages.describe_topic_partitions import TopicRequest as DtpTopicRequest
 from protocol.messages.describe_transactions import DescribeTransactionsRequest, DescribeTransactionsResponse, TopicData
 from protocol.messages.describe_transactions import TransactionState as DescribedTransactionState
+from protocol.messages.describe_user_scram_credentials import (
+    CredentialInfo,
+    DescribeUserScramCredentialsRequest,
+    DescribeUserScramCredentialsResponse,
+    DescribeUserScramCredentialsResult,
+    UserName,
+)
 from protocol.messages.elect_leaders import ElectLeadersRequest, ElectLeadersResponse, ReplicaElectionResult
 from protocol.messages.elect_leaders import PartitionResult as ElectPartitionResult
 from protocol.messages.elect_leaders import TopicPartitions as ElectTopicPartitions
@@ -2151,6 +2165,117 @@ def test_sasl_authenticate_v1_response_golden() -> None:
         b"\x00\x00\x00\x00\x00\x36\xee\x80"  # session_lifetime_ms = 3600000 (v1+)
     )
     check_response(36, 1, body, expected)
+
+
+# --- DescribeUserScramCredentials (50), AlterUserScramCredentials (51): flexible from v0 ---------------------
+
+
+SCRAM_HEADER_V2 = b"\x00\x00\x00\x07" + b"\x00\x03cli" + b"\x00"  # correlation_id 7, client_id "cli", no tagged fields
+
+
+def test_describe_user_scram_credentials_v0_request_golden() -> None:
+    expected = (
+        b"\x00\x32"  # request_api_key = 50 (DescribeUserScramCredentials)
+        b"\x00\x00" + SCRAM_HEADER_V2 + b"\x02"  # request_api_version = 0 (flexible)  # users: compact array, 1 entry
+        b"\x06alice"  # name = "alice" (compact string: 5+1)
+        b"\x00"  # user tagged fields
+        b"\x00"  # body tagged fields
+    )
+    check_request(header(50, 0), DescribeUserScramCredentialsRequest(users=[UserName(name="alice")]), expected)
+
+
+def test_describe_user_scram_credentials_v0_request_for_every_user_golden() -> None:
+    expected = b"\x00\x32\x00\x00" + SCRAM_HEADER_V2 + b"\x00" + b"\x00"  # users = null (compact length 0), tagged
+    check_request(header(50, 0), DescribeUserScramCredentialsRequest(users=None), expected)
+
+
+def test_describe_user_scram_credentials_v0_response_golden() -> None:
+    body = DescribeUserScramCredentialsResponse(
+        throttle_time_ms=0,
+        error_code=0,
+        error_message="",
+        results=[
+            DescribeUserScramCredentialsResult(
+                user="alice", error_code=0, error_message="",
+                credential_infos=[CredentialInfo(mechanism=2, iterations=8192)],
+            ),
+            DescribeUserScramCredentialsResult(user="bob", error_code=91, error_message="gone", credential_infos=[]),
+        ],
+    )  # fmt: skip
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header tagged fields
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x00\x00"  # error_code = 0
+        b"\x01"  # error_message = "" (compact nullable string: 0+1)
+        b"\x03"  # results: 2 entries
+        b"\x06alice"  # user = "alice"
+        b"\x00\x00"  # error_code = 0
+        b"\x01"  # error_message = ""
+        b"\x02"  # credential_infos: 1 entry
+        b"\x02"  # mechanism = 2 (SCRAM-SHA-512)
+        b"\x00\x00\x20\x00"  # iterations = 8192
+        b"\x00"  # credential info tagged fields
+        b"\x00"  # result tagged fields
+        b"\x04bob"  # user = "bob"
+        b"\x00\x5b"  # error_code = 91 (RESOURCE_NOT_FOUND)
+        b"\x05gone"  # error_message = "gone"
+        b"\x01"  # credential_infos: empty
+        b"\x00"  # result tagged fields
+        b"\x00"  # body tagged fields
+    )
+    check_response(50, 0, body, expected)
+
+
+def test_alter_user_scram_credentials_v0_request_golden() -> None:
+    body = AlterUserScramCredentialsRequest(
+        deletions=[ScramCredentialDeletion(name="bob", mechanism=1)],
+        upsertions=[
+            ScramCredentialUpsertion(name="alice", mechanism=2, iterations=4096, salt=b"s1", salted_password=b"pw")
+        ],
+    )
+    expected = (
+        b"\x00\x33"  # request_api_key = 51 (AlterUserScramCredentials)
+        b"\x00\x00" + SCRAM_HEADER_V2 + b"\x02"  # request_api_version = 0 (flexible)  # deletions: 1 entry
+        b"\x04bob"  # name = "bob"
+        b"\x01"  # mechanism = 1 (SCRAM-SHA-256)
+        b"\x00"  # deletion tagged fields
+        b"\x02"  # upsertions: 1 entry
+        b"\x06alice"  # name = "alice"
+        b"\x02"  # mechanism = 2 (SCRAM-SHA-512)
+        b"\x00\x00\x10\x00"  # iterations = 4096
+        b"\x03s1"  # salt (compact bytes: 2+1)
+        b"\x03pw"  # salted_password (compact bytes: 2+1)
+        b"\x00"  # upsertion tagged fields
+        b"\x00"  # body tagged fields
+    )
+    check_request(header(51, 0), body, expected)
+
+
+def test_alter_user_scram_credentials_v0_response_golden() -> None:
+    body = AlterUserScramCredentialsResponse(
+        throttle_time_ms=0,
+        results=[
+            AlterUserScramCredentialsResult(user="alice", error_code=0, error_message=None),
+            AlterUserScramCredentialsResult(user="x", error_code=93, error_message="Too few iterations"),
+        ],
+    )
+    expected = (
+        b"\x00\x00\x00\x07"  # correlation_id = 7
+        b"\x00"  # response header tagged fields
+        b"\x00\x00\x00\x00"  # throttle_time_ms = 0
+        b"\x03"  # results: 2 entries
+        b"\x06alice"  # user = "alice"
+        b"\x00\x00"  # error_code = 0
+        b"\x00"  # error_message = null (compact nullable string: 0)
+        b"\x00"  # result tagged fields
+        b"\x02x"  # user = "x"
+        b"\x00\x5d"  # error_code = 93 (UNACCEPTABLE_CREDENTIAL)
+        b"\x13Too few iterations"  # error_message (18+1)
+        b"\x00"  # result tagged fields
+        b"\x00"  # body tagged fields
+    )
+    check_response(51, 0, body, expected)
 
 
 # --- CreateTopics (19) ---------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ import ssl
 import subprocess
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from coordinator.hashing import partition_for
@@ -68,14 +68,23 @@ class ReferenceKafka:
         settings: Mapping[str, str],
         client_ssl: ssl.SSLContext | None = None,
         features: Mapping[str, int] | None = None,
+        *,
+        extra_listeners: Mapping[str, str] | None = None,
+        format_args: Sequence[str] = (),
     ) -> None:
         """`client_ssl`: how the readiness probe connects when `settings` make the client listener speak SSL;
         `features`: feature levels the storage is formatted with (`kafka-storage format --feature NAME=LEVEL`,
-        e.g. transaction.version=0), instead of the release's defaults."""
+        e.g. transaction.version=0), instead of the release's defaults.
+        `extra_listeners` (name -> security protocol) are served beside the PLAINTEXT one on ports of their own
+        (`listener_ports`), their settings in `settings`; `format_args` go to `kafka-storage format` (e.g.
+        `--add-scram SCRAM-SHA-512=[name=alice,password=alice-secret]`)."""
         self.client_ssl = client_ssl
         self.features = dict(features or {})
         self.work_dir = work_dir
         self.settings = dict(settings)
+        self.extra_listeners = dict(extra_listeners or {})
+        self.format_args = list(format_args)
+        self.listener_ports: dict[str, int] = {}
         self.port = 0
         self.process: subprocess.Popen[bytes] | None = None
         self.log_path = work_dir / "kafka.log"
@@ -85,14 +94,19 @@ class ReferenceKafka:
         return f"127.0.0.1:{self.port}"
 
     def _properties(self, controller_port: int) -> str:
+        extra = {name: f"{name}://127.0.0.1:{port}" for name, port in self.listener_ports.items()}
         config = {
             "process.roles": "broker,controller",
             "node.id": str(NODE_ID),
             "controller.quorum.voters": f"{NODE_ID}@127.0.0.1:{controller_port}",
-            "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{controller_port}",
-            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "listeners": ",".join(
+                [f"PLAINTEXT://127.0.0.1:{self.port}", f"CONTROLLER://127.0.0.1:{controller_port}", *extra.values()]
+            ),
+            "advertised.listeners": ",".join([f"PLAINTEXT://127.0.0.1:{self.port}", *extra.values()]),
             "controller.listener.names": "CONTROLLER",
-            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "listener.security.protocol.map": ",".join(
+                ["PLAINTEXT:PLAINTEXT", "CONTROLLER:PLAINTEXT", *(f"{n}:{p}" for n, p in self.extra_listeners.items())]
+            ),
             "inter.broker.listener.name": "PLAINTEXT",
             "log.dirs": str(self.work_dir / "data"),
             "offsets.topic.replication.factor": "1",
@@ -120,6 +134,7 @@ class ReferenceKafka:
         shutil.rmtree(self.work_dir / "data", ignore_errors=True)
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.port, controller_port = _free_port(), _free_port()
+        self.listener_ports = {name: _free_port() for name in self.extra_listeners}
         properties = self.work_dir / "server.properties"
         properties.write_text(self._properties(controller_port))
         cluster_id = _base64_uuid(uuid.uuid4())  # the form Kafka's own `random-uuid` prints
@@ -131,6 +146,7 @@ class ReferenceKafka:
                 "-c",
                 str(properties),
                 *(f"--feature={name}={level}" for name, level in self.features.items()),
+                *self.format_args,
             ),
             capture_output=True,
             text=True,

@@ -36,6 +36,13 @@ class TlsFiles:
             f"{prefix}ssl.client.auth": client_auth,
         }
 
+    def keystore_file(self, directory: Path) -> Path:
+        """The broker's key and certificate chain in one PEM file, as `ssl.keystore.location` takes them (a
+        properties file cannot hold the inline PEM's line breaks)."""
+        keystore = directory / "keystore.pem"
+        keystore.write_text(self.files.broker_key.read_text() + self.files.broker_cert.read_text())
+        return keystore
+
     def client_context(self, *, with_certificate: bool = True) -> ssl.SSLContext:
         """A client context trusting the CA (hostname 127.0.0.1 checked against the SAN), with the client cert."""
         context = ssl.create_default_context(cafile=str(self.files.ca))

@@ -71,6 +71,10 @@ INVENTORY: dict[tuple[str, str], tuple[str, str]] = {
     ("python", "# over SSL with mutual TLS"): ("python", "tests/e2e/test_ssl.py"),
     ("js", "// over SSL with mutual TLS"): ("elsewhere", "tests/e2e/test_ssl.py"),
     ("python", "# a secured group_broker"): ("python", "tests/toolkit/test_security_fixture.py"),
+    ("properties", "# server.properties: SASL_PLAINTEXT with PLAIN"): ("elsewhere", "tests/e2e/test_sasl.py"),
+    ("sh", "group-broker scram add "): (COMMANDS, "cli.main parser"),
+    ("python", "# over SASL: PLAIN on 9094"): ("python", "tests/e2e/test_sasl.py"),
+    ("js", "// over SASL: kafkajs"): ("elsewhere", "tests/e2e/test_sasl.py"),
     ("", "toolkit : cli : pipeline "): ("layers", "pyproject.toml [tool.importlinter] layers contract"),
 }
 """(language, start of the first line) -> (how the block is checked, what it is checked against)."""

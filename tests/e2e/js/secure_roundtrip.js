@@ -1,16 +1,23 @@
 'use strict'
-// kafkajs over SSL with mutual TLS: produce FIRST records, a consumer of the group reads them all, commits and
+// kafkajs over a secured listener (SSL, SASL_PLAINTEXT, SASL_SSL): produce FIRST records, a consumer of the group reads them all, commits and
 // leaves; produce LATER more, a new consumer of the same group resumes at the commit. Prints one JSON line:
 // {"first": [...values], "resumed": [...values]} (or {"error": ...}).
-// args: bootstrap topic group caFile certFile keyFile first later
+// args: bootstrap topic group security first later
+// security: JSON {"ssl": {"ca": file, "cert": file, "key": file} (optional), "sasl": kafkajs's sasl object (optional)}
 const fs = require('fs')
 const { Kafka, Partitioners, logLevel } = require('kafkajs')
 
-const [bootstrap, topic, group, caFile, certFile, keyFile, first, later] = process.argv.slice(2)
+const [bootstrap, topic, group, securityJson, first, later] = process.argv.slice(2)
+const security = JSON.parse(securityJson)
+const ssl = security.ssl && {
+  ca: [fs.readFileSync(security.ssl.ca)],
+  ...(security.ssl.cert && { cert: fs.readFileSync(security.ssl.cert), key: fs.readFileSync(security.ssl.key) }),
+}
 const kafka = new Kafka({
-  clientId: 'ssl-roundtrip',
+  clientId: 'secure-roundtrip',
   brokers: bootstrap.split(','),
-  ssl: { ca: [fs.readFileSync(caFile)], cert: fs.readFileSync(certFile), key: fs.readFileSync(keyFile) },
+  ssl,
+  sasl: security.sasl,
   logLevel: logLevel.WARN,
   logCreator: () => ({ label, log }) => process.stderr.write(`${label} ${JSON.stringify(log)}\n`),
   retry: { initialRetryTime: 100, maxRetryTime: 1000, retries: 20 },

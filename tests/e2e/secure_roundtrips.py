@@ -1,5 +1,6 @@
-"""One round trip per client library over SSL with mutual TLS: produce a first batch, a consumer of the group reads
-it all, commits and closes; produce a later batch; a new consumer of the same group resumes at the commit.
+"""One round trip per client library over a secured listener (SSL with mutual TLS, SASL_PLAINTEXT, SASL_SSL):
+produce a first batch, a consumer of the group reads it all, commits and closes; produce a later batch; a new
+consumer of the same group resumes at the commit. `ClientSecurity` says how to connect, in each library's words.
 
 Each returns (values the first consumer read, values the resuming consumer read); a resume at the commit means the
 second list is exactly the later batch. Consumers poll with a timeout until they have what they wait for
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import subprocess
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
@@ -26,6 +28,79 @@ WAIT_S = 30.0
 Batches = tuple[list[str], list[str]]
 
 
+@dataclass(frozen=True, slots=True)
+class ClientSecurity:
+    """A listener's `security.protocol` and what the client presents: a CA to trust (TLS), a client certificate
+    (mutual TLS), a SASL mechanism with a user and password."""
+
+    protocol: str
+    files: CertFiles | None = None
+    client_certificate: bool = False
+    mechanism: str | None = None
+    username: str = ""
+    password: str = ""
+
+    @property
+    def _tls(self) -> bool:
+        return self.protocol in ("SSL", "SASL_SSL")
+
+    def kafka_python(self) -> dict[str, Any]:
+        settings: dict[str, Any] = {"security_protocol": self.protocol}
+        if self._tls and self.files is not None:
+            settings["ssl_cafile"] = str(self.files.ca)
+            if self.client_certificate:
+                settings |= {"ssl_certfile": str(self.files.client_cert), "ssl_keyfile": str(self.files.client_key)}
+        if self.mechanism is not None:
+            settings |= {
+                "sasl_mechanism": self.mechanism, "sasl_plain_username": self.username,
+                "sasl_plain_password": self.password,
+            }  # fmt: skip
+        return settings
+
+    def aiokafka(self) -> dict[str, Any]:
+        settings = self.kafka_python()
+        for key in ("ssl_cafile", "ssl_certfile", "ssl_keyfile"):
+            settings.pop(key, None)
+        if self._tls and self.files is not None:
+            cert = (
+                (str(self.files.client_cert), str(self.files.client_key)) if self.client_certificate else (None, None)
+            )
+            settings["ssl_context"] = create_ssl_context(cafile=str(self.files.ca), certfile=cert[0], keyfile=cert[1])
+        return settings
+
+    def confluent(self) -> dict[str, Any]:
+        settings: dict[str, Any] = {"security.protocol": self.protocol}
+        if self._tls and self.files is not None:
+            settings["ssl.ca.location"] = str(self.files.ca)
+            if self.client_certificate:
+                settings |= {
+                    "ssl.certificate.location": str(self.files.client_cert),
+                    "ssl.key.location": str(self.files.client_key),
+                }
+        if self.mechanism is not None:
+            settings |= {
+                "sasl.mechanism": self.mechanism,
+                "sasl.username": self.username,
+                "sasl.password": self.password,
+            }
+        return settings
+
+    def kafkajs(self) -> dict[str, Any]:
+        """What tests/e2e/js/secure_roundtrip.js reads: file paths (it loads them) and kafkajs's `sasl` object."""
+        settings: dict[str, Any] = {}
+        if self._tls and self.files is not None:
+            settings["ssl"] = {"ca": str(self.files.ca)}
+            if self.client_certificate:
+                settings["ssl"] |= {"cert": str(self.files.client_cert), "key": str(self.files.client_key)}
+        if self.mechanism is not None:
+            settings["sasl"] = {
+                "mechanism": self.mechanism.lower(),
+                "username": self.username,
+                "password": self.password,
+            }
+        return settings
+
+
 def round_trip(
     produce: Callable[[list[str]], None], consume: Callable[[int], list[str]], first: list[str], later: list[str]
 ) -> Batches:
@@ -37,14 +112,9 @@ def round_trip(
 
 
 def kafka_python(
-    bootstrap: str, files: CertFiles, topic: str, group: str, first: list[str], later: list[str]
+    bootstrap: str, security: ClientSecurity, topic: str, group: str, first: list[str], later: list[str]
 ) -> Batches:
-    tls: dict[str, Any] = {
-        "security_protocol": "SSL",
-        "ssl_cafile": str(files.ca),
-        "ssl_certfile": str(files.client_cert),
-        "ssl_keyfile": str(files.client_key),
-    }
+    tls = security.kafka_python()
 
     def produce(values: list[str]) -> None:
         producer = KafkaProducer(bootstrap_servers=bootstrap, **tls)
@@ -72,10 +142,9 @@ def kafka_python(
 
 
 async def aiokafka(
-    bootstrap: str, files: CertFiles, topic: str, group: str, first: list[str], later: list[str]
+    bootstrap: str, security: ClientSecurity, topic: str, group: str, first: list[str], later: list[str]
 ) -> Batches:
-    context = create_ssl_context(cafile=str(files.ca), certfile=str(files.client_cert), keyfile=str(files.client_key))
-    tls: dict[str, Any] = {"security_protocol": "SSL", "ssl_context": context}
+    tls = security.aiokafka()
 
     async def produce(values: list[str]) -> None:
         producer = AIOKafkaProducer(bootstrap_servers=bootstrap, **tls)
@@ -111,14 +180,10 @@ async def aiokafka(
     return read, await consume(len(later))
 
 
-def confluent(bootstrap: str, files: CertFiles, topic: str, group: str, first: list[str], later: list[str]) -> Batches:
-    tls = {
-        "bootstrap.servers": bootstrap,
-        "security.protocol": "SSL",
-        "ssl.ca.location": str(files.ca),
-        "ssl.certificate.location": str(files.client_cert),
-        "ssl.key.location": str(files.client_key),
-    }
+def confluent(
+    bootstrap: str, security: ClientSecurity, topic: str, group: str, first: list[str], later: list[str]
+) -> Batches:
+    tls = {"bootstrap.servers": bootstrap, **security.confluent()}
 
     def produce(values: list[str]) -> None:
         producer = Producer(tls)
@@ -145,15 +210,16 @@ def confluent(bootstrap: str, files: CertFiles, topic: str, group: str, first: l
     return round_trip(produce, consume, first, later)
 
 
-def kafkajs(bootstrap: str, files: CertFiles, topic: str, group: str, first: list[str], later: list[str]) -> Batches:
-    files_args = [str(files.ca), str(files.client_cert), str(files.client_key)]
+def kafkajs(
+    bootstrap: str, security: ClientSecurity, topic: str, group: str, first: list[str], later: list[str]
+) -> Batches:
     args = [
         node(),
-        str(JS / "ssl_roundtrip.js"),
+        str(JS / "secure_roundtrip.js"),
         bootstrap,
         topic,
         group,
-        *files_args,
+        json.dumps(security.kafkajs()),
         ",".join(first),
         ",".join(later),
     ]
@@ -169,3 +235,14 @@ SYNC_CLIENTS: dict[str, Callable[..., Batches]] = {
     "confluent-kafka": confluent,
     "kafkajs": kafkajs,
 }
+
+
+def kafkajs_failure(bootstrap: str, security: ClientSecurity) -> tuple[str, str]:
+    """The (error class, message) with which a kafkajs producer fails to connect."""
+    args = [node(), str(JS / "secure_connect.js"), bootstrap, json.dumps(security.kafkajs())]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=120, check=False)
+    lines = done.stdout.strip().splitlines()
+    assert done.returncode == 0 and lines, f"kafkajs failed ({done.returncode}): {done.stdout}\n{done.stderr[-3000:]}"
+    result = json.loads(lines[-1])
+    assert "connected" not in result, "kafkajs connected with a wrong password"
+    return result["name"], result["message"]
