@@ -21,6 +21,7 @@ from typing import Any
 
 import structlog
 
+from broker.authorization import Authorization
 from broker.clock import BrokerClock
 from broker.cluster import ClusterView, SingleNodeCluster
 from broker.compaction import Compaction
@@ -32,6 +33,7 @@ from broker.dynamic_config import DynamicConfigs
 from broker.events import EventTap
 from broker.fetch_purgatory import FetchPurgatory
 from broker.group_topics import LogTopicCatalog
+from broker.handlers.acls import AclHandlers
 from broker.handlers.cluster import ClusterHandlers
 from broker.handlers.configs import ConfigHandlers
 from broker.handlers.controller import ControllerHandlers
@@ -146,6 +148,9 @@ class Broker:
             lambda: self.connections_accepted,
         )
         self.dispatcher.observe(self.metrics)
+        #: The authorizer and its ACLs (none without `authorizer.class.name`).
+        self.authorization = Authorization(config, config.log_dir)
+        AclHandlers(self.authorization).register(self.dispatcher)
         self.events.subscribe(self.metrics.on_event)
         ClusterHandlers(config, self.logs, self.cluster, self.topics, self.dynamic_configs).register(self.dispatcher)
         ConfigHandlers(self.dynamic_configs, self.logs, self.topics, self.cluster).register(self.dispatcher)
