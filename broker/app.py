@@ -21,6 +21,7 @@ from typing import Any
 
 import structlog
 
+from broker.access import AccessGuards, LogTopics
 from broker.authorization import Authorization
 from broker.clock import BrokerClock
 from broker.cluster import ClusterView, SingleNodeCluster
@@ -151,6 +152,9 @@ class Broker:
         #: The authorizer and its ACLs (none without `authorizer.class.name`).
         self.authorization = Authorization(config, config.log_dir)
         AclHandlers(self.authorization).register(self.dispatcher)
+        if self.authorization.authorizer is not None:  # no authorizer: no check, requests cost what they did
+            topics = LogTopics(self.logs, config["auto.create.topics.enable"])
+            self.dispatcher.use(AccessGuards(self.authorization.authorizer, topics))
         self.events.subscribe(self.metrics.on_event)
         ClusterHandlers(config, self.logs, self.cluster, self.topics, self.dynamic_configs).register(self.dispatcher)
         ConfigHandlers(self.dynamic_configs, self.logs, self.topics, self.cluster).register(self.dispatcher)

@@ -22,7 +22,17 @@ import structlog
 
 from broker.config import STANDARD_AUTHORIZER, BrokerConfig
 from broker.context import RequestContext
-from broker.security.acl import CLUSTER_NAME, AclBinding, AclBindingFilter, AclOperation, ResourceType
+from broker.security.acl import (
+    CLUSTER_NAME,
+    WILDCARD_PRINCIPAL,
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    ResourcePatternFilter,
+    ResourceType,
+    host_matches,
+)
 from broker.security.acl_store import AclStore
 from broker.security.authorizer import Authorizer, Decision, parse_super_users
 
@@ -154,6 +164,26 @@ class Access:
     def allowed_names(self, operation: AclOperation, resource_type: ResourceType, names: Iterable[str]) -> set[str]:
         """The names among ``names`` that ``operation`` is allowed on (each asked once)."""
         return {name for name in set(names) if self.allowed(operation, resource_type, name)}
+
+    def any_allowed(self, operation: AclOperation, resource_type: ResourceType) -> bool:
+        """Kafka's ``authorizeByResourceType`` (InitProducerId of an idempotent producer asks it for WRITE on any
+        topic): a super user, or a resource nobody has ACLs on with ``allow.everyone.if.no.acl.found``, or an ALLOW
+        ACL for the principal and host that no DENY ACL covering its pattern cancels."""
+        if self.allowed(operation, resource_type, "hardcode"):
+            return True
+        mine = [
+            b
+            for b in self.authorizer.describe(AclBindingFilter(ResourcePatternFilter(resource_type)))
+            if b.entry.principal in (self.principal, WILDCARD_PRINCIPAL)
+            and host_matches(b.entry.host, self.host)
+            and b.entry.operation in (operation, AclOperation.ALL)
+        ]
+        denies = [b.pattern for b in mine if b.entry.permission == AclPermissionType.DENY]
+        return any(
+            b.entry.permission == AclPermissionType.ALLOW
+            and not any(d.applies_to(resource_type, b.pattern.name) for d in denies)
+            for b in mine
+        )
 
     def operations(self, resource_type: ResourceType, name: str) -> int:
         """Kafka's ``AuthHelper.authorizedOperations``: the bit field of the supported operations allowed."""
