@@ -169,9 +169,13 @@ async def _init_producer_id(
     cluster or WRITE on some topic (KIP-679, ``authorizeByResourceType``), else CLUSTER_AUTHORIZATION_FAILED."""
     if request.transactional_id is not None:
         if not access.allowed(_O.WRITE, _T.TRANSACTIONAL_ID, request.transactional_id):
-            return init_producer_id.InitProducerIdResponse(error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+            return init_producer_id.InitProducerIdResponse(
+                error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, producer_epoch=-1
+            )
     elif not (access.cluster(_O.IDEMPOTENT_WRITE) or access.any_allowed(_O.WRITE, _T.TOPIC)):
-        return init_producer_id.InitProducerIdResponse(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+        return init_producer_id.InitProducerIdResponse(
+            error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, producer_epoch=-1
+        )
     return await call_next(ctx, request)
 
 
@@ -234,7 +238,7 @@ async def _fetch(
     access: Access, ctx: RequestContext, request: fetch.FetchRequest, call_next: Handler, topics: Topics
 ) -> Any:
     """A replica's fetch needs CLUSTER_ACTION; a consumer's READ on each topic. Refused partitions answer
-    TOPIC_AUTHORIZATION_FAILED first in the response (Kafka's ``erroneous`` partitions), without waiting."""
+    TOPIC_AUTHORIZATION_FAILED after the others (Kafka's ``erroneous`` partitions), and alone without waiting."""
     replica = request.replica_id if ctx.api_version < 15 else request.replica_state.replica_id
     by_id = ctx.api_version >= 13
     names = {id(t): (topics.name_of(t.topic_id) if by_id else t.topic) for t in request.topics}
@@ -265,22 +269,26 @@ async def _fetch(
     if not kept:
         return fetch.FetchResponse(responses=errors)
     response = await call_next(ctx, dataclasses.replace(request, topics=kept))
-    response.responses[:0] = errors
+    response.responses.extend(errors)
     return response
+
+
+FIRST, LAST, ORDER = "first", "last", "order"
 
 
 @dataclass(frozen=True, slots=True)
 class TopicSplit:
     """Where an API's request and response list their topics, for a check per topic (Kafka's
     ``filterByAuthorized``): the refused topics answer ``refused(topic)`` (TOPIC_AUTHORIZATION_FAILED on each
-    partition), listed ``first`` or after the served ones, as Kafka's merged response lists them."""
+    partition), listed where Kafka's merged response lists them: ``LAST`` (after the served ones), ``FIRST`` or
+    in the request's ``ORDER``."""
 
     operation: AclOperation
     topics: str
     name: str
     response_topics: str
     refused: Callable[[Any], Any]
-    first: bool = True
+    order: str = LAST
 
 
 def _by_topic(split: TopicSplit) -> Guard:
@@ -302,10 +310,13 @@ async def _split_topics(
     response = await call_next(ctx, dataclasses.replace(request, **{split.topics: kept}))
     answered = getattr(response, split.response_topics)
     errors = [split.refused(t) for t in denied]
-    if split.first:
+    if split.order == FIRST:
         answered[:0] = errors
-    else:
+    elif split.order == LAST:
         answered.extend(errors)
+    else:
+        by_name = {getattr(t, split.name): t for t in [*answered, *errors]}
+        answered[:] = [by_name[getattr(t, split.name)] for t in asked if getattr(t, split.name) in by_name]
     return response
 
 
@@ -350,6 +361,7 @@ _DESCRIBE_PRODUCERS = TopicSplit(
             for p in t.partition_indexes
         ],
     ),
+    order=ORDER,
 )
 _OFFSETS_FOR_EPOCHS = TopicSplit(
     _O.DESCRIBE,
@@ -375,6 +387,7 @@ _OFFSET_DELETE = TopicSplit(
             for p in t.partitions
         ],
     ),
+    order=FIRST,
 )
 
 
@@ -525,7 +538,6 @@ async def _create_partitions(access: Access, ctx: RequestContext, request: Any, 
             lambda t: create_partitions.CreatePartitionsTopicResult(
                 name=t.name, error_code=_TAF, error_message=_message(_TAF)
             ),
-            first=False,
         ),
     )
 
@@ -671,7 +683,8 @@ async def _find_coordinator(
     access: Access, ctx: RequestContext, request: find_coordinator.FindCoordinatorRequest, call_next: Handler, _: Topics
 ) -> Any:
     """DESCRIBE on each group (or transactional id): a refused key answers GROUP_ (or TRANSACTIONAL_ID_)
-    AUTHORIZATION_FAILED, with no coordinator (v4+: per key; before: the whole answer)."""
+    AUTHORIZATION_FAILED, with no coordinator (v4+: per key, listed after the others and with an empty message;
+    before: the whole answer, with Kafka's message)."""
     resource, error = (
         (_T.TRANSACTIONAL_ID, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
         if request.key_type == TRANSACTION_KEY
@@ -693,7 +706,7 @@ async def _find_coordinator(
         response = await call_next(ctx, dataclasses.replace(request, coordinator_keys=kept))
     response.coordinators.extend(
         find_coordinator.Coordinator(
-            key=k, node_id=-1, host="", port=-1, error_code=error, error_message=_message(error)
+            key=k, node_id=-1, host="", port=-1, error_code=error, error_message=""
         )
         for k in denied
     )
@@ -823,30 +836,29 @@ def _filter_fetched(access: Access, answered: list[Any], asked: list[Any] | None
 
 
 def _describing_groups(response_module: Any, ids_field: str) -> Guard:
-    """DescribeGroups and ConsumerGroupDescribe: DESCRIBE on each group (a refused one answers
-    GROUP_AUTHORIZATION_FAILED in its place), authorized operations the principal's."""
+    """DescribeGroups and ConsumerGroupDescribe: DESCRIBE on each group; the refused ones answer
+    GROUP_AUTHORIZATION_FAILED first, then the described ones, with the principal's authorized operations."""
 
     async def guard(access: Access, ctx: RequestContext, request: Any, call_next: Handler, _: Topics) -> Any:
         asked = getattr(request, ids_field)
         allowed = access.allowed_names(_O.DESCRIBE, _T.GROUP, asked)
-        kept = [g for g in asked if g in allowed]
-        described: dict[str, Any] = {}
-        if kept:
-            response = await call_next(ctx, dataclasses.replace(request, **{ids_field: kept}))
-            described = {g.group_id: g for g in response.groups}
         groups = []
         for group_id in asked:
-            group = described.get(group_id)
-            if group is None:
+            if group_id not in allowed:
                 group = response_module.DescribedGroup(
                     group_id=group_id, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED
                 )
                 if response_module is consumer_group_describe:
                     group.error_message = _message(ErrorCode.GROUP_AUTHORIZATION_FAILED)
-            elif request.include_authorized_operations and group.authorized_operations != NOT_REQUESTED:
-                group.authorized_operations = access.operations(_T.GROUP, group_id)
-            groups.append(group)
-        return getattr(response_module, f"{_RESPONSE_NAMES[response_module]}")(groups=groups)
+                groups.append(group)
+        kept = [g for g in asked if g in allowed]
+        if kept:
+            response = await call_next(ctx, dataclasses.replace(request, **{ids_field: kept}))
+            for group in response.groups:
+                if request.include_authorized_operations and group.authorized_operations != NOT_REQUESTED:
+                    group.authorized_operations = access.operations(_T.GROUP, group.group_id)
+                groups.append(group)
+        return getattr(response_module, _RESPONSE_NAMES[response_module])(groups=groups)
 
     return guard
 
@@ -944,7 +956,10 @@ async def _create_topics(
 async def _delete_topics(
     access: Access, ctx: RequestContext, request: delete_topics.DeleteTopicsRequest, call_next: Handler, topics: Topics
 ) -> Any:
-    """DELETE on each topic (named, or by id); a refused one answers TOPIC_AUTHORIZATION_FAILED."""
+    """DELETE on the cluster allows every topic (Kafka's controller asks it first), else DELETE on each topic
+    (named, or by id); a refused one answers TOPIC_AUTHORIZATION_FAILED."""
+    if access.cluster(_O.DELETE):
+        return await call_next(ctx, request)
     if ctx.api_version < 6:
         allowed = access.allowed_names(_O.DELETE, _T.TOPIC, request.topic_names)
         kept_names = [n for n in request.topic_names if n in allowed]

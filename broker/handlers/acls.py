@@ -8,6 +8,8 @@
 - A request naming an UNKNOWN resource type, pattern type, operation or permission (code 0 or a code Kafka does not
   know) does not parse in Kafka (``CreateAclsRequest.validate``, ``DescribeAclsRequest.normalizeAndValidate``) and
   the connection is closed, as here.
+- A creation naming ANY (resource type, operation, permission) or the ANY/MATCH pattern type cannot be built by
+  Kafka's ``ResourcePattern``/``AccessControlEntry``: the whole request answers UNKNOWN_SERVER_ERROR.
 - A creation that Kafka's broker or controller refuses is INVALID_REQUEST with Kafka's message, the others of the
   request are created; the ACLs are durable (``broker.authorization``) before the answer.
 """
@@ -95,6 +97,17 @@ def _binding(creation: AclCreation) -> AclBinding:
     )
 
 
+def _not_constructible(binding: AclBinding) -> bool:
+    """A binding Kafka cannot even build: ANY where a creation needs a specific value (or the MATCH pattern)."""
+    pattern, entry = binding.pattern, binding.entry
+    return (
+        pattern.resource_type == ResourceType.ANY
+        or pattern.pattern_type in (PatternType.ANY, PatternType.MATCH)
+        or entry.operation == AclOperation.ANY
+        or entry.permission == AclPermissionType.ANY
+    )
+
+
 def _filter(f: DescribeAclsRequest | DeleteAclsFilter, what: str) -> AclBindingFilter:
     return AclBindingFilter(
         ResourcePatternFilter(
@@ -142,6 +155,14 @@ class AclHandlers:
             code, message = refusal or (ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
             return CreateAclsResponse(
                 results=[AclCreationResult(error_code=code, error_message=message) for _ in bindings]
+            )
+        if any(_not_constructible(b) for b in bindings):
+            # Kafka's ResourcePattern and AccessControlEntry constructors throw on these before any check, and the
+            # whole request answers UNKNOWN_SERVER_ERROR (KafkaApis' handleError).
+            return CreateAclsResponse(
+                results=[
+                    AclCreationResult(error_code=ErrorCode.UNKNOWN_SERVER_ERROR, error_message=None) for _ in bindings
+                ]
             )
         results = [AclCreationResult() for _ in bindings]
         valid = []

@@ -137,12 +137,9 @@ async def test_creating_an_existing_acl_again_succeeds_and_keeps_it_once(tmp_pat
     [
         (creation((ResourceType.CLUSTER, "other"), ADMIN, AclOperation.ALTER), "The only valid name for the CLUSTER"),
         (creation((ResourceType.TOPIC, ""), ADMIN, AclOperation.READ), "Invalid empty resource name"),
-        (creation((ResourceType.ANY, "t"), ADMIN, AclOperation.READ), "Invalid resourceType ANY"),
-        (creation(TOPIC_T, ADMIN, AclOperation.READ, pattern=PatternType.MATCH), "Invalid patternType MATCH"),
-        (creation(TOPIC_T, ADMIN, AclOperation.ANY), "Invalid operation ANY"),
-        (creation(TOPIC_T, ADMIN, AclOperation.READ, AclPermissionType.ANY), "Invalid permissionType ANY"),
         (creation(TOPIC_T, "alice", AclOperation.READ), "Could not parse principal from `alice`"),
         (creation(TOPIC_T, ADMIN, AclOperation.READ, host=""), "Host pattern cannot be null or empty"),
+        (creation(TOPIC_T, ADMIN, AclOperation.READ, host="10.0.0.0/99"), "Value [99] not in range [0,32]"),
     ],
 )
 async def test_an_invalid_acl_is_refused_alone_with_kafkas_message(tmp_path: Path, bad: object, message: str) -> None:
@@ -155,6 +152,31 @@ async def test_an_invalid_acl_is_refused_alone_with_kafkas_message(tmp_path: Pat
         assert accepted.error_code == 0
         described = await admin.call(ApiKey.DESCRIBE_ACLS, 3, EVERYTHING)
         assert {acl[3] for acl in _described(described)} == {"User:alice"}
+        await admin.close()
+
+
+@pytest.mark.parametrize(
+    "unbuildable",
+    [
+        creation((ResourceType.ANY, "t"), ADMIN, AclOperation.READ),
+        creation(TOPIC_T, ADMIN, AclOperation.READ, pattern=PatternType.MATCH),
+        creation(TOPIC_T, ADMIN, AclOperation.READ, pattern=PatternType.ANY),
+        creation(TOPIC_T, ADMIN, AclOperation.ANY),
+        creation(TOPIC_T, ADMIN, AclOperation.READ, AclPermissionType.ANY),
+    ],
+)
+async def test_an_acl_kafka_cannot_build_fails_the_whole_request(tmp_path: Path, unbuildable: object) -> None:
+    """Kafka's ResourcePattern and AccessControlEntry refuse ANY (and MATCH) before any check: every result is
+    UNKNOWN_SERVER_ERROR without a message and nothing is created (the differential acl_admin scenario)."""
+    async with acl_broker(tmp_path) as broker:
+        admin = await client_as(broker, ADMIN)
+        body = CreateAclsRequest(creations=[ALICE_READ_T, unbuildable])  # type: ignore[list-item]
+        created = await admin.call(ApiKey.CREATE_ACLS, 3, body)
+        assert [(r.error_code, r.error_message) for r in created.results] == [
+            (ErrorCode.UNKNOWN_SERVER_ERROR, None)
+        ] * 2
+        described = await admin.call(ApiKey.DESCRIBE_ACLS, 3, EVERYTHING)
+        assert described.resources == []
         await admin.close()
 
 

@@ -239,7 +239,7 @@ CASES = [
         4,
         lambda: find_coordinator.FindCoordinatorRequest(key_type=0, coordinator_keys=[G]),
         lambda r: [(c.key, c.error_code, c.error_message) for c in r.coordinators],
-        [(G, 30, "Group authorization failed.")],
+        [(G, 30, "")],
         (on_group(_O.DESCRIBE),),
         [(G, 0, "")],
     ),
