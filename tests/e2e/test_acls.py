@@ -298,3 +298,43 @@ def test_kafkajs_consumer_lacking_topic_read(denied: Denied) -> None:
         "retriable": False,
         "message": "Not authorized to access topics: [Topic authorization failed]",
     }
+
+
+def test_confluent_acl_admin_flow(acl_bootstrap: str) -> None:
+    """confluent-kafka's AdminClient: create_acls (an invalid one fails alone), describe_acls with a MATCH filter,
+    delete_acls reporting what it removed (aiokafka's admin client has no ACL calls)."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import (
+        AclBinding,
+        AclBindingFilter,
+        AclOperation,
+        AclPermissionType,
+        AdminClient,
+        ResourcePatternType,
+    )
+    from confluent_kafka.admin import ResourceType as CResourceType
+
+    admin = AdminClient({"bootstrap.servers": acl_bootstrap})
+    carol, topic = unique("User:carol"), unique("acl-confluent-t")
+    good = AclBinding(
+        CResourceType.TOPIC, topic, ResourcePatternType.LITERAL, carol, "*", AclOperation.WRITE, AclPermissionType.ALLOW
+    )
+    bad = AclBinding(
+        CResourceType.TOPIC, topic, ResourcePatternType.LITERAL, carol, "10.0.0.0/99", AclOperation.READ,
+        AclPermissionType.ALLOW,
+    )  # fmt: skip
+    futures = admin.create_acls([good, bad], request_timeout=30)
+    futures[good].result()
+    with pytest.raises(KafkaException, match="Invalid CIDR notation"):
+        futures[bad].result()
+    match = AclBindingFilter(
+        CResourceType.TOPIC, topic, ResourcePatternType.MATCH, None, None, AclOperation.ANY, AclPermissionType.ANY
+    )
+
+    def described() -> list[object]:
+        return list(admin.describe_acls(match, request_timeout=30).result())
+
+    _until(lambda: described() == [good], "carol's ACL")
+    deleted = admin.delete_acls([match], request_timeout=30)
+    assert list(deleted[match].result()) == [good]
+    _until(lambda: described() == [], "carol's ACL gone")
