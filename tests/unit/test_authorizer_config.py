@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from broker.config import STANDARD_AUTHORIZER, BrokerConfig, ConfigError
+from broker.config import STANDARD_AUTHORIZER, BrokerConfig, ConfigError, parse_properties
+from tests.support.readme import block_starting
 
 
 def test_defaults_are_kafkas_no_authorizer() -> None:
@@ -38,3 +39,11 @@ def test_another_authorizer_class_is_refused_in_one_line(name: str) -> None:
         BrokerConfig({"authorizer.class.name": name})
     assert "\n" not in str(refused.value)
     assert name in str(refused.value)
+
+
+def test_the_readme_authorization_properties_load() -> None:
+    """README, Security, "Authorization (ACLs)": the block is a valid configuration with the authorizer on."""
+    block = block_starting("properties", "# server.properties: ACLs with")
+    config = BrokerConfig(parse_properties(block.body))
+    assert config["authorizer.class.name"] == STANDARD_AUTHORIZER
+    assert config["super.users"] == "User:CN=admin;User:ANONYMOUS"
