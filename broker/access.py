@@ -496,31 +496,18 @@ def _configs(operation: AclOperation, result: Callable[[Any, ErrorCode], Any], r
     return guard
 
 
-def _described_config_refused(resource: Any, error: ErrorCode) -> Any:
-    return describe_configs.DescribeConfigsResult(
-        error_code=error,
-        error_message=_message(error),
-        resource_type=resource.resource_type,
-        resource_name=resource.resource_name,
-    )
+def _config_refused(result_cls: Any, with_message: bool) -> Callable[[Any, ErrorCode], Any]:
+    """A refused config resource's result: DescribeConfigs carries Kafka's message, the alter APIs null."""
 
+    def refused(resource: Any, error: ErrorCode) -> Any:
+        return result_cls(
+            error_code=error,
+            error_message=_message(error) if with_message else None,
+            resource_type=resource.resource_type,
+            resource_name=resource.resource_name,
+        )
 
-def _altered_config_refused(resource: Any, error: ErrorCode) -> Any:
-    return alter_configs.AlterConfigsResourceResponse(
-        error_code=error,
-        error_message=None,
-        resource_type=resource.resource_type,
-        resource_name=resource.resource_name,
-    )
-
-
-def _incrementally_altered_config_refused(resource: Any, error: ErrorCode) -> Any:
-    return incremental_alter_configs.AlterConfigsResourceResponse(
-        error_code=error,
-        error_message=None,
-        resource_type=resource.resource_type,
-        resource_name=resource.resource_name,
-    )
+    return refused
 
 
 async def _create_partitions(access: Access, ctx: RequestContext, request: Any, call_next: Handler, _: Topics) -> Any:
@@ -705,9 +692,7 @@ async def _find_coordinator(
     if kept:
         response = await call_next(ctx, dataclasses.replace(request, coordinator_keys=kept))
     response.coordinators.extend(
-        find_coordinator.Coordinator(
-            key=k, node_id=-1, host="", port=-1, error_code=error, error_message=""
-        )
+        find_coordinator.Coordinator(key=k, node_id=-1, host="", port=-1, error_code=error, error_message="")
         for k in denied
     )
     return response
@@ -880,21 +865,36 @@ async def _list_groups(
     return response
 
 
+async def _split_names(
+    access: Access,
+    ctx: RequestContext,
+    request: Any,
+    call_next: Handler,
+    check: tuple[AclOperation, ResourceType, str, str],
+    refused: Callable[[str], Any],
+) -> Any:
+    """A request naming resources in ``check``'s field: the allowed ones go to the handler, each refused one
+    answers ``refused(name)`` after them in ``check``'s results field."""
+    operation, resource_type, field, results_field = check
+    names = getattr(request, field)
+    allowed = access.allowed_names(operation, resource_type, names)
+    response = await call_next(ctx, dataclasses.replace(request, **{field: [n for n in names if n in allowed]}))
+    getattr(response, results_field).extend(refused(n) for n in names if n not in allowed)
+    return response
+
+
 async def _delete_groups(
     access: Access, ctx: RequestContext, request: delete_groups.DeleteGroupsRequest, call_next: Handler, _: Topics
 ) -> Any:
     """DELETE on each group; a refused one answers GROUP_AUTHORIZATION_FAILED."""
-    allowed = access.allowed_names(_O.DELETE, _T.GROUP, request.groups_names)
-    kept = [g for g in request.groups_names if g in allowed]
-    response = delete_groups.DeleteGroupsResponse()
-    if kept:
-        response = await call_next(ctx, dataclasses.replace(request, groups_names=kept))
-    response.results.extend(
-        delete_groups.DeletableGroupResult(group_id=g, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
-        for g in request.groups_names
-        if g not in allowed
+    return await _split_names(
+        access,
+        ctx,
+        request,
+        call_next,
+        (_O.DELETE, _T.GROUP, "groups_names", "results"),
+        lambda g: delete_groups.DeletableGroupResult(group_id=g, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED),
     )
-    return response
 
 
 async def _consumer_group_heartbeat(
@@ -961,17 +961,14 @@ async def _delete_topics(
     if access.cluster(_O.DELETE):
         return await call_next(ctx, request)
     if ctx.api_version < 6:
-        allowed = access.allowed_names(_O.DELETE, _T.TOPIC, request.topic_names)
-        kept_names = [n for n in request.topic_names if n in allowed]
-        response = delete_topics.DeleteTopicsResponse()
-        if kept_names:
-            response = await call_next(ctx, dataclasses.replace(request, topic_names=kept_names))
-        response.responses.extend(
-            delete_topics.DeletableTopicResult(name=n, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED)
-            for n in request.topic_names
-            if n not in allowed
+        return await _split_names(
+            access,
+            ctx,
+            request,
+            call_next,
+            (_O.DELETE, _T.TOPIC, "topic_names", "responses"),
+            lambda n: delete_topics.DeletableTopicResult(name=n, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED),
         )
-        return response
     named = {id(t): t.name if t.name is not None else topics.name_of(t.topic_id) for t in request.topics}
     allowed = access.allowed_names(_O.DELETE, _T.TOPIC, (n for n in named.values() if n))
     denied = [t for t in request.topics if named[id(t)] and named[id(t)] not in allowed]
@@ -1058,9 +1055,15 @@ GUARDS: dict[int, Guard] = {
     ApiKey.LIST_PARTITION_REASSIGNMENTS: _cluster_only(ApiKey.LIST_PARTITION_REASSIGNMENTS, _O.DESCRIBE),
     ApiKey.DESCRIBE_QUORUM: _cluster_only(ApiKey.DESCRIBE_QUORUM, _O.DESCRIBE),
     ApiKey.LIST_CONFIG_RESOURCES: _cluster_only(ApiKey.LIST_CONFIG_RESOURCES, _O.DESCRIBE_CONFIGS),
-    ApiKey.DESCRIBE_CONFIGS: _configs(_O.DESCRIBE_CONFIGS, _described_config_refused, "results"),
-    ApiKey.ALTER_CONFIGS: _configs(_O.ALTER_CONFIGS, _altered_config_refused, "responses"),
-    ApiKey.INCREMENTAL_ALTER_CONFIGS: _configs(_O.ALTER_CONFIGS, _incrementally_altered_config_refused, "responses"),
+    ApiKey.DESCRIBE_CONFIGS: _configs(
+        _O.DESCRIBE_CONFIGS, _config_refused(describe_configs.DescribeConfigsResult, True), "results"
+    ),
+    ApiKey.ALTER_CONFIGS: _configs(
+        _O.ALTER_CONFIGS, _config_refused(alter_configs.AlterConfigsResourceResponse, False), "responses"
+    ),
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: _configs(
+        _O.ALTER_CONFIGS, _config_refused(incremental_alter_configs.AlterConfigsResourceResponse, False), "responses"
+    ),
     ApiKey.METADATA: _metadata,
     ApiKey.DESCRIBE_CLUSTER: _describe_cluster,
     ApiKey.FIND_COORDINATOR: _find_coordinator,

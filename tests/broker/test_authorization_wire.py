@@ -387,6 +387,16 @@ CASES = [
         [(T, 0)],
     ),
     Case(
+        "delete-topics-v5",
+        ApiKey.DELETE_TOPICS,
+        5,
+        lambda: delete_topics.DeleteTopicsRequest(topic_names=[T], timeout_ms=5000),
+        lambda r: [(t.name, t.error_code) for t in r.responses],
+        [(T, 29)],
+        (on_topic(_O.DELETE),),
+        [(T, 0)],
+    ),
+    Case(
         "init-producer-id-transactional",
         ApiKey.INIT_PRODUCER_ID,
         5,
