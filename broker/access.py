@@ -357,7 +357,7 @@ _DESCRIBE_PRODUCERS = TopicSplit(
     lambda t: describe_producers.TopicResponse(
         name=t.name,
         partitions=[
-            describe_producers.PartitionResponse(partition_index=p, error_code=_TAF, error_message=None)
+            describe_producers.PartitionResponse(partition_index=p, error_code=_TAF, error_message=_message(_TAF))
             for p in t.partition_indexes
         ],
     ),
@@ -394,25 +394,10 @@ _OFFSET_DELETE = TopicSplit(
 async def _offset_for_leader_epoch(
     access: Access, ctx: RequestContext, request: Any, call_next: Handler, _: Topics
 ) -> Any:
-    """A replica (replica_id >= 0) needs CLUSTER_ACTION, else every partition is CLUSTER_AUTHORIZATION_FAILED; a
-    client DESCRIBE on each topic."""
-    if request.replica_id >= 0:
-        if access.cluster(_O.CLUSTER_ACTION):
-            return await call_next(ctx, request)
-        return offset_for_leader_epoch.OffsetForLeaderEpochResponse(
-            topics=[
-                offset_for_leader_epoch.OffsetForLeaderTopicResult(
-                    topic=t.topic,
-                    partitions=[
-                        offset_for_leader_epoch.EpochEndOffset(
-                            partition=p.partition, error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED
-                        )
-                        for p in t.partitions
-                    ],
-                )
-                for t in request.topics
-            ]
-        )
+    """CLUSTER_ACTION on the cluster (what a replica has) allows every topic; else DESCRIBE on each topic (KIP-320's
+    consumers), a refused one's partitions answering TOPIC_AUTHORIZATION_FAILED after the others."""
+    if access.cluster(_O.CLUSTER_ACTION):
+        return await call_next(ctx, request)
     return await _split_topics(access, ctx, request, call_next, _OFFSETS_FOR_EPOCHS)
 
 
@@ -496,13 +481,13 @@ def _configs(operation: AclOperation, result: Callable[[Any, ErrorCode], Any], r
     return guard
 
 
-def _config_refused(result_cls: Any, with_message: bool) -> Callable[[Any, ErrorCode], Any]:
-    """A refused config resource's result: DescribeConfigs carries Kafka's message, the alter APIs null."""
+def _config_refused(result_cls: Any) -> Callable[[Any, ErrorCode], Any]:
+    """A refused config resource's result, with Kafka's message for the error."""
 
     def refused(resource: Any, error: ErrorCode) -> Any:
         return result_cls(
             error_code=error,
-            error_message=_message(error) if with_message else None,
+            error_message=_message(error),
             resource_type=resource.resource_type,
             resource_name=resource.resource_name,
         )
@@ -511,7 +496,7 @@ def _config_refused(result_cls: Any, with_message: bool) -> Callable[[Any, Error
 
 
 async def _create_partitions(access: Access, ctx: RequestContext, request: Any, call_next: Handler, _: Topics) -> Any:
-    """ALTER on each topic; a refused one answers TOPIC_AUTHORIZATION_FAILED."""
+    """ALTER on each topic; a refused one answers TOPIC_AUTHORIZATION_FAILED (no message), listed first."""
     return await _split_topics(
         access,
         ctx,
@@ -522,9 +507,8 @@ async def _create_partitions(access: Access, ctx: RequestContext, request: Any, 
             "topics",
             "name",
             "results",
-            lambda t: create_partitions.CreatePartitionsTopicResult(
-                name=t.name, error_code=_TAF, error_message=_message(_TAF)
-            ),
+            lambda t: create_partitions.CreatePartitionsTopicResult(name=t.name, error_code=_TAF, error_message=None),
+            order=FIRST,
         ),
     )
 
@@ -1056,13 +1040,13 @@ GUARDS: dict[int, Guard] = {
     ApiKey.DESCRIBE_QUORUM: _cluster_only(ApiKey.DESCRIBE_QUORUM, _O.DESCRIBE),
     ApiKey.LIST_CONFIG_RESOURCES: _cluster_only(ApiKey.LIST_CONFIG_RESOURCES, _O.DESCRIBE_CONFIGS),
     ApiKey.DESCRIBE_CONFIGS: _configs(
-        _O.DESCRIBE_CONFIGS, _config_refused(describe_configs.DescribeConfigsResult, True), "results"
+        _O.DESCRIBE_CONFIGS, _config_refused(describe_configs.DescribeConfigsResult), "results"
     ),
     ApiKey.ALTER_CONFIGS: _configs(
-        _O.ALTER_CONFIGS, _config_refused(alter_configs.AlterConfigsResourceResponse, False), "responses"
+        _O.ALTER_CONFIGS, _config_refused(alter_configs.AlterConfigsResourceResponse), "responses"
     ),
     ApiKey.INCREMENTAL_ALTER_CONFIGS: _configs(
-        _O.ALTER_CONFIGS, _config_refused(incremental_alter_configs.AlterConfigsResourceResponse, False), "responses"
+        _O.ALTER_CONFIGS, _config_refused(incremental_alter_configs.AlterConfigsResourceResponse), "responses"
     ),
     ApiKey.METADATA: _metadata,
     ApiKey.DESCRIBE_CLUSTER: _describe_cluster,

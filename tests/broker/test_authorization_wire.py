@@ -513,7 +513,7 @@ CASES += [
             resources=[alter_configs.AlterConfigsResource(resource_type=2, resource_name=T, configs=[])]
         ),
         lambda r: [(x.error_code, x.error_message) for x in r.responses],
-        [(29, None)],
+        [(29, "Topic authorization failed.")],
         (on_topic(_O.ALTER_CONFIGS),),
         [(0, None)],
     ),

@@ -13,21 +13,38 @@ import asyncio
 import time
 from typing import Any
 
+from protocol.messages.alter_configs import AlterableConfig, AlterConfigsRequest, AlterConfigsResource
 from protocol.messages.create_acls import AclCreation, CreateAclsRequest
+from protocol.messages.create_partitions import CreatePartitionsRequest, CreatePartitionsTopic
 from protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
 from protocol.messages.delete_acls import DeleteAclsFilter, DeleteAclsRequest
 from protocol.messages.delete_groups import DeleteGroupsRequest
+from protocol.messages.delete_records import DeleteRecordsPartition, DeleteRecordsRequest, DeleteRecordsTopic
 from protocol.messages.delete_topics import DeleteTopicsRequest, DeleteTopicState
 from protocol.messages.describe_acls import DescribeAclsRequest
 from protocol.messages.describe_configs import DescribeConfigsRequest, DescribeConfigsResource
 from protocol.messages.describe_groups import DescribeGroupsRequest
+from protocol.messages.describe_producers import DescribeProducersRequest
+from protocol.messages.describe_producers import TopicRequest as ProducersTopic
+from protocol.messages.describe_topic_partitions import DescribeTopicPartitionsRequest
+from protocol.messages.describe_topic_partitions import TopicRequest as DtpTopic
+from protocol.messages.describe_transactions import DescribeTransactionsRequest
 from protocol.messages.end_txn import EndTxnRequest
 from protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
 from protocol.messages.find_coordinator import FindCoordinatorRequest
+from protocol.messages.incremental_alter_configs import AlterableConfig as IncrementalConfig
+from protocol.messages.incremental_alter_configs import AlterConfigsResource as IncrementalResource
+from protocol.messages.incremental_alter_configs import IncrementalAlterConfigsRequest
 from protocol.messages.init_producer_id import InitProducerIdRequest
 from protocol.messages.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
 from protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
+from protocol.messages.offset_delete import OffsetDeleteRequest, OffsetDeleteRequestPartition, OffsetDeleteRequestTopic
 from protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchRequestGroup
+from protocol.messages.offset_for_leader_epoch import (
+    OffsetForLeaderEpochRequest,
+    OffsetForLeaderPartition,
+    OffsetForLeaderTopic,
+)
 from protocol.registry import ApiKey
 from tests.differential.registry import scenario
 from tests.differential.scenarios.common import join_body
@@ -328,3 +345,92 @@ async def acl_transactional_id_checks(s: Session) -> None:
     await conn.call(ApiKey.INIT_PRODUCER_ID, 5, init, "init the producer")
     end = EndTxnRequest(transactional_id=tid, producer_id=1, producer_epoch=0, committed=True)
     await conn.call(ApiKey.END_TXN, 4, end, "end a transaction")
+
+
+@scenario("admin API ACLs", settings=ACL_SETTINGS)
+async def acl_admin_api_checks(s: Session) -> None:
+    """A topic and a transactional id granted to someone else, through the other topic APIs: CreatePartitions,
+    DeleteRecords, DescribeProducers, OffsetForLeaderEpoch, AlterConfigs, IncrementalAlterConfigs and
+    DescribeTopicPartitions (named, with authorized operations) answer TOPIC_AUTHORIZATION_FAILED for it beside an
+    open topic; OffsetDelete in an open group refuses the topic; DescribeTransactions refuses the transactional id."""
+    conn = await s.connect()
+    denied, open_topic = s.name("acl-adm-denied-t"), s.name("acl-adm-open-t")
+    await make_topic(s, conn, denied, 1)
+    await make_topic(s, conn, open_topic, 1)
+    await _deny_topic(s, conn, denied)
+    both = (open_topic, denied)
+    partitions = CreatePartitionsRequest(
+        topics=[CreatePartitionsTopic(name=t, count=2, assignments=None) for t in both], timeout_ms=10_000
+    )
+    await conn.call(ApiKey.CREATE_PARTITIONS, 3, partitions, "create partitions of both")
+    records = DeleteRecordsRequest(
+        topics=[
+            DeleteRecordsTopic(name=t, partitions=[DeleteRecordsPartition(partition_index=0, offset=0)]) for t in both
+        ],
+        timeout_ms=10_000,
+    )
+    answer = await ask(conn, ApiKey.DELETE_RECORDS, 2, records)  # Kafka lists the topics in hash order
+    s.note(
+        "delete records of both",
+        sorted((t.name, p.error_code, p.low_watermark) for t in answer.topics for p in t.partitions),
+    )
+    producers = DescribeProducersRequest(topics=[ProducersTopic(name=t, partition_indexes=[0]) for t in both])
+    await conn.call(ApiKey.DESCRIBE_PRODUCERS, 0, producers, "describe producers of both")
+    epochs = OffsetForLeaderEpochRequest(
+        replica_id=-1,
+        topics=[
+            OffsetForLeaderTopic(topic=t, partitions=[OffsetForLeaderPartition(partition=0, leader_epoch=0)])
+            for t in both
+        ],
+    )
+    await conn.call(ApiKey.OFFSET_FOR_LEADER_EPOCH, 4, epochs, "offsets for leader epochs of both")
+    alter = AlterConfigsRequest(
+        resources=[
+            AlterConfigsResource(
+                resource_type=TOPIC, resource_name=t, configs=[AlterableConfig(name="retention.ms", value="99999")]
+            )
+            for t in both
+        ]
+    )
+    answer = await ask(conn, ApiKey.ALTER_CONFIGS, 2, alter)
+    s.note("alter configs of both", sorted((r.resource_name, r.error_code, r.error_message) for r in answer.responses))
+    incremental = IncrementalAlterConfigsRequest(
+        resources=[
+            IncrementalResource(
+                resource_type=TOPIC,
+                resource_name=t,
+                configs=[IncrementalConfig(name="retention.ms", config_operation=0, value="88888")],
+            )
+            for t in both
+        ]
+    )
+    answer = await ask(conn, ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, incremental)
+    s.note(
+        "incrementally alter configs of both",
+        sorted((r.resource_name, r.error_code, r.error_message) for r in answer.responses),
+    )
+    described = DescribeTopicPartitionsRequest(topics=[DtpTopic(name=t) for t in both], response_partition_limit=100)
+    answer = await ask(conn, ApiKey.DESCRIBE_TOPIC_PARTITIONS, 0, described)
+    s.note(
+        "describe topic partitions of both",
+        sorted((t.name, t.error_code, t.topic_authorized_operations, len(t.partitions)) for t in answer.topics),
+    )
+    group = s.name("acl-adm-g")
+    await commit(conn, group, {(open_topic, 0): 1}, "commit to the open topic")
+    delete = OffsetDeleteRequest(
+        group_id=group,
+        topics=[
+            OffsetDeleteRequestTopic(name=t, partitions=[OffsetDeleteRequestPartition(partition_index=0)]) for t in both
+        ],
+    )
+    await conn.call(ApiKey.OFFSET_DELETE, 0, delete, "delete the group's offsets of both")
+    tid = s.name("acl-adm-tx")
+    body = CreateAclsRequest(creations=[acl(TRANSACTIONAL_ID, tid, s.name("User:owner"), ALL)])
+    await conn.call(ApiKey.CREATE_ACLS, 3, body, "grant a transactional id to another user")
+    await _until_key_denied(conn, tid, 1)
+    await conn.call(
+        ApiKey.DESCRIBE_TRANSACTIONS,
+        0,
+        DescribeTransactionsRequest(transactional_ids=[tid]),
+        "describe the transaction",
+    )
