@@ -817,8 +817,6 @@ def _describing_groups(response_module: Any, ids_field: str) -> Guard:
                 group = response_module.DescribedGroup(
                     group_id=group_id, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED
                 )
-                if response_module is consumer_group_describe:
-                    group.error_message = _message(ErrorCode.GROUP_AUTHORIZATION_FAILED)
                 groups.append(group)
         kept = [g for g in asked if g in allowed]
         if kept:
@@ -889,7 +887,7 @@ async def _consumer_group_heartbeat(
     _: Topics,
 ) -> Any:
     """READ on the group, then DESCRIBE on every subscribed topic name (KIP-848): either refused answers the
-    whole heartbeat with Kafka's message."""
+    whole heartbeat (without a message, as Kafka answers)."""
     error = None
     if not access.allowed(_O.READ, _T.GROUP, request.group_id):
         error = ErrorCode.GROUP_AUTHORIZATION_FAILED
@@ -899,7 +897,7 @@ async def _consumer_group_heartbeat(
             error = ErrorCode.TOPIC_AUTHORIZATION_FAILED
     if error is not None:
         return consumer_group_heartbeat.ConsumerGroupHeartbeatResponse(
-            error_code=error, error_message=_message(error), member_id=None
+            error_code=error, error_message=None, member_id=None
         )
     return await call_next(ctx, request)
 

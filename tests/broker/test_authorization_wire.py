@@ -349,9 +349,9 @@ CASES = [
         0,
         _cg_heartbeat,
         lambda r: [(r.error_code, r.error_message)],
-        [(30, "Group authorization failed.")],
+        [(30, None)],
         (on_group(_O.READ),),
-        [(29, "Topic authorization failed.")],
+        [(29, None)],
     ),
     Case(
         "consumer-group-heartbeat-topic",
@@ -701,15 +701,17 @@ CASES += [
 async def test_each_api_refuses_as_kafka_without_its_acl_and_serves_with_it(tmp_path: Path, case: Case) -> None:
     async with acl_broker(tmp_path) as broker:
         admin = await client_as(broker, ADMIN)
-        broker.create_topic(T, 1, {})
         alice = await client_as(broker, ALICE)
-        if case.base:
-            await grant(admin, *case.base)
-        assert case.outcome(await alice.call(case.api, case.version, case.request())) == case.denied
-        await grant(admin, *case.grants)
-        assert case.outcome(await alice.call(case.api, case.version, case.request())) == case.allowed
-        await admin.close()
-        await alice.close()
+        try:
+            broker.create_topic(T, 1, {})
+            if case.base:
+                await grant(admin, *case.base)
+            assert case.outcome(await alice.call(case.api, case.version, case.request())) == case.denied
+            await grant(admin, *case.grants)
+            assert case.outcome(await alice.call(case.api, case.version, case.request())) == case.allowed
+        finally:  # a failed case must not leave sockets open for the next one to trip over
+            await admin.close()
+            await alice.close()
 
 
 async def test_every_served_api_has_a_guard_or_is_served_unchecked_as_in_kafka(broker: Broker) -> None:

@@ -14,6 +14,8 @@ import time
 from typing import Any
 
 from protocol.messages.alter_configs import AlterableConfig, AlterConfigsRequest, AlterConfigsResource
+from protocol.messages.consumer_group_describe import ConsumerGroupDescribeRequest
+from protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
 from protocol.messages.create_acls import AclCreation, CreateAclsRequest
 from protocol.messages.create_partitions import CreatePartitionsRequest, CreatePartitionsTopic
 from protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
@@ -299,8 +301,9 @@ async def acl_topic_checks(s: Session) -> None:
 @scenario("group ACLs", settings=ACL_SETTINGS)
 async def acl_group_checks(s: Session) -> None:
     """A group granted to someone else: FindCoordinator (v3 and v4 beside an open group), JoinGroup, OffsetCommit,
-    OffsetFetch, DescribeGroups with authorized operations and DeleteGroups answer GROUP_AUTHORIZATION_FAILED for it;
-    an open group committing to a denied topic gets TOPIC_AUTHORIZATION_FAILED for that topic only."""
+    OffsetFetch, DescribeGroups with authorized operations, DeleteGroups, ConsumerGroupDescribe and
+    ConsumerGroupHeartbeat answer GROUP_AUTHORIZATION_FAILED for it; an open group committing to a denied topic gets
+    TOPIC_AUTHORIZATION_FAILED for that topic only, and a KIP-848 member subscribing to it the whole heartbeat."""
     conn = await s.connect()
     denied, open_group = s.name("acl-denied-g"), s.name("acl-open-g")
     topic, denied_topic = s.name("acl-g-t"), s.name("acl-g-denied-t")
@@ -327,6 +330,21 @@ async def acl_group_checks(s: Session) -> None:
     described = DescribeGroupsRequest(groups=[open_group, denied], include_authorized_operations=True)
     await conn.call(ApiKey.DESCRIBE_GROUPS, 5, described, "describe both with authorized operations")
     await conn.call(ApiKey.DELETE_GROUPS, 2, DeleteGroupsRequest(groups_names=[denied]), "delete the denied group")
+    cg_described = ConsumerGroupDescribeRequest(group_ids=[denied], include_authorized_operations=True)
+    await conn.call(ApiKey.CONSUMER_GROUP_DESCRIBE, 1, cg_described, "consumer-group describe the denied group")
+    for group_id, topics, step in (
+        (denied, [topic], "consumer heartbeat in the denied group"),
+        (s.name("acl-open-cg"), [topic, denied_topic], "consumer heartbeat subscribing to a denied topic"),
+    ):
+        beat = ConsumerGroupHeartbeatRequest(
+            group_id=group_id,
+            member_id=s.name("member"),
+            member_epoch=0,
+            rebalance_timeout_ms=10_000,
+            subscribed_topic_names=topics,
+            topic_partitions=[],
+        )
+        await conn.call(ApiKey.CONSUMER_GROUP_HEARTBEAT, 1, beat, step)
 
 
 @scenario("transactional id ACLs", settings=ACL_SETTINGS)
