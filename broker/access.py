@@ -806,7 +806,9 @@ def _filter_fetched(access: Access, answered: list[Any], asked: list[Any] | None
 
 def _describing_groups(response_module: Any, ids_field: str) -> Guard:
     """DescribeGroups and ConsumerGroupDescribe: DESCRIBE on each group; the refused ones answer
-    GROUP_AUTHORIZATION_FAILED first, then the described ones, with the principal's authorized operations."""
+    GROUP_AUTHORIZATION_FAILED first, then the described ones, with the principal's authorized operations. A
+    consumer group whose members are assigned (or targeted) a topic the principal may not DESCRIBE is answered
+    TOPIC_AUTHORIZATION_FAILED instead, without its members, as Kafka does."""
 
     async def guard(access: Access, ctx: RequestContext, request: Any, call_next: Handler, _: Topics) -> Any:
         asked = getattr(request, ids_field)
@@ -822,12 +824,32 @@ def _describing_groups(response_module: Any, ids_field: str) -> Guard:
         if kept:
             response = await call_next(ctx, dataclasses.replace(request, **{ids_field: kept}))
             for group in response.groups:
-                if request.include_authorized_operations and group.authorized_operations != NOT_REQUESTED:
+                if response_module is consumer_group_describe and not _may_see_assigned_topics(access, group):
+                    group = consumer_group_describe.DescribedGroup(
+                        group_id=group.group_id,
+                        error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                        error_message=ASSIGNED_TOPICS_REFUSED,
+                    )
+                elif request.include_authorized_operations and group.authorized_operations != NOT_REQUESTED:
                     group.authorized_operations = access.operations(_T.GROUP, group.group_id)
                 groups.append(group)
         return getattr(response_module, _RESPONSE_NAMES[response_module])(groups=groups)
 
     return guard
+
+
+#: Kafka's message for a KIP-848 group described with topics the principal may not describe.
+ASSIGNED_TOPICS_REFUSED = "The group has described topic(s) that the client is not authorized to describe."
+
+
+def _may_see_assigned_topics(access: Access, group: Any) -> bool:
+    topics = {
+        t.topic_name
+        for member in group.members
+        for assignment in (member.assignment, member.target_assignment)
+        for t in assignment.topic_partitions
+    }
+    return len(access.allowed_names(_O.DESCRIBE, _T.TOPIC, topics)) == len(topics)
 
 
 _RESPONSE_NAMES = {

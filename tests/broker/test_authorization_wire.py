@@ -57,6 +57,7 @@ from protocol.messages import (
     sync_group,
     txn_offset_commit,
 )
+from protocol.messages.consumer_group_describe import ConsumerGroupDescribeRequest
 from protocol.messages.create_acls import AclCreation
 from protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
 from protocol.registry import ApiKey
@@ -717,3 +718,29 @@ async def test_each_api_refuses_as_kafka_without_its_acl_and_serves_with_it(tmp_
 async def test_every_served_api_has_a_guard_or_is_served_unchecked_as_in_kafka(broker: Broker) -> None:
     served = set(broker.dispatcher.routes)
     assert served - set(GUARDS) - UNCHECKED == set()
+
+
+async def test_consumer_group_describe_refuses_a_group_assigned_topics_the_caller_may_not_describe(
+    tmp_path: Path,
+) -> None:
+    """KafkaApis.handleConsumerGroupDescribe: a described group whose members' assignments name a topic without
+    DESCRIBE is answered TOPIC_AUTHORIZATION_FAILED with Kafka's message and no members."""
+    async with acl_broker(tmp_path) as broker:
+        admin = await client_as(broker, ADMIN)
+        alice = await client_as(broker, ALICE)
+        try:
+            broker.create_topic(T, 1, {})
+            joined = await admin.call(ApiKey.CONSUMER_GROUP_HEARTBEAT, 0, _cg_heartbeat())
+            assert joined.error_code == 0
+            await grant(admin, on_group(_O.DESCRIBE))
+            describe = ConsumerGroupDescribeRequest(group_ids=[G], include_authorized_operations=True)
+            refused = (await alice.call(ApiKey.CONSUMER_GROUP_DESCRIBE, 0, describe)).groups
+            assert [(g.error_code, g.error_message, g.members) for g in refused] == [
+                (29, "The group has described topic(s) that the client is not authorized to describe.", [])
+            ]
+            await grant(admin, on_topic(_O.DESCRIBE))
+            [group] = (await alice.call(ApiKey.CONSUMER_GROUP_DESCRIBE, 0, describe)).groups
+            assert (group.error_code, len(group.members), group.authorized_operations) == (0, 1, 1 << 8)
+        finally:
+            await admin.close()
+            await alice.close()
