@@ -28,11 +28,10 @@ from broker.connection import CloseConnection
 from broker.context import RequestContext
 from broker.dispatch import Handler, Route
 from broker.group_topics import INTERNAL_TOPICS
-from broker.handlers.records import has_transactional_records
 from broker.responses import top_level_error_response
 from broker.security.acl import AclOperation, ResourceType
 from broker.security.authorizer import Authorizer
-from protocol.errors import ErrorCode
+from protocol.errors import DecodeError, ErrorCode
 from protocol.messages import (
     add_offsets_to_txn,
     add_partitions_to_txn,
@@ -71,6 +70,7 @@ from protocol.messages import (
     sync_group,
     txn_offset_commit,
 )
+from protocol.records import peek_batch_header
 from protocol.registry import ApiKey
 from storage.log_manager import LogManager
 
@@ -197,6 +197,18 @@ async def _add_offsets_to_txn(
 # -- Produce, Fetch, ListOffsets -------------------------------------------------------------------------------
 
 
+def _transactional(request: produce.ProduceRequest) -> bool:
+    """Kafka's ``RequestUtils.hasTransactionalRecords``: some partition's first batch is transactional."""
+    for topic in request.topic_data:
+        for data in topic.partition_data:
+            try:
+                if data.records and peek_batch_header(data.records, 0).is_transactional:
+                    return True
+            except DecodeError:
+                continue  # the append refuses it
+    return False
+
+
 async def _produce(
     access: Access, ctx: RequestContext, request: produce.ProduceRequest, call_next: Handler, topics: Topics
 ) -> Any:
@@ -204,7 +216,7 @@ async def _produce(
     TRANSACTIONAL_ID_AUTHORIZATION_FAILED); then each topic needs WRITE, a refused one's partitions answering
     TOPIC_AUTHORIZATION_FAILED after the others. acks=0 has no answer: a refusal closes the connection."""
     refused = None
-    transactional = request.transactional_id is not None and has_transactional_records(request)
+    transactional = request.transactional_id is not None and _transactional(request)
     if transactional and not access.allowed(_O.WRITE, _T.TRANSACTIONAL_ID, request.transactional_id or ""):
         refused = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     by_id = ctx.api_version >= 13

@@ -130,7 +130,7 @@ class RecordHandlers:
         first (`_add_to_transaction`); v13 names topics by id."""
         responses: list[TopicProduceResponse] = []
         valid_acks = request.acks in (-1, 0, 1)
-        unauthorized = request.transactional_id is None and has_transactional_records(request)
+        unauthorized = request.transactional_id is None and _has_transactional_records(request)
         by_id = ctx.api_version >= PRODUCE_TOPIC_IDS_VERSION
         names = self._topic_names() if by_id else {}
         if by_id:
@@ -560,7 +560,7 @@ def _first_batch(records: bytes | None) -> BatchHeader | None:
         return None
 
 
-def has_transactional_records(request: ProduceRequest) -> bool:
+def _has_transactional_records(request: ProduceRequest) -> bool:
     """Kafka's RequestUtils.hasTransactionalRecords: some partition's batch is transactional (unreadable record
     sets are left to the append, which refuses them)."""
     return any(
