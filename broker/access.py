@@ -1108,6 +1108,8 @@ GUARDS: dict[int, Guard] = {
 UNCHECKED = frozenset(
     {
         ApiKey.API_VERSIONS,
+        ApiKey.SASL_HANDSHAKE,
+        ApiKey.SASL_AUTHENTICATE,
         ApiKey.GET_TELEMETRY_SUBSCRIPTIONS,
         ApiKey.PUSH_TELEMETRY,
         ApiKey.CREATE_ACLS,
