@@ -165,7 +165,7 @@ async def _until_key_denied(conn: Conn, key: str, key_type: int) -> None:
 async def acl_admin(s: Session) -> None:
     """ACLs created (a literal topic ALLOW, a prefixed group DENY from a CIDR range, a transactional id ALLOW, one
     twice), Kafka's INVALID_REQUEST refusals each alone, a request with an ACL Kafka cannot build (ANY, MATCH)
-    refused whole, DescribeAcls by principal, by resource and with MATCH at
+    refused whole, an UNKNOWN element closing the connection, DescribeAcls by principal, by resource and with MATCH at
     every version, DeleteAcls with several filters (one matching an ACL another matched too), and what is left."""
     conn = await s.connect()
     alice, bob = s.name("User:alice"), s.name("User:bob")
@@ -226,6 +226,9 @@ async def acl_admin(s: Session) -> None:
         DeleteAclsRequest(filters=[acl_filter(DeleteAclsFilter, principal_filter=bob)]),
         "v2: delete bob's",
     )
+    unknown = await s.connect()
+    body = CreateAclsRequest(creations=[acl(0, topic, alice, READ)])
+    await unknown.call(ApiKey.CREATE_ACLS, 3, body, "an UNKNOWN resource type does not parse: closed")
 
 
 async def _deny_topic(s: Session, conn: Conn, topic: str) -> None:
