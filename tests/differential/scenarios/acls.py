@@ -241,13 +241,15 @@ async def _deny_topic(s: Session, conn: Conn, topic: str) -> None:
 @scenario("Produce/Fetch/Metadata ACLs", settings=ACL_SETTINGS)
 async def acl_topic_checks(s: Session) -> None:
     """A topic granted to someone else: Produce, Fetch and ListOffsets answer TOPIC_AUTHORIZATION_FAILED for its
-    partitions while an open topic in the same request is served; Metadata refuses it by name, hides it among all
-    topics and reports the open topic's authorized operations; CreateTopics and DeleteTopics refuse it too, and
-    DescribeConfigs."""
+    partitions while an open topic in the same request is served; Metadata refuses it by name and by id, hides it
+    among all topics and reports the open topic's authorized operations; CreateTopics and DeleteTopics refuse it
+    too, and DescribeConfigs."""
     conn = await s.connect()
     denied, open_topic = s.name("acl-denied-t"), s.name("acl-open-t")
     await make_topic(s, conn, denied, 1)
     await make_topic(s, conn, open_topic, 1)
+    named = MetadataRequest(topics=[MetadataRequestTopic(name=t) for t in (open_topic, denied)])
+    ids = [t.topic_id for t in (await ask(conn, ApiKey.METADATA, 12, named)).topics]  # before the denial
     await _deny_topic(s, conn, denied)
     records = batch(b"v")
     produce = produce_request(denied, records)
@@ -276,6 +278,12 @@ async def acl_topic_checks(s: Session) -> None:
     )
     answer = await ask(conn, ApiKey.METADATA, 12, named)
     s.note("metadata by name", sorted((t.name, t.error_code, t.topic_authorized_operations) for t in answer.topics))
+    by_id = MetadataRequest(
+        topics=[MetadataRequestTopic(name=None, topic_id=t) for t in ids],
+        allow_auto_topic_creation=False,
+    )
+    answer = await ask(conn, ApiKey.METADATA, 12, by_id)
+    s.note("metadata by topic id", sorted((t.name or "", t.error_code, len(t.partitions)) for t in answer.topics))
     everything = await ask(conn, ApiKey.METADATA, 12, MetadataRequest(topics=None))
     ours = sorted(t.name for t in everything.topics if t.name in (denied, open_topic))
     s.note("metadata of all topics shows", ours)
