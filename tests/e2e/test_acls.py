@@ -34,10 +34,8 @@ from kafka.errors import GroupAuthorizationFailedError, InvalidRequestError, Top
 
 from tests.e2e.kafkajs_client import JS, node
 from tests.e2e.scenario import unique
-from tests.e2e.targets import CONSUMER_PROTOCOL_SETTINGS
-from tests.reference.kafka import ReferenceKafka, unavailable_reason
+from tests.e2e.targets import CONSUMER_PROTOCOL_SETTINGS, bootstrap_with
 from tests.reference.settings import STANDARD_AUTHORIZER
-from tests.support.broker_process import running_broker
 
 pytestmark = pytest.mark.integration
 
@@ -63,19 +61,8 @@ class Denied:
 
 @pytest.fixture(scope="module")
 def acl_bootstrap(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    if request.config.getoption("--e2e-broker") == "kafka":
-        reason = unavailable_reason()
-        if reason is not None:
-            pytest.fail(f"--e2e-broker=kafka: {reason}", pytrace=False)
-        kafka = ReferenceKafka(tmp_path_factory.mktemp("reference-kafka"), SETTINGS)
-        kafka.start()
-        try:
-            yield kafka.bootstrap
-        finally:
-            kafka.stop()
-        return
-    with running_broker(tmp_path_factory.mktemp("broker-data"), SETTINGS) as broker:
-        yield broker.bootstrap
+    with bootstrap_with(request, tmp_path_factory, SETTINGS) as bootstrap:
+        yield bootstrap
 
 
 def _owned(resource_type: ResourceType, name: str) -> ACL:

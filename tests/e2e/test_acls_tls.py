@@ -32,10 +32,8 @@ from kafka.admin import (
 from kafka.errors import ClusterAuthorizationFailedError, GroupAuthorizationFailedError, TopicAuthorizationFailedError
 
 from tests.e2e.scenario import unique
-from tests.e2e.targets import CONSUMER_PROTOCOL_SETTINGS
-from tests.reference.kafka import ReferenceKafka, unavailable_reason
+from tests.e2e.targets import CONSUMER_PROTOCOL_SETTINGS, bootstrap_with
 from tests.reference.settings import STANDARD_AUTHORIZER
-from tests.support.broker_process import running_broker
 from toolkit.certs import CertificateAuthority
 
 pytestmark = pytest.mark.integration
@@ -109,22 +107,10 @@ class Target:
 @pytest.fixture(scope="module")
 def target(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
     pki = _write_pki(tmp_path_factory.mktemp("pki"))
-    settings = _settings(pki)
-    if request.config.getoption("--e2e-broker") == "kafka":
-        reason = unavailable_reason()
-        if reason is not None:
-            pytest.fail(f"--e2e-broker=kafka: {reason}", pytrace=False)
-        probe = ssl.create_default_context(cafile=str(pki.ca))
-        probe.load_cert_chain(pki.cert("admin"), pki.key("admin"))
-        kafka = ReferenceKafka(tmp_path_factory.mktemp("reference-kafka"), settings, probe)
-        kafka.start()
-        try:
-            yield Target(kafka.bootstrap, pki)
-        finally:
-            kafka.stop()
-        return
-    with running_broker(tmp_path_factory.mktemp("broker-data"), settings) as broker:
-        yield Target(broker.bootstrap, pki)
+    probe = ssl.create_default_context(cafile=str(pki.ca))  # how Kafka's readiness probe connects
+    probe.load_cert_chain(pki.cert("admin"), pki.key("admin"))
+    with bootstrap_with(request, tmp_path_factory, _settings(pki), probe) as bootstrap:
+        yield Target(bootstrap, pki)
 
 
 def _alice_acls(admin: KafkaAdminClient) -> list[ACL]:
