@@ -21,7 +21,9 @@ from typing import Any
 
 import structlog
 
+from broker.access import AccessGuards, LogTopics
 from broker.auth_gate import OPEN_GATE, AuthGate
+from broker.authorization import Authorization
 from broker.clock import BrokerClock
 from broker.cluster import ClusterView, SingleNodeCluster
 from broker.compaction import Compaction
@@ -34,6 +36,7 @@ from broker.events import EventTap
 from broker.features import FeatureLevels
 from broker.fetch_purgatory import FetchPurgatory
 from broker.group_topics import LogTopicCatalog
+from broker.handlers.acls import AclHandlers
 from broker.handlers.cluster import ClusterHandlers
 from broker.handlers.configs import ConfigHandlers
 from broker.handlers.controller import ControllerHandlers
@@ -161,6 +164,12 @@ class Broker:
             lambda: self.connections_accepted,
         )
         self.dispatcher.observe(self.metrics)
+        #: The authorizer and its ACLs (none without `authorizer.class.name`).
+        self.authorization = Authorization(config, config.log_dir)
+        AclHandlers(self.authorization).register(self.dispatcher)
+        if self.authorization.authorizer is not None:  # no authorizer: no check, requests cost what they did
+            topics = LogTopics(self.logs, config["auto.create.topics.enable"])
+            self.dispatcher.use(AccessGuards(self.authorization.authorizer, topics))
         self.events.subscribe(self.metrics.on_event)
         ClusterHandlers(config, self.logs, self.cluster, self.topics, self.dynamic_configs).register(self.dispatcher)
         ConfigHandlers(self.dynamic_configs, self.logs, self.topics, self.cluster).register(self.dispatcher)

@@ -3,7 +3,8 @@
 Without an authorizer every principal may do everything, so Kafka reports every operation a resource type supports
 (`AclEntry.supportedOperations`), as a bit field of `AclOperation` codes. The values below are what the reference
 broker answers (the differential scenarios compare them); a request that does not ask gets Kafka's "not asked"
-value, `NOT_REQUESTED`. SASL and ACLs (issue #17) will compute these per principal instead.
+value, `NOT_REQUESTED`. With an authorizer, `broker.access` replaces them by the principal's own
+(`AuthHelper.authorizedOperations`) wherever a handler filled them in.
 """
 
 from __future__ import annotations

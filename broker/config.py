@@ -34,6 +34,8 @@ INT64_MAX = 9223372036854775807
 KAFKA_DEFAULT_LOG_DIR = "/tmp/kafka-logs"  # noqa: S108 - Kafka's own default; server.properties sets ./data
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")  # Kafka's SecurityProtocol names
 CONTROL_TOKEN = "control.listener.token"  # noqa: S105 - the key's name, not a token
+#: The one `authorizer.class.name` served: Kafka's KRaft ACL authorizer (ours in broker/security/authorizer.py).
+STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 KAFKA_SECURITY_PROTOCOL_MAP = "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"
 
 
@@ -478,6 +480,15 @@ KEYS: dict[str, ConfigKey] = {
             "timeline.max.groups", "int", 1000, "Groups whose rebalance timeline is kept (least recent dropped).", low=1
         ),
         _k("timeline.events.per.group", "int", 500, "Timeline events kept per group (and as many heartbeats).", low=1),
+        # authorization (broker/authorization.py): Kafka's StandardAuthorizer, ACLs kept in the data directory
+        _k(
+            "authorizer.class.name",
+            "string",
+            "",
+            f"Empty: no authorizer (everyone may do everything); {STANDARD_AUTHORIZER}: ACLs.",
+        ),
+        _k("super.users", "string", "", "Principals allowed everything, `;`-separated (User:admin;User:ops)."),
+        _k("allow.everyone.if.no.acl.found", "bool", False, "Allow a resource no ACL applies to (else deny)."),
         # accepted from Kafka's sample files, no effect in this broker
         _k("num.network.threads", "int", 3, "No effect: one event loop.", low=1, applied=False, dynamic=_C),
         _k("num.io.threads", "int", 8, "No effect: one event loop.", low=1, applied=False, dynamic=_C),
@@ -665,6 +676,11 @@ class BrokerConfig:
             )
         if self["control.listener"]:
             parse_control_listener(self["control.listener"], token=self[CONTROL_TOKEN] is not None)
+        if self["authorizer.class.name"] not in ("", STANDARD_AUTHORIZER):
+            raise ConfigError(
+                f"authorizer.class.name {self['authorizer.class.name']!r} is not served: "
+                f"only {STANDARD_AUTHORIZER} (or empty, no authorizer)"
+            )
 
     def __getitem__(self, name: str) -> Any:
         return self._values[name]

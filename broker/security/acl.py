@@ -213,4 +213,16 @@ def validate_new_binding(binding: AclBinding) -> None:
         try:
             ipaddress.ip_network(entry.host, strict=False)
         except ValueError as exc:
-            raise InvalidAcl(f"Invalid CIDR notation '{entry.host}': {exc}") from exc
+            raise InvalidAcl(f"Invalid CIDR notation '{entry.host}': {_cidr_problem(entry.host, exc)}") from exc
+
+
+def _cidr_problem(host: str, exc: ValueError) -> str:
+    """Kafka's reason for a prefix length out of range (``Value [33] not in range [0,32]``), else Python's."""
+    address, _, prefix = host.partition("/")
+    try:
+        bits = ipaddress.ip_address(address).max_prefixlen
+    except ValueError:
+        return str(exc)
+    if prefix.isdigit() and int(prefix) > bits:
+        return f"Value [{prefix}] not in range [0,{bits}]"
+    return str(exc)

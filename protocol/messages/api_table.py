@@ -16,11 +16,14 @@ from protocol.messages import (
     api_versions,
     consumer_group_describe,
     consumer_group_heartbeat,
+    create_acls,
     create_partitions,
     create_topics,
+    delete_acls,
     delete_groups,
     delete_records,
     delete_topics,
+    describe_acls,
     describe_cluster,
     describe_configs,
     describe_groups,
@@ -88,6 +91,9 @@ class ApiKey(IntEnum):
     END_TXN = 26
     WRITE_TXN_MARKERS = 27
     TXN_OFFSET_COMMIT = 28
+    DESCRIBE_ACLS = 29
+    CREATE_ACLS = 30
+    DELETE_ACLS = 31
     DESCRIBE_CONFIGS = 32
     ALTER_CONFIGS = 33
     DESCRIBE_LOG_DIRS = 35
@@ -141,6 +147,9 @@ API_MESSAGES: tuple[tuple[ApiKey, MessageDecl, MessageDecl], ...] = (
     (ApiKey.END_TXN, end_txn.END_TXN_REQUEST, end_txn.END_TXN_RESPONSE),
     (ApiKey.WRITE_TXN_MARKERS, write_txn_markers.WRITE_TXN_MARKERS_REQUEST, write_txn_markers.WRITE_TXN_MARKERS_RESPONSE),
     (ApiKey.TXN_OFFSET_COMMIT, txn_offset_commit.TXN_OFFSET_COMMIT_REQUEST, txn_offset_commit.TXN_OFFSET_COMMIT_RESPONSE),
+    (ApiKey.DESCRIBE_ACLS, describe_acls.DESCRIBE_ACLS_REQUEST, describe_acls.DESCRIBE_ACLS_RESPONSE),
+    (ApiKey.CREATE_ACLS, create_acls.CREATE_ACLS_REQUEST, create_acls.CREATE_ACLS_RESPONSE),
+    (ApiKey.DELETE_ACLS, delete_acls.DELETE_ACLS_REQUEST, delete_acls.DELETE_ACLS_RESPONSE),
     (ApiKey.DESCRIBE_CONFIGS, describe_configs.DESCRIBE_CONFIGS_REQUEST, describe_configs.DESCRIBE_CONFIGS_RESPONSE),
     (ApiKey.ALTER_CONFIGS, alter_configs.ALTER_CONFIGS_REQUEST, alter_configs.ALTER_CONFIGS_RESPONSE),
     (ApiKey.DESCRIBE_LOG_DIRS, describe_log_dirs.DESCRIBE_LOG_DIRS_REQUEST, describe_log_dirs.DESCRIBE_LOG_DIRS_RESPONSE),

@@ -36,6 +36,7 @@ from protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatReq
 from protocol.messages.consumer_protocol_assignment import ConsumerProtocolAssignment
 from protocol.messages.consumer_protocol_assignment import TopicPartition as AssignedPartitions
 from protocol.messages.consumer_protocol_subscription import ConsumerProtocolSubscription
+from protocol.messages.create_acls import AclCreation, CreateAclsRequest
 from protocol.messages.create_partitions import CreatePartitionsRequest, CreatePartitionsTopic
 from protocol.messages.create_topics import (
     CreatableReplicaAssignment,
@@ -43,9 +44,11 @@ from protocol.messages.create_topics import (
     CreatableTopicConfig,
     CreateTopicsRequest,
 )
+from protocol.messages.delete_acls import DeleteAclsFilter, DeleteAclsRequest
 from protocol.messages.delete_groups import DeleteGroupsRequest
 from protocol.messages.delete_records import DeleteRecordsPartition, DeleteRecordsRequest, DeleteRecordsTopic
 from protocol.messages.delete_topics import DeleteTopicsRequest, DeleteTopicState
+from protocol.messages.describe_acls import DescribeAclsRequest
 from protocol.messages.describe_configs import DescribeConfigsRequest, DescribeConfigsResource
 from protocol.messages.describe_groups import DescribeGroupsRequest
 from protocol.messages.describe_log_dirs import DescribableLogDirTopic, DescribeLogDirsRequest
@@ -857,8 +860,26 @@ async def sweep_describe_log_dirs(s: Sweep, c: WireClient, v: int) -> None:
     assert name == topic and partition.partition_size > 0 and partition.offset_lag == 0
 
 
+async def sweep_acls(s: Sweep, c: WireClient, v: int) -> None:
+    """Without an authorizer (the sweep broker's case) every ACL API answers SECURITY_DISABLED; the answers with
+    an authorizer are tests/broker/test_acls_wire.py's."""
+    acl_filter = {"resource_type_filter": 1, "pattern_type_filter": 1, "operation": 1, "permission_type": 1}
+    creation = AclCreation(
+        resource_type=2, resource_name=s.topic(), principal="User:a", host="*", operation=3, permission_type=3
+    )
+    created = await c.call(ApiKey.CREATE_ACLS, v, CreateAclsRequest(creations=[creation]))
+    assert [r.error_code for r in created.results] == [ErrorCode.SECURITY_DISABLED]
+    described = await c.call(ApiKey.DESCRIBE_ACLS, v, DescribeAclsRequest(**acl_filter))
+    assert described.error_code == ErrorCode.SECURITY_DISABLED
+    deleted = await c.call(ApiKey.DELETE_ACLS, v, DeleteAclsRequest(filters=[DeleteAclsFilter(**acl_filter)]))
+    assert [r.error_code for r in deleted.filter_results] == [ErrorCode.SECURITY_DISABLED]
+
+
 SCENARIOS: dict[int, Scenario] = {
     ApiKey.API_VERSIONS: sweep_api_versions,
+    ApiKey.CREATE_ACLS: sweep_acls,
+    ApiKey.DESCRIBE_ACLS: sweep_acls,
+    ApiKey.DELETE_ACLS: sweep_acls,
     ApiKey.METADATA: sweep_metadata,
     ApiKey.PRODUCE: sweep_produce,
     ApiKey.FETCH: sweep_fetch,

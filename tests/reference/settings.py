@@ -34,3 +34,26 @@ CONSUMER_SESSION_SETTINGS: dict[str, str] = {
     "group.consumer.heartbeat.interval.ms": "500",
     "group.consumer.min.heartbeat.interval.ms": "500",
 }
+
+#: Kafka's KRaft ACL authorizer, which group-broker serves under the same class name.
+STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+
+
+def authorizer_settings(super_users: str = "", allow_everyone_if_no_acl_found: bool = True) -> dict[str, str]:
+    """The shared settings with the StandardAuthorizer on: for the ACL scenarios, on a pair of brokers of their own.
+
+    Every connection of the differential suite is plaintext, so User:ANONYMOUS, and in Kafka the broker talks to
+    its own controller as ANONYMOUS too: with ``allow.everyone.if.no.acl.found`` true (the default here) a
+    resource without ACLs stays open to both, and a scenario denies ANONYMOUS a topic, group or transactional id
+    by granting the resource to someone else (an ACL then applies, so only who it names may). Scenarios leave the
+    cluster resource alone, as an ACL on it would fence Kafka's own broker.
+    """
+    return {
+        **SHARED_GROUP_SETTINGS,
+        "authorizer.class.name": STANDARD_AUTHORIZER,
+        "super.users": super_users,
+        "allow.everyone.if.no.acl.found": "true" if allow_everyone_if_no_acl_found else "false",
+    }
+
+
+ACL_SETTINGS = authorizer_settings()

@@ -121,7 +121,7 @@ def _acl(
             "principal name)",
         ),
         (_acl(host=""), "Host pattern cannot be null or empty"),
-        (_acl(host="10.0.0.0/33"), "Invalid CIDR notation '10.0.0.0/33': "),
+        (_acl(host="10.0.0.0/33"), "Invalid CIDR notation '10.0.0.0/33': Value [33] not in range [0,32]"),
     ],
 )
 def test_kafkas_refusals_of_new_acls(candidate: AclBinding, error: str) -> None:

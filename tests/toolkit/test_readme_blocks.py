@@ -8,6 +8,8 @@ cannot go untested. How each kind is covered:
 | block (README section) | covered by |
 |---|---|
 | sh, Quick start: `make run` ... | every line: the target exists (`make -n`), its `VAR=` is one the Makefile uses |
+| properties, ACLs with the StandardAuthorizer | tests/unit/test_authorizer_config.py loads it |
+| python, ACLs with kafka-python's admin client | parses; tests/e2e/test_acls.py runs the flow |
 | python, Using it from clients | parses; the clients' own suites: tests/e2e/test_{aiokafka,kafka_python,confluent}.py |
 | python, a secured group_broker | parses; tests/toolkit/test_security_fixture.py runs each client family that way |
 | js, kafkajs constructor | tests/e2e/test_kafkajs.py |
@@ -69,6 +71,8 @@ INVENTORY: dict[tuple[str, str], tuple[str, str]] = {
     ("sh", "group-broker certs "): (COMMANDS, "cli.certs parser"),
     ("properties", "# server.properties: an SSL listener"): ("elsewhere", "tests/e2e/test_ssl.py"),
     ("python", "# over SSL with mutual TLS"): ("python", "tests/e2e/test_ssl.py"),
+    ("properties", "# server.properties: ACLs with"): ("elsewhere", "tests/unit/test_authorizer_config.py"),
+    ("python", "# ACLs with kafka-python's"): ("python", "tests/e2e/test_acls.py"),
     ("js", "// over SSL with mutual TLS"): ("elsewhere", "tests/e2e/test_ssl.py"),
     ("python", "# a secured group_broker"): ("python", "tests/toolkit/test_security_fixture.py"),
     ("properties", "# server.properties: SASL_PLAINTEXT with PLAIN"): ("elsewhere", "tests/e2e/test_sasl.py"),
