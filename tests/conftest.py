@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from concurrent.futures import Future, ThreadPoolExecutor
-from pathlib import Path
-
 import pytest
 
 from tests.reference.kafka import ReferenceKafka, unavailable_reason
+from tests.reference.prestart import PRESTARTS, prestarts
 from tests.reference.settings import SHARED_GROUP_SETTINGS
 
 
@@ -26,45 +22,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-#: The reference broker started in the background as soon as collection shows a test will need it.
-_PRESTARTED = pytest.StashKey["Future[ReferenceKafka]"]()
-#: Its start may share the machine with the tests that run meanwhile, so it gets longer than a lone start.
-_BACKGROUND_START_TIMEOUT_S = 240.0
-
-
-def _start(work_dir: Path) -> ReferenceKafka:
-    kafka = ReferenceKafka(work_dir, SHARED_GROUP_SETTINGS)
-    kafka.start(_BACKGROUND_START_TIMEOUT_S)
-    return kafka
-
-
+@pytest.hookimpl(trylast=True)  # after `-k`/`-m` deselection: only what will run
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Start the reference broker in a thread now, while the tests before its first user run: its JVM start and
-    the load of every `__consumer_offsets` partition take over a minute on CI's two cores, most of it on the core
-    that pytest leaves idle."""
-    needed = any("reference_kafka" in getattr(item, "fixturenames", ()) for item in items)
-    if needed and unavailable_reason() is None:
-        _prestart(config)
-
-
-def _prestart(config: pytest.Config) -> Future[ReferenceKafka]:
-    pool = ThreadPoolExecutor(1, thread_name_prefix="reference-kafka")
-    future = config.stash[_PRESTARTED] = pool.submit(_start, Path(tempfile.mkdtemp(prefix="reference-kafka-")))
-    pool.shutdown(wait=False)
-    return future
+    """Start, in the background, the reference broker with the shared settings if a collected test needs it, then
+    those each collected differential scenario with settings of its own needs."""
+    if unavailable_reason() is not None:
+        return
+    if any("reference_kafka" in getattr(item, "fixturenames", ()) for item in items):
+        prestarts(config).start(SHARED_GROUP_SETTINGS)
+    for item in items:
+        marker = item.get_closest_marker("reference_settings")
+        if marker is not None:
+            prestarts(config).start(marker.args[0])
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Stop the pre-started broker even if no test used it (all of them skipped or failed before it)."""
-    future = session.config.stash.get(_PRESTARTED, None)
-    if future is None:
-        return
-    try:
-        kafka = future.result()
-    except Exception:  # its failure was reported to the tests that needed it
-        return
-    kafka.stop()
-    shutil.rmtree(kafka.work_dir, ignore_errors=True)
+    if PRESTARTS in session.config.stash:
+        session.config.stash[PRESTARTS].stop_all()
 
 
 @pytest.fixture(scope="session")
@@ -76,5 +50,4 @@ def reference_kafka(request: pytest.FixtureRequest) -> ReferenceKafka:
     reason = unavailable_reason()
     if reason is not None:
         pytest.skip(reason)
-    future = request.config.stash.get(_PRESTARTED, None) or _prestart(request.config)
-    return future.result()
+    return prestarts(request.config).get(SHARED_GROUP_SETTINGS)

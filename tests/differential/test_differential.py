@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from contextlib import ExitStack
+from typing import Any
 
 import pytest
 
@@ -12,6 +13,7 @@ from tests.differential.known import expected, known_table
 from tests.differential.registry import Scenario, load_all
 from tests.differential.runner import Comparison, Target, compare_all
 from tests.reference.kafka import ReferenceKafka
+from tests.reference.prestart import prestarts
 from tests.reference.settings import SHARED_GROUP_SETTINGS
 from tests.support.broker_process import ROOT, BrokerProcess, running_broker
 
@@ -27,10 +29,14 @@ def _by_settings() -> dict[tuple[tuple[str, str], ...], list[Scenario]]:
 
 @pytest.fixture(scope="module")
 def comparisons(
-    differential_broker: BrokerProcess, reference_kafka: ReferenceKafka, tmp_path_factory: pytest.TempPathFactory
+    differential_broker: BrokerProcess,
+    reference_kafka: ReferenceKafka,
+    tmp_path_factory: pytest.TempPathFactory,
+    request: pytest.FixtureRequest,
 ) -> Iterator[dict[str, Comparison]]:
     """All scenarios at once (a few in parallel), so the module costs about its longest scenarios, not their sum.
-    Scenarios with settings of their own get a pair of brokers started with them."""
+    Scenarios with settings of their own get a pair of brokers started with them (Kafka's pre-started at
+    collection, see the `reference_settings` marks below)."""
     shared = tuple(sorted(SHARED_GROUP_SETTINGS.items()))
     runs = []
     with ExitStack() as stack:
@@ -40,9 +46,7 @@ def comparisons(
             else:
                 settings = dict(key)
                 ours = stack.enter_context(running_broker(tmp_path_factory.mktemp("own-settings"), settings)).bootstrap
-                extra = ReferenceKafka(tmp_path_factory.mktemp("reference-kafka-own-settings"), settings)
-                stack.callback(extra.stop)
-                kafka = extra.start()
+                kafka = prestarts(request.config).get(settings).bootstrap
             runs.append(compare_all(scenarios, Target.parse(ours), Target.parse(kafka), dict(key)))
 
         async def everything() -> dict[str, Comparison]:
@@ -54,7 +58,15 @@ def comparisons(
         yield asyncio.run(everything())
 
 
-@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def _with_reference_settings(name: str) -> Any:
+    """A scenario with settings of its own names them, so that its Kafka starts in the background at collection."""
+    settings = SCENARIOS[name].settings
+    if settings is None or settings == SHARED_GROUP_SETTINGS:
+        return name
+    return pytest.param(name, marks=pytest.mark.reference_settings(settings))
+
+
+@pytest.mark.parametrize("name", [_with_reference_settings(name) for name in sorted(SCENARIOS)])
 def test_answers_as_kafka_does(name: str, comparisons: dict[str, Comparison]) -> None:
     comparison = comparisons[name]
     found = comparison.differences

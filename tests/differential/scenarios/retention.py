@@ -34,6 +34,11 @@ async def offsets_expire_after_retention(s: Session) -> None:
     simple, emptied, stable = s.name("ret-simple"), s.name("ret-emptied"), s.name("ret-stable")
 
     await commit(conn, simple, {(subscribed, 0): 5}, "simple group commits")
+    # Each consumer group holds an offset before its member joins: an Empty group without offsets is deleted at
+    # the next once-a-second check (on both brokers), which on a loaded machine can fall between a member's
+    # MEMBER_ID_REQUIRED and its rejoin.
+    for group in (emptied, stable):
+        await commit(conn, group, {(subscribed, 0): 1}, f"{group}: an offset before the group forms")
 
     a = await new_member(s, emptied, "A", topics=(subscribed,), session_ms=SESSION_MS)
     await stable_group(s, emptied, [a], "emptied group forms")
