@@ -6,7 +6,7 @@ from __future__ import annotations
 from tests.differential.registry import Known
 
 MISSING = "<missing>"
-SECURITY = "Security (SASL, ACLs, tokens, SCRAM): issue #17."
+SECURITY = "Delegation tokens are not served (SASL PLAIN, SCRAM and OAUTHBEARER are; README, Security)."
 SHARE = "Share groups (KIP-932) are not planned."
 STREAMS = "Streams groups (KIP-1071) are not planned."
 CLUSTER = "Multi-node, quota and KRaft controller administration are not planned for a single-node broker."
@@ -25,9 +25,6 @@ RANGES: dict[str, tuple[str, str, str]] = {
         "v0, which Kafka 4 removed (KIP-896), is still served: Burrow 1.2.1 (Debian's) asks for topic ends with it.",
     ),
     "WRITE_TXN_MARKERS": (MISSING, "1-2", "Broker-to-broker: a single node writes its transaction markers itself."),
-    "DESCRIBE_ACLS": (MISSING, "1-3", SECURITY),
-    "CREATE_ACLS": (MISSING, "1-3", SECURITY),
-    "DELETE_ACLS": (MISSING, "1-3", SECURITY),
     "ALTER_REPLICA_LOG_DIRS": (MISSING, "1-2", CLUSTER),
     "CREATE_DELEGATION_TOKEN": (MISSING, "1-3", SECURITY),
     "RENEW_DELEGATION_TOKEN": (MISSING, "1-2", SECURITY),
