@@ -16,6 +16,10 @@ own version, or a raw token) and whether to close the connection once it is sent
   start per second) re-authenticates with the same mechanism and principal, and any other request after the session
   expired closes the connection.
 
+After the exchange verified the client, the listener's ``gate`` (the broker's ``auth_gate``: the test toolkit's
+authentication faults) may still refuse it: the client then gets exactly what a wrong password gives it
+(SASL_AUTHENTICATION_FAILED with Kafka's message for the mechanism, then the connection closed).
+
 One structured line per authentication success or failure (listener, mechanism, principal, peer).
 """
 
@@ -28,17 +32,26 @@ from typing import Any
 
 import structlog
 
-from broker.security.sasl import SaslAuthenticationFailed, SaslFailure, SaslIllegalState, SaslServer, client_message
+from broker.security.sasl import (
+    SaslAuthenticationFailed,
+    SaslFailure,
+    SaslIllegalState,
+    SaslInvalidCredentials,
+    SaslServer,
+    client_message,
+)
 from protocol.messages.sasl_authenticate import SaslAuthenticateRequest, SaslAuthenticateResponse
 from protocol.messages.sasl_handshake import SaslHandshakeRequest, SaslHandshakeResponse
 from protocol.registry import ApiKey
 
-__all__ = ["MIN_REAUTH_INTERVAL_MS", "SaslAuthenticator", "SaslSettings", "Step"]
+__all__ = ["MIN_REAUTH_INTERVAL_MS", "Gate", "SaslAuthenticator", "SaslSettings", "Step"]
 
 log = structlog.get_logger("broker.security.authenticator")
 #: Kafka's ``KafkaChannel.MIN_REAUTH_INTERVAL_ONE_SECOND_NANOS``: a re-authentication starts at most once a second.
 MIN_REAUTH_INTERVAL_MS = 1000
 _UNSUPPORTED_SASL_MECHANISM, _SASL_AUTHENTICATION_FAILED = 33, 58
+#: Asked once a client is verified, with (listener, client id, mechanism, username): a reason refuses it.
+Gate = Callable[[str, str | None, str, str], str | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,8 +82,10 @@ class Step:
 class SaslAuthenticator:
     """One connection's SASL state; ``now_ms`` is the broker's monotonic clock (tests move it)."""
 
-    def __init__(self, settings: SaslSettings, peer: str, now_ms: Callable[[], int]) -> None:
+    def __init__(self, settings: SaslSettings, peer: str, now_ms: Callable[[], int], gate: Gate | None = None) -> None:
         self._settings = settings
+        self._gate = gate
+        self._client_id: str | None = None
         self._peer = peer
         self._now_ms = now_ms
         self._state = "HANDSHAKE_OR_VERSIONS_REQUEST"
@@ -94,8 +109,10 @@ class SaslAuthenticator:
         """After a SaslHandshake v0 the next frames are raw SASL tokens, not Kafka requests."""
         return self._state == "AUTHENTICATE" and not self._framed
 
-    def on_request(self, api_key: int, api_version: int, body: Any) -> Step | None:
-        """The authenticator's answer to a decoded request, or None to let the dispatcher serve it."""
+    def on_request(self, api_key: int, api_version: int, body: Any, client_id: str | None = None) -> Step | None:
+        """The authenticator's answer to a decoded request (``client_id`` from its header, for the gate), or None
+        to let the dispatcher serve it."""
+        self._client_id = client_id
         if self._state == "COMPLETE":
             if api_key == ApiKey.SASL_HANDSHAKE and self._may_reauthenticate():
                 self._begin_reauthentication()
@@ -177,6 +194,8 @@ class SaslAuthenticator:
             return self._illegal(str(failure))
         except SaslFailure as failure:
             message = client_message(failure, self._mechanism, self._reauthenticating)
+            if isinstance(failure, _Refused) and failure.client_message is not None:
+                message = failure.client_message
             return self._failed(str(failure), message)
         return Step(
             response=SaslAuthenticateResponse(error_code=0, auth_bytes=challenge, session_lifetime_ms=lifetime_ms)
@@ -185,6 +204,7 @@ class SaslAuthenticator:
     def _complete(self) -> int:
         """Finish an exchange: check the principal on re-authentication, start the session; its lifetime in ms."""
         assert self._server is not None
+        self._refuse_if_gated()
         principal = f"User:{self._server.authorization_id}"
         if self._reauthenticating and principal != self.principal:
             old_type, _, old_name = str(self.principal).partition(":")
@@ -206,6 +226,20 @@ class SaslAuthenticator:
         )
         self._reauthenticating = False
         return lifetime_ms
+
+    def _refuse_if_gated(self) -> None:
+        """The gate's refusal, raised as the failure a wrong password is for this mechanism (PLAIN tells the client
+        "Invalid username or password", the others get Kafka's generic message); the reason goes to the log."""
+        assert self._server is not None
+        if self._gate is None:
+            return
+        user = self._server.authorization_id
+        reason = self._gate(self._settings.listener, self._client_id, self._mechanism, user)
+        if reason is None:
+            return
+        if self._mechanism == "PLAIN":
+            raise _Refused(reason, "Authentication failed: Invalid username or password")
+        raise _Refused(reason)
 
     def _expiring(self) -> bool:
         return self._settings.max_reauth_ms.get(self._mechanism, 0) > 0 or self._credential_expiry_ms() is not None
@@ -248,6 +282,15 @@ class SaslAuthenticator:
             peer=self._peer,
             reason=reason,
         )
+
+
+class _Refused(SaslInvalidCredentials):
+    """The gate refused a verified client: logged with the gate's reason; the client sees Kafka's message for a
+    wrong password (``client_message``'s generic one, or PLAIN's own)."""
+
+    def __init__(self, reason: str, message: str | None = None) -> None:
+        super().__init__(reason)
+        self.client_message = message
 
 
 class _PrincipalChanged(SaslAuthenticationFailed):
