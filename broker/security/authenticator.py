@@ -5,8 +5,9 @@ lets the dispatcher serve the request as usual, a :class:`Step` says what to sen
 own version, or a raw token) and whether to close the connection once it is sent. Kafka's rules kept here:
 
 * before authentication only ApiVersions (once, before the handshake) and the SASL APIs are served; any other
-  request closes the connection without an answer (``IllegalSaslStateException``: "Unexpected Kafka request of type
-  METADATA during SASL handshake.");
+  request before the handshake closes the connection without an answer (``IllegalSaslStateException``: "Unexpected
+  Kafka request of type METADATA during SASL handshake."), one between SaslHandshake and SaslAuthenticate is first
+  answered with its own error response carrying ILLEGAL_SASL_STATE (``getErrorResponse``);
 * SaslHandshake v1 is followed by framed SaslAuthenticate requests; v0 by raw size-prefixed tokens (Kafka's support
   for clients older than KIP-152);
 * an unknown mechanism is answered UNSUPPORTED_SASL_MECHANISM with the enabled ones, a failed exchange
@@ -32,6 +33,7 @@ from typing import Any
 
 import structlog
 
+from broker.responses import error_response
 from broker.security.sasl import (
     SaslAuthenticationFailed,
     SaslFailure,
@@ -49,7 +51,7 @@ __all__ = ["MIN_REAUTH_INTERVAL_MS", "Gate", "SaslAuthenticator", "SaslSettings"
 log = structlog.get_logger("broker.security.authenticator")
 #: Kafka's ``KafkaChannel.MIN_REAUTH_INTERVAL_ONE_SECOND_NANOS``: a re-authentication starts at most once a second.
 MIN_REAUTH_INTERVAL_MS = 1000
-_UNSUPPORTED_SASL_MECHANISM, _SASL_AUTHENTICATION_FAILED = 33, 58
+_UNSUPPORTED_SASL_MECHANISM, _ILLEGAL_SASL_STATE, _SASL_AUTHENTICATION_FAILED = 33, 34, 58
 #: Asked once a client is verified, with (listener, client id, mechanism, username): a reason refuses it.
 Gate = Callable[[str, str | None, str, str], str | None]
 
@@ -125,7 +127,8 @@ class SaslAuthenticator:
             return self._failed(self._bad_mechanism, "")
         if self._state == "AUTHENTICATE":
             if api_key != ApiKey.SASL_AUTHENTICATE:
-                return self._illegal(f"Unexpected Kafka request of type {_name(api_key)} during SASL authentication.")
+                reason = f"Unexpected Kafka request of type {_name(api_key)} during SASL authentication."
+                return self._illegal(reason, _illegal_state_answer(api_key, api_version, body))
             return self._authenticate(api_version, body)
         if api_key == ApiKey.API_VERSIONS:
             if self._state != "HANDSHAKE_OR_VERSIONS_REQUEST":
@@ -259,11 +262,11 @@ class SaslAuthenticator:
             candidates.append(expiry - self._settings.wall_ms())
         return max(0, min(candidates)) if candidates else 0
 
-    def _illegal(self, reason: str) -> Step:
-        """Kafka's ``IllegalSaslStateException``: the connection is closed without an answer."""
+    def _illegal(self, reason: str, answer: Any = None) -> Step:
+        """Kafka's ``IllegalSaslStateException``: the connection is closed, after ``answer`` when there is one."""
         self._state = "FAILED"
         log.warning("security.illegal_sasl_state", listener=self._settings.listener, peer=self._peer, reason=reason)
-        return Step(close=reason)
+        return Step(response=answer, close=reason)
 
     def _failed(self, reason: str, message: str) -> Step:
         """A failed exchange: SASL_AUTHENTICATION_FAILED with ``message`` (framed only), then close."""
@@ -295,6 +298,16 @@ class _Refused(SaslInvalidCredentials):
 
 class _PrincipalChanged(SaslAuthenticationFailed):
     """Kafka's ``ensurePrincipalUnchanged`` failure (a ``SaslAuthenticationException``: the client sees it)."""
+
+
+def _illegal_state_answer(api_key: int, api_version: int, body: Any) -> Any:
+    """What Kafka's ``handleSaslToken`` sends a request that is not SaslAuthenticate after the handshake: the request's
+    own error response (``getErrorResponse``) with ILLEGAL_SASL_STATE, before closing; None for the few responses
+    with no place for an error (the connection is then closed without an answer)."""
+    try:
+        return error_response(api_key, api_version, body, _ILLEGAL_SASL_STATE)
+    except ValueError:
+        return None
 
 
 def _name(api_key: int) -> str:

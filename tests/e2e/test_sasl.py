@@ -17,6 +17,10 @@ from typing import Any
 import pytest
 
 from cli.main import main as cli_main
+from protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
+from protocol.messages.sasl_handshake import SaslHandshakeRequest
+from protocol.registry import ApiKey
+from tests.broker.wire import WireClient
 from tests.e2e.scenario import unique
 from tests.e2e.secure_roundtrips import SYNC_CLIENTS, WAIT_S, ClientSecurity, aiokafka
 from tests.e2e.targets import CONSUMER_PROTOCOL_SETTINGS
@@ -242,3 +246,24 @@ def expected_message(mode: str) -> str:
     if mode == "PLAIN":
         return "Authentication failed: Invalid username or password"
     return "Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512"
+
+
+async def test_a_request_between_handshake_and_authenticate_is_answered_illegal_sasl_state_then_closed(
+    endpoints: dict[str, str],
+) -> None:
+    """Kafka's handleSaslToken answers such a request with its own error response (getErrorResponse: Metadata per
+    topic) carrying ILLEGAL_SASL_STATE, then closes; raw protocol, the same answer from both brokers."""
+    port = int(endpoints["SASL_PLAINTEXT"].rsplit(":", 1)[1])
+    client = await WireClient.connect(port)
+    try:
+        handshake = await client.call(ApiKey.SASL_HANDSHAKE, 1, SaslHandshakeRequest(mechanism="PLAIN"))
+        assert (handshake.error_code, handshake.mechanisms) == (0, ["PLAIN"])
+        topics = [MetadataRequestTopic(name="between")]
+        answer = await client.call(ApiKey.METADATA, 12, MetadataRequest(topics=topics))
+        assert [(t.name, t.error_code, t.is_internal, t.partitions) for t in answer.topics] == [
+            ("between", 34, False, [])
+        ]
+        assert (answer.brokers, answer.controller_id, answer.cluster_id) == ([], -1, None)
+        assert await client.closed_or_reset()
+    finally:
+        await client.close()
