@@ -7,6 +7,7 @@ Apache Kafka 4.4."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import socket
 import time
@@ -34,7 +35,15 @@ USER, PASSWORD = "alice", "alice-secret"
 PLAIN_JAAS = f'org.apache.kafka.common.security.plain.PlainLoginModule required user_{USER}="{PASSWORD}";'
 SCRAM_JAAS = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
 SCRAM_USER = f"SCRAM-SHA-512=[name={USER},password={PASSWORD}]"
-LISTENERS = {"SASL_PLAINTEXT": "SASL_PLAINTEXT", "SASL_SSL": "SASL_SSL", "REAUTH": "SASL_PLAINTEXT"}
+OAUTH_JAAS = (
+    "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub=admin;"
+)
+LISTENERS = {
+    "SASL_PLAINTEXT": "SASL_PLAINTEXT",
+    "SASL_SSL": "SASL_SSL",
+    "REAUTH": "SASL_PLAINTEXT",
+    "OAUTH": "SASL_PLAINTEXT",
+}
 #: The REAUTH listener's session lifetime (KIP-368): clients re-authenticate on the same connection before it ends.
 REAUTH_MS = 1500
 #: A wrong password must fail well within this (the clients retry other errors for much longer).
@@ -53,6 +62,9 @@ def sasl_settings(tls: TlsFiles, directory: Path) -> dict[str, str]:
         "listener.name.reauth.sasl.enabled.mechanisms": "PLAIN",
         "listener.name.reauth.plain.sasl.jaas.config": PLAIN_JAAS,
         "listener.name.reauth.plain.connections.max.reauth.ms": str(REAUTH_MS),
+        # OAUTHBEARER with Kafka's unsecured validator (its default without a JWKS endpoint): development tokens
+        "listener.name.oauth.sasl.enabled.mechanisms": "OAUTHBEARER",
+        "listener.name.oauth.oauthbearer.sasl.jaas.config": OAUTH_JAAS,
         "listener.name.sasl_ssl.ssl.keystore.type": "PEM",
         "listener.name.sasl_ssl.ssl.keystore.location": str(keystore),
     }
@@ -267,3 +279,22 @@ async def test_a_request_between_handshake_and_authenticate_is_answered_illegal_
         assert await client.closed_or_reset()
     finally:
         await client.close()
+
+
+@pytest.mark.parametrize("client", [*sorted(SYNC_CLIENTS), "aiokafka"])
+async def test_oauthbearer_with_unsecured_tokens_produce_consume_commit_and_resume(
+    client: str, endpoints: dict[str, str]
+) -> None:
+    """Each client's own support for Kafka's unsecured tokens (librdkafka's `sasl.oauthbearer.config`, a token
+    provider handing out an unsecured JWS in the others) against the unsecured validator."""
+    first, later = batches(f"oauth-{client}")
+    topic, group = unique(f"oauth-{client}"), unique(f"oauth-{client}-group")
+    user = ClientSecurity("SASL_PLAINTEXT", mechanism="OAUTHBEARER", username=USER)
+    if client == "aiokafka":
+        read, resumed = await aiokafka(endpoints["OAUTH"], user, topic, group, first, later)
+    else:
+        read, resumed = await asyncio.to_thread(
+            SYNC_CLIENTS[client], endpoints["OAUTH"], user, topic, group, first, later
+        )
+    assert sorted(read) == sorted(first)
+    assert sorted(resumed) == sorted(later)
