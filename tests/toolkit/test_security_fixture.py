@@ -232,17 +232,24 @@ def test_sasl_specs_and_their_broker_and_client_settings(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize("group_broker_security", ["SASL_PLAINTEXT"])
+@pytest.mark.parametrize("group_broker_config", [{"listener.name.sasl_plaintext.connections.max.reauth.ms": "60000"}])
 async def test_once_sasl_authenticated_a_connections_log_lines_and_requests_name_the_user(
     group_broker: GroupBrokerHandle,
 ) -> None:
+    """After the login and after a KIP-368 re-authentication on the same connection."""
     client = await WireClient.connect(int(group_broker.bootstrap_servers.rsplit(":", 1)[1]))
-    with capture_logs(processors=[structlog.contextvars.merge_contextvars]) as logs:
+
+    async def login() -> None:
         await client.call(ApiKey.SASL_HANDSHAKE, 1, SaslHandshakeRequest(mechanism="PLAIN"))
-        answer = await client.call(
-            ApiKey.SASL_AUTHENTICATE, 2, SaslAuthenticateRequest(auth_bytes=b"\0alice\0alice-secret")
-        )
-        assert answer.error_code == 0
+        auth = SaslAuthenticateRequest(auth_bytes=b"\0alice\0alice-secret")
+        assert (await client.call(ApiKey.SASL_AUTHENTICATE, 2, auth)).error_code == 0
         await client.call(ApiKey.METADATA, 12, MetadataRequest(topics=[]))
+
+    group_broker.freeze_time()
+    with capture_logs(processors=[structlog.contextvars.merge_contextvars]) as logs:
+        await login()
+        group_broker.advance(1000)  # Kafka starts a re-authentication at most once a second
+        await login()
         client.writer.write(b"\xff\xff\xff\xff")  # a negative frame size: the broker closes, saying why
         assert await client.closed_or_reset()
 
@@ -250,7 +257,7 @@ async def test_once_sasl_authenticated_a_connections_log_lines_and_requests_name
             return [e for e in logs if e["event"] == "connection.closed_on_bad_request"]
 
         await wait_until_async(lambda: bool(closed()), WAIT_S, what="the connection's closing line")
-    [authenticated] = [e for e in logs if e["event"] == "security.authenticated"]
-    assert authenticated["principal"] == ALICE
+    events = [e["event"] for e in logs if e["event"].startswith("security.")]
+    assert events == ["security.authenticated", "security.reauthenticated"]
     assert (closed()[0]["principal"], closed()[0]["listener"]) == (ALICE, "SASL_PLAINTEXT")
-    assert [e.api for e in group_broker.requests(principal=ALICE)] == ["METADATA"]
+    assert [e.api for e in group_broker.requests(principal=ALICE)] == ["METADATA", "METADATA"]
