@@ -1,9 +1,10 @@
 """kafka-python, aiokafka, confluent-kafka and kafkajs over SASL: SASL_PLAINTEXT with PLAIN (users in the listener's
 JAAS config) and SASL_SSL with SCRAM-SHA-512 (a user seeded before the first start: `group-broker scram add` here,
-`kafka-storage format --add-scram` for Kafka). Each client produces, consumes in a group, commits, and a new consumer
-resumes at the commit; a wrong password fails fast with the client's own authentication error. One broker serves
-both listeners for the whole module; the same Kafka settings serve group-broker and, with `--e2e-broker=kafka`,
-Apache Kafka 4.4."""
+`kafka-storage format --add-scram` for Kafka), and OAUTHBEARER with each client's unsecured tokens. Each client
+produces, consumes in a group, commits, and a new consumer resumes at the commit; a wrong password fails fast with the
+client's own authentication error; a raw request between SaslHandshake and SaslAuthenticate gets ILLEGAL_SASL_STATE.
+One broker serves all the listeners for the whole module; the same Kafka settings serve group-broker and, with
+`--e2e-broker=kafka`, Apache Kafka 4.4."""
 
 from __future__ import annotations
 
