@@ -7,19 +7,24 @@ Two tables, one column per peer (`bench.peers`), driven by the same raw-protocol
   for the TLS rows (server certificate only, as most TLS clients connect).
 * connection setups per second: TCP connect, the TLS handshake (server-only, then with a client certificate:
   mutual TLS), one ApiVersions v0 round trip, close; SETUP_CONCURRENCY such loops at once for SETUP_WINDOW_S, best of
-  SETUP_WINDOWS windows; the broker's and the client's CPU say who was the bottleneck. The SASL/SCRAM-SHA-512 row
-  (a SCRAM exchange after the handshake) is the slot for SASL, which group-broker does not serve yet (issue #17):
-  it says so rather than measure anything.
+  SETUP_WINDOWS windows; the broker's and the client's CPU say who was the bottleneck. The SASL rows add what a
+  Kafka client does after ApiVersions: SaslHandshake v1 and SaslAuthenticate v2 (PLAIN's one message on
+  SASL_PLAINTEXT; SCRAM-SHA-512's two over TLS on SASL_SSL, the broker's signature checked), then close.
 
 Each peer runs twice: plainly, then with its client listener speaking TLS (`ssl.client.auth=requested`, so the same
 broker serves the server-only and the mutual-TLS setups), with certificates made by `toolkit.security` (EC P-256,
 TLS 1.3 negotiated by every peer here). The librdkafka mock and kfake have no TLS listener: their TLS rows say so.
+Ours and Kafka run a third time for the SASL rows: beside the PLAINTEXT client listener (their readiness probe's), a
+SASL_PLAINTEXT listener with PLAIN and a SASL_SSL one with SCRAM-SHA-512, with the settings and the user alice that
+`toolkit.security` gives the pytest fixture (SCRAM user seeded before the first start: `group-broker scram add`
+for ours, `kafka-storage format --add-scram` for Kafka, both with 4096 iterations).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 import ssl
 import tempfile
 import time
@@ -43,7 +48,11 @@ from bench.peers import (
     within,
 )
 from bench.wire_load import Connection, ServerProcess, cpu_seconds, print_table, request_frame, run_async
+from cli.client_security import ClientSecurity, sasl_tokens
+from cli.scram import add_offline
 from protocol.messages.api_versions import ApiVersionsRequest
+from protocol.messages.sasl_authenticate import SaslAuthenticateRequest
+from protocol.messages.sasl_handshake import SaslHandshakeRequest
 from protocol.registry import ApiKey
 from toolkit.security import ClientSettings, Security, secure
 
@@ -52,10 +61,11 @@ SETUP_WINDOW_S = 3.0
 SETUP_WINDOWS = 2
 TLS_PEERS = frozenset({"ours", "kafka"})
 NO_TLS = "n/a (no TLS listener)"
-SASL_SLOT = "n/a (SASL not served yet)"
-SASL_LATER = "n/a (measured once ours is)"
+NO_SASL = "n/a (no SASL listener)"
 #: The TLS broker of every peer: its client listener speaks SSL, client certificates requested (not required).
 TLS_SECURITY = Security("SSL", client_auth="requested", client_cn="bench")
+#: The SASL rows: label -> the listener's security (its name is its protocol's), as the pytest fixture sets it up.
+SASL_MODES = {"SASL_PLAINTEXT PLAIN": Security("SASL_PLAINTEXT"), "SASL_SSL SCRAM-SHA-512": Security("SASL_SSL")}
 
 
 @dataclass
@@ -109,26 +119,57 @@ def _running(peer: Peer, work_dir: Path, tls: dict[str, str] | None, probe: ssl.
         server.stop()
 
 
-async def _setup_loop(server: Broker, tls: ssl.SSLContext | None, stop_at: float) -> int:
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a setup loop connects, how (TLS context), and the SASL user it logs in as (None: no SASL)."""
+
+    host: str
+    port: int
+    tls: ssl.SSLContext | None = None
+    user: ClientSecurity | None = None
+
+
+async def _login(connection: Connection, user: ClientSecurity) -> None:
+    """SaslHandshake v1, then SaslAuthenticate v2 for each token of the client's exchange (`cli.client_security`)."""
+    handshake = await connection.call(ApiKey.SASL_HANDSHAKE, 1, SaslHandshakeRequest(mechanism=str(user.mechanism)))
+    if handshake.error_code:
+        raise RuntimeError(f"SaslHandshake {user.mechanism}: error {handshake.error_code}")
+    exchange = sasl_tokens(user)
+    token = next(exchange)
+    while True:
+        answer = await connection.call(ApiKey.SASL_AUTHENTICATE, 2, SaslAuthenticateRequest(auth_bytes=token))
+        if answer.error_code:
+            raise RuntimeError(f"SaslAuthenticate: {answer.error_message}")
+        try:
+            token = exchange.send(bytes(answer.auth_bytes))
+        except StopIteration:
+            return
+
+
+async def _setup_loop(endpoint: Endpoint, stop_at: float) -> int:
     frame = request_frame(ApiKey.API_VERSIONS, 0, ApiVersionsRequest(), 0)
     count = 0
     while time.perf_counter() < stop_at:
-        connection = await Connection.open(server.host, server.port, tls)
+        connection = await Connection.open(endpoint.host, endpoint.port, endpoint.tls)
         try:
             await connection.send(frame)
+            if endpoint.user is not None:
+                await _login(connection, endpoint.user)
         finally:
             connection.close()
         count += 1
     return count
 
 
-async def _setups(server: Broker, tls: ssl.SSLContext | None) -> SetupResult:
-    """Best of SETUP_WINDOWS windows of SETUP_CONCURRENCY connect-handshake-ApiVersions-close loops."""
+async def _setups(server: Broker, tls: ssl.SSLContext | None, endpoint: Endpoint | None = None) -> SetupResult:
+    """Best of SETUP_WINDOWS windows of SETUP_CONCURRENCY connect-handshake-ApiVersions(-SASL)-close loops, to
+    `endpoint` (the server's client listener when None); CPU figures are the server process's."""
+    target = endpoint or Endpoint(server.host, server.port, tls)
     best: SetupResult | None = None
     for _ in range(SETUP_WINDOWS):
         server_cpu, client_cpu = cpu_seconds(server.pid), cpu_seconds()
         started = time.perf_counter()
-        loops = [_setup_loop(server, tls, started + SETUP_WINDOW_S) for _ in range(SETUP_CONCURRENCY)]
+        loops = [_setup_loop(target, started + SETUP_WINDOW_S) for _ in range(SETUP_CONCURRENCY)]
         count = sum(await asyncio.gather(*loops))
         elapsed = time.perf_counter() - started
         result = SetupResult(
@@ -146,7 +187,78 @@ class PeerFigures:
     setups: dict[str, SetupResult]
 
 
-def _measure(peer: Peer, tmp: Path, tls: dict[str, str], contexts: Contexts) -> PeerFigures:
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@dataclass(frozen=True)
+class SaslSetup:
+    """The SASL broker's settings (both SASL listeners, the SASL_SSL keystore), the SCRAM user to seed, and how the
+    setup loops log in on each listener."""
+
+    settings: dict[str, str]
+    scram_user: str
+    users: dict[str, tuple[ssl.SSLContext | None, ClientSecurity]]
+
+    @classmethod
+    def make(cls, directory: Path) -> SaslSetup:
+        settings: dict[str, str] = {}
+        users: dict[str, tuple[ssl.SSLContext | None, ClientSecurity]] = {}
+        for label, security in SASL_MODES.items():
+            broker, client = secure(security, directory / security.protocol.lower())
+            settings |= {key: value for key, value in broker.items() if key != "listeners"}
+            user = ClientSecurity(client.protocol, client.mechanism, security.username, security.password)
+            users[label] = (client.ssl_context(), user)
+        scram = [s.scram_spec for s in SASL_MODES.values() if s.scram_spec is not None]
+        return cls(settings, scram[0], users)
+
+    def endpoints(self, ports: dict[str, int]) -> dict[str, Endpoint]:
+        """Each row's endpoint, given the port of each listener (named as its protocol)."""
+        return {
+            label: Endpoint("127.0.0.1", ports[security.protocol], *self.users[label])
+            for label, security in SASL_MODES.items()
+        }
+
+
+def _sasl_broker(peer: Peer, work_dir: Path, sasl: SaslSetup) -> tuple[Broker, Callable[[], dict[str, int]]]:
+    """Ours or Kafka with the two SASL listeners beside the client one; their ports by name once it started."""
+    protocols = {security.protocol: security.protocol for security in SASL_MODES.values()}
+    if peer.name == "kafka":
+        from bench.kafka_peer import KafkaServer
+
+        kafka = KafkaServer(
+            work_dir, sasl.settings, extra_listeners=protocols, format_args=["--add-scram", sasl.scram_user]
+        )
+        return kafka, lambda: kafka.kafka.listener_ports
+    ports = {name: _free_port() for name in protocols}
+    work_dir.mkdir(parents=True, exist_ok=True)
+    add_offline(work_dir, [sasl.scram_user])
+    listeners = ",".join(["PLAINTEXT://127.0.0.1:0", *(f"{n}://127.0.0.1:{p}" for n, p in ports.items())])
+    protocol_map = ",".join(["PLAINTEXT:PLAINTEXT", *(f"{n}:{n}" for n in ports)])
+    overrides = {
+        **OURS_SETTINGS,
+        **sasl.settings,
+        "listeners": listeners,
+        "listener.security.protocol.map": protocol_map,
+    }
+    return ServerProcess.ours(work_dir, overrides), lambda: ports
+
+
+def _measure_sasl(peer: Peer, work_dir: Path, sasl: SaslSetup, figures: PeerFigures) -> None:
+    server, ports = _sasl_broker(peer, work_dir, sasl)
+    try:
+        server.start()
+        if peer.wait_ready is not None:
+            peer.wait_ready(server)
+        for label, endpoint in sasl.endpoints(ports()).items():
+            figures.setups[label] = run_async(within(_setups(server, None, endpoint), PEER_BUDGET_S))
+    finally:
+        server.stop()
+
+
+def _measure(peer: Peer, tmp: Path, tls: dict[str, str], contexts: Contexts, sasl: SaslSetup) -> PeerFigures:
     figures = PeerFigures({}, {})
     with _running(peer, tmp / f"{peer.name}-plain", None, None) as server:
         figures.throughput["plaintext"] = run_async(within(_throughput(server, peer.creates_topics), PEER_BUDGET_S))
@@ -157,17 +269,21 @@ def _measure(peer: Peer, tmp: Path, tls: dict[str, str], contexts: Contexts) -> 
         figures.throughput["TLS"] = run_async(within(_throughput(server, True, contexts.tls), PEER_BUDGET_S))
         figures.setups["TLS"] = run_async(within(_setups(server, contexts.tls), PEER_BUDGET_S))
         figures.setups["mutual TLS"] = run_async(within(_setups(server, contexts.mutual), PEER_BUDGET_S))
+    _measure_sasl(peer, tmp / f"{peer.name}-sasl", sasl, figures)
     return figures
 
 
 def _cells(
-    results: dict[str, PeerFigures], columns: Sequence[Peer], figure: Callable[[PeerFigures], float | None]
+    results: dict[str, PeerFigures],
+    columns: Sequence[Peer],
+    figure: Callable[[PeerFigures], float | None],
+    missing: str = NO_TLS,
 ) -> dict[str, Cell]:
     values: dict[str, Cell] = {}
     for peer in columns:
         if peer.name in results:
             value = figure(results[peer.name])
-            values[peer.name] = NO_TLS if value is None else value
+            values[peer.name] = missing if value is None else value
     return values
 
 
@@ -177,12 +293,13 @@ def run() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-security-") as tmp:
         broker_tls, client = secure(TLS_SECURITY, Path(tmp) / "certs")
         contexts = Contexts.of(client)
-        results = each_peer(columns, lambda peer: _measure(peer, Path(tmp), broker_tls, contexts), failures)
+        sasl = SaslSetup.make(Path(tmp) / "sasl-certs")
+        results = each_peer(columns, lambda peer: _measure(peer, Path(tmp), broker_tls, contexts, sasl), failures)
 
     def throughput(mode: str, attr: str) -> Callable[[PeerFigures], float | None]:
         return lambda f: max(getattr(f.throughput[mode], attr)) if mode in f.throughput else None
 
-    def setups(mode: str, attr: str = "rate") -> Callable[[PeerFigures], float | None]:
+    def setups(mode: str, attr: str = "rate") -> Callable[[PeerFigures], float | None]:  # None: not served
         return lambda f: getattr(f.setups[mode], attr) if mode in f.setups else None
 
     measures = [
@@ -199,24 +316,15 @@ def run() -> None:
         notes=peer_notes(columns, failures, *_tls_notes()),
     )
     measures = []
-    for mode in ("plaintext", "TLS", "mutual TLS"):
-        measures += [
-            Measure(f"setups/s, {mode}", with_failures(_cells(results, columns, setups(mode)), failures)),
-            Measure(
-                f"  broker CPU, {mode}",
-                with_failures(_cells(results, columns, setups(mode, "server_cpu")), failures),
-                spec=".2f",
-                compare=False,
-            ),
-            Measure(
-                f"  client CPU, {mode}",
-                with_failures(_cells(results, columns, setups(mode, "client_cpu")), failures),
-                spec=".2f",
-                compare=False,
-            ),
-        ]
-    sasl: dict[str, Cell] = {name: SASL_SLOT if name == "ours" else SASL_LATER for name in results}
-    measures.append(Measure("setups/s, SASL_SSL SCRAM-SHA-512", sasl, compare=False))
+    for mode in ("plaintext", "TLS", "mutual TLS", *SASL_MODES):
+        missing = NO_SASL if mode in SASL_MODES else NO_TLS
+        for label, attr, spec in (
+            (f"setups/s, {mode}", "rate", None),
+            (f"  broker CPU, {mode}", "server_cpu", ".2f"),
+            (f"  client CPU, {mode}", "client_cpu", ".2f"),
+        ):
+            cells = with_failures(_cells(results, columns, setups(mode, attr), missing), failures)
+            measures.append(Measure(label, cells) if spec is None else Measure(label, cells, spec=spec, compare=False))
     header, rows = comparison_table(measures, columns, ",.0f")
     print_table(
         f"connection setups/s: connect, handshake, ApiVersions v0, close; {SETUP_CONCURRENCY} loops at once, "
@@ -229,7 +337,8 @@ def run() -> None:
             *_tls_notes(),
             "CPU rows say who was the bottleneck (1.0 = one core); the client's TLS runs in the same process as the"
             " client (uvloop + OpenSSL), one full handshake per connection (no session resumption)",
-            "SASL/SCRAM setups: group-broker serves no SASL yet (issue #17); the row is measured once it does",
+            "SASL rows: ours and Kafka only (ApiVersions, SaslHandshake v1, SaslAuthenticate v2 until done); SCRAM's"
+            " 4096 PBKDF2 iterations are paid by the client too, in the same process as the loops",
         ),
     )
 

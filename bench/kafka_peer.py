@@ -21,6 +21,7 @@ import ssl
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from bench.wire_load import api_versions_roundtrip
 from tests.reference.kafka import ReferenceKafka, kafka_version, unavailable_reason
@@ -55,9 +56,13 @@ class TimedReferenceKafka(ReferenceKafka):
     """`ReferenceKafka` that notes (perf_counter) when the storage format and the broker start, and when it answers."""
 
     def __init__(
-        self, work_dir: Path, extra: Mapping[str, str] | None = None, client_ssl: ssl.SSLContext | None = None
+        self,
+        work_dir: Path,
+        extra: Mapping[str, str] | None = None,
+        client_ssl: ssl.SSLContext | None = None,
+        **reference: Any,
     ) -> None:
-        super().__init__(work_dir, {**SETTINGS, **(extra or {})}, client_ssl)
+        super().__init__(work_dir, {**SETTINGS, **(extra or {})}, client_ssl, **reference)
         self.format_started_at = 0.0
         self.spawned_at = 0.0
         self.answered_at = 0.0
@@ -85,11 +90,16 @@ class KafkaServer:
     name = "kafka"
 
     def __init__(
-        self, work_dir: Path, extra: Mapping[str, str] | None = None, client_ssl: ssl.SSLContext | None = None
+        self,
+        work_dir: Path,
+        extra: Mapping[str, str] | None = None,
+        client_ssl: ssl.SSLContext | None = None,
+        **reference: Any,
     ) -> None:
         """`extra`: Kafka settings on top of the benchmark's (e.g. its client listener mapped to SSL, with
-        `client_ssl` the context its readiness probe connects with)."""
-        self.kafka = TimedReferenceKafka(work_dir / "kafka", extra, client_ssl)
+        `client_ssl` the context its readiness probe connects with); `reference`: `ReferenceKafka`'s keyword
+        arguments (`extra_listeners` served beside the client listener, on `listener_ports`; `format_args`)."""
+        self.kafka = TimedReferenceKafka(work_dir / "kafka", extra, client_ssl, **reference)
         self.host = HOST
         self.port = 0
 

@@ -446,6 +446,7 @@ class Broker:
                 listener,
                 self.idle,
                 self._security.get(listener.upper()),
+                self.auth_gate,
             )
             self._connections.add(connection)
             try:

@@ -9,7 +9,7 @@ The broker never imports the toolkit (an import-linter contract), so it asks `Br
 * `authentication(listener, client_id, mechanism, username)`: the SASL authenticator asks once a client's SASL
   exchange has been verified (SaslAuthenticate); a reason is answered as a failed authentication
   (SASL_AUTHENTICATION_FAILED with Kafka's message for the mechanism, then the connection closed), so clients see
-  exactly what a wrong password gives them. Wired when SASL listeners are (issue #17).
+  exactly what a wrong password gives them (`broker/security/authenticator.py`, through `Connection`).
 
 A gate answers the reason (a sentence for the log) or None to let the client through.
 """

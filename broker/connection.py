@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from broker.auth_gate import AuthGate
 from broker.context import ConnectionSession, RequestContext
 from broker.listeners import current_listener
 from broker.record_slices import RecordSlices, RecordsShrankError
@@ -64,6 +65,7 @@ class Connection:
         listener: str = "PLAINTEXT",
         idle: IdleConnections | None = None,
         security: ListenerSecurity | None = None,
+        gate: AuthGate | None = None,
     ) -> None:
         peer = writer.get_extra_info("peername") or ("?", 0)
         self.session = ConnectionSession(next(_conn_ids), str(peer[0]), int(peer[1]), listener)
@@ -74,7 +76,7 @@ class Connection:
         self._writer = writer
         self._frames = FrameBuffer(max_frame_bytes)
         self._max_frame_bytes = max_frame_bytes
-        self._secure(security or ListenerSecurity(), ssl_object, f"{peer[0]}:{peer[1]}")
+        self._secure(security or ListenerSecurity(), ssl_object, f"{peer[0]}:{peer[1]}", gate)
         self.closed = asyncio.Event()
         self._busy = False
         self._stopping = False
@@ -83,15 +85,19 @@ class Connection:
         if idle is not None:
             idle.touch(self)  # accepting is activity: a client that never sends a byte is idle from here
 
-    def _secure(self, security: ListenerSecurity, ssl_object: Any, peer: str) -> None:
+    def _secure(self, security: ListenerSecurity, ssl_object: Any, peer: str, gate: AuthGate | None) -> None:
         """The principal from a client certificate (through the listener's mapping rules), and on a SASL listener
-        the authenticator that gates requests until the exchange is done."""
+        the authenticator that gates requests until the exchange is done (asking `gate` once a client is
+        verified)."""
         self._unmapped: str | None = None
         try:
             self.session.principal, self.session.peer_dn = peer_principal(ssl_object, security.principal_mapper)
         except NoMatchingRule as exc:  # Kafka fails the connection: its principal cannot be built
             self._unmapped = str(exc)
-        self._auth = SaslAuthenticator(security.sasl, peer, security.now_ms) if security.sasl is not None else None
+        self._auth = None
+        if security.sasl is not None:
+            refuse = gate.authentication if gate is not None else None
+            self._auth = SaslAuthenticator(security.sasl, peer, security.now_ms, refuse)
         self._close_after_send: str | None = None
         if security.sasl is not None:  # Kafka reads at most sasl.server.max.receive.size before authentication
             self._frames.max_frame_bytes = min(self._max_frame_bytes, security.sasl.max_receive_bytes)
@@ -196,7 +202,7 @@ class Connection:
         except DecodeError as exc:
             raise self._malformed(frame, exc) from None
         if self._auth is not None:
-            step = self._auth.on_request(request.api_key, request.api_version, request.body)
+            step = self._auth.on_request(request.api_key, request.api_version, request.body, request.header.client_id)
             if step is not None:
                 return self._authenticator_step(step, request)
         route = self._dispatcher.route(request.api_key, request.api_version)
@@ -229,6 +235,8 @@ class Connection:
         """Carry out what the SASL authenticator decided: the principal it established, its answer, its close."""
         assert self._auth is not None
         if self._auth.principal is not None:
+            if self.session.principal != self._auth.principal:  # this connection's log lines name who it is now
+                structlog.contextvars.bind_contextvars(principal=self._auth.principal)
             self.session.principal = self._auth.principal
             self._frames.max_frame_bytes, self._frames.limit_key = self._max_frame_bytes, "socket.request.max.bytes"
         self._close_after_send = step.close

@@ -5,6 +5,16 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from protocol.messages.delete_groups import DeletableGroupResult, DeleteGroupsResponse
+from protocol.messages.describe_groups import DescribedGroup, DescribeGroupsResponse
+from protocol.messages.find_coordinator import Coordinator, FindCoordinatorResponse
+from protocol.messages.metadata import MetadataResponse, MetadataResponseTopic
+from protocol.messages.offset_commit import (
+    OffsetCommitResponse,
+    OffsetCommitResponsePartition,
+    OffsetCommitResponseTopic,
+)
+from protocol.messages.produce import PartitionProduceResponse, ProduceResponse, TopicProduceResponse
 from protocol.registry import APIS, ApiKey
 
 JOIN_GROUP_NULLABLE_PROTOCOL_NAME = 7
@@ -19,6 +29,66 @@ def has_top_level_error_code(api_key: int, api_version: int) -> bool:
 def top_level_error_response(api_key: int, error: int) -> Any:
     """A response that carries only `error` at its top level (check `has_top_level_error_code` first)."""
     return APIS[api_key].response.struct.cls(error_code=error)
+
+
+def error_response(api_key: int, api_version: int, request: Any, error: int) -> Any:
+    """A response to `request` that carries `error` wherever Kafka would put it for this API and version (Kafka's
+    `AbstractRequest.getErrorResponse`): per partition for OffsetCommit and Produce, per topic for Metadata, per
+    group for DescribeGroups and DeleteGroups, per key for batched FindCoordinator, top level otherwise. ValueError
+    for a response with no place for it (the caller then closes the connection, as it would without an answer).
+    Used by the toolkit's injected errors and by the SASL authenticator's ILLEGAL_SASL_STATE answers."""
+    if api_key == ApiKey.OFFSET_COMMIT:
+        return OffsetCommitResponse(
+            topics=[
+                OffsetCommitResponseTopic(
+                    name=t.name,
+                    partitions=[
+                        OffsetCommitResponsePartition(partition_index=p.partition_index, error_code=error)
+                        for p in t.partitions
+                    ],
+                )
+                for t in request.topics
+            ]
+        )
+    if api_key == ApiKey.PRODUCE:
+        return ProduceResponse(
+            responses=[
+                TopicProduceResponse(
+                    name=t.name,
+                    partition_responses=[
+                        PartitionProduceResponse(index=p.index, error_code=error) for p in t.partition_data
+                    ],
+                )
+                for t in request.topic_data
+            ]
+        )
+    if api_key == ApiKey.METADATA:  # a topic asked by id only is named "" (the response's name is not nullable)
+        return MetadataResponse(
+            topics=[
+                MetadataResponseTopic(error_code=error, name=t.name or "", topic_id=t.topic_id)
+                for t in request.topics or []
+            ]
+        )
+    if api_key == ApiKey.DESCRIBE_GROUPS:
+        return DescribeGroupsResponse(
+            groups=[DescribedGroup(group_id=g, error_code=error, group_state="") for g in request.groups]
+        )
+    if api_key == ApiKey.DELETE_GROUPS:
+        return DeleteGroupsResponse(
+            results=[DeletableGroupResult(group_id=g, error_code=error) for g in request.groups_names]
+        )
+    if api_key == ApiKey.FIND_COORDINATOR and api_version >= 4:
+        return FindCoordinatorResponse(
+            coordinators=[
+                Coordinator(key=k, node_id=-1, host="", port=-1, error_code=error) for k in request.coordinator_keys
+            ]
+        )
+    if not has_top_level_error_code(api_key, api_version):
+        raise ValueError(f"{APIS[api_key].key.name} v{api_version} has no top-level error code to inject")
+    response = top_level_error_response(api_key, error)
+    if api_key == ApiKey.FIND_COORDINATOR:
+        response.node_id, response.host, response.port = -1, "", -1
+    return response
 
 
 def error_codes(response: Any) -> list[int]:

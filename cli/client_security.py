@@ -13,24 +13,25 @@ SaslAuthenticate with PLAIN's single message or SCRAM's two (RFC 5802, the serve
 from __future__ import annotations
 
 import base64
+import contextlib
 import hmac
 import secrets
 import ssl
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from broker.security.jaas import JaasConfigError, single_login_module
 from broker.security.scram import MECHANISMS as SCRAM_MECHANISMS
-from broker.security.scram import ScramMechanism, sasl_name
+from broker.security.scram import sasl_name
 from cli.kafka_client import KafkaClientError
 from protocol.messages.sasl_authenticate import SaslAuthenticateRequest
 from protocol.messages.sasl_handshake import SaslHandshakeRequest
 from protocol.registry import ApiKey
 from storage.files import read_properties
 
-__all__ = ["ClientSecurity", "authenticate", "read_command_config"]
+__all__ = ["ClientSecurity", "authenticate", "read_command_config", "sasl_tokens"]
 
 _PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 _KNOWN = {
@@ -107,36 +108,41 @@ def authenticate(call: Call, security: ClientSecurity) -> None:
             f"SASL mechanism {security.mechanism} is not enabled on this listener (enabled: "
             f"{', '.join(handshake.mechanisms) or 'none'})"
         )
+    exchange = sasl_tokens(security)
+    token = next(exchange)
+    with contextlib.suppress(StopIteration):
+        while True:
+            answer = call(ApiKey.SASL_AUTHENTICATE, SaslAuthenticateRequest(auth_bytes=token))
+            if answer.error_code:
+                raise KafkaClientError(answer.error_message or f"SASL authentication failed ({answer.error_code})")
+            token = exchange.send(bytes(answer.auth_bytes))
+
+
+def sasl_tokens(security: ClientSecurity) -> Generator[bytes, bytes, None]:
+    """The client's side of the exchange without IO, for any transport (the CLI's blocking one, the benchmark's
+    asyncio one): yields each SaslAuthenticate token and is sent the broker's answer to it; returns once the
+    broker's last answer checked out. PLAIN's single message, or SCRAM's two (RFC 5802, the server's signature
+    checked: KafkaClientError otherwise)."""
+    assert security.mechanism is not None
     if security.mechanism == "PLAIN":
-        _step(call, f"\0{security.username}\0{security.password}".encode())
+        yield f"\0{security.username}\0{security.password}".encode()
         return
-    _scram(call, SCRAM_MECHANISMS[security.mechanism], security.username, security.password)
-
-
-def _step(call: Call, token: bytes) -> bytes:
-    answer = call(ApiKey.SASL_AUTHENTICATE, SaslAuthenticateRequest(auth_bytes=token))
-    if answer.error_code:
-        raise KafkaClientError(answer.error_message or f"SASL authentication failed ({answer.error_code})")
-    return bytes(answer.auth_bytes)
-
-
-def _scram(call: Call, mechanism: ScramMechanism, username: str, password: str) -> None:
-    """RFC 5802's client: client-first, then the proof; the server's signature is checked."""
+    mechanism = SCRAM_MECHANISMS[security.mechanism]
     nonce = secrets.token_urlsafe(24)
-    first_bare = f"n={sasl_name(username)},r={nonce}"
-    server_first = _step(call, f"n,,{first_bare}".encode()).decode()
+    first_bare = f"n={sasl_name(security.username)},r={nonce}"
+    server_first = (yield f"n,,{first_bare}".encode()).decode()
     fields = dict(item.split("=", 1) for item in server_first.split(","))
     if not fields.get("r", "").startswith(nonce):
         raise KafkaClientError("SCRAM: the broker's nonce does not extend ours")
     salt, iterations = base64.b64decode(fields["s"]), int(fields["i"])
-    salted = mechanism.salted_password(password, salt, iterations)
+    salted = mechanism.salted_password(security.password, salt, iterations)
     credential = mechanism.credential_from_salted_password(salted, salt, iterations)
     without_proof = f"c=biws,r={fields['r']}"
     auth_message = f"{first_bare},{server_first},{without_proof}".encode()
     client_key = mechanism.client_key(salted)
     signature = mechanism.client_signature(credential.stored_key, auth_message)
     proof = base64.b64encode(bytes(a ^ b for a, b in zip(client_key, signature, strict=True))).decode()
-    server_final = _step(call, f"{without_proof},p={proof}".encode()).decode()
+    server_final = (yield f"{without_proof},p={proof}".encode()).decode()
     expected = base64.b64encode(mechanism.server_signature(credential.server_key, auth_message)).decode()
     if not hmac.compare_digest(server_final, f"v={expected}"):
         raise KafkaClientError("SCRAM: the broker's signature is wrong")

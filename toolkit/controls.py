@@ -346,8 +346,9 @@ class BrokerControls:
         """Fail the next SASL authentications.
 
         The next `count` SASL authentications (optionally only of one listener, client id, mechanism or username)
-        fail as a wrong password does: SASL_AUTHENTICATION_FAILED, then the connection closed. Needs a SASL
-        listener (SASL_PLAINTEXT or SASL_SSL), which the broker does not serve yet: refused until it does."""
+        fail as a wrong password does, after the client's credentials were verified: SASL_AUTHENTICATION_FAILED
+        with Kafka's message for the mechanism, then the connection closed, with one `security.authentication_failed`
+        line saying the toolkit did it. Refused on a broker without a SASL listener (SASL_PLAINTEXT or SASL_SSL)."""
         from toolkit.faults import SASL_AUTHENTICATION, AuthRule
 
         self._check_listener(listener, ("SASL_PLAINTEXT", "SASL_SSL"), "SASL")

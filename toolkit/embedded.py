@@ -20,6 +20,7 @@ import uvloop
 from broker.app import Broker
 from broker.config import BrokerConfig
 from broker.logging import configure_test_logging
+from cli.scram import add_offline
 from toolkit.kit import Toolkit
 from toolkit.security import ClientSettings, Security, secure
 
@@ -41,9 +42,10 @@ class EmbeddedBroker:
         data_dir: Path | None = None,
         security: str | Security | None = None,
     ) -> None:
-        """`security`: how its listener is secured (`toolkit.security.Security.of`: "PLAINTEXT", "SSL", "mTLS"...);
-        certificates go to a temporary directory of their own (never the log directory) and `client_settings`
-        tells clients how to connect. `overrides` win over what `security` sets."""
+        """`security`: how its listener is secured (`toolkit.security.Security.of`: "PLAINTEXT", "SSL", "mTLS",
+        "SASL_PLAINTEXT", "SASL_SSL:SCRAM-SHA-256"...); certificates go to a temporary directory of their own (never
+        the log directory), a SCRAM user to the data directory's credential store, and `client_settings` tells
+        clients how to connect. `overrides` win over what `security` sets."""
         wanted = Security.of(security)  # a spec it cannot serve is refused before anything is made
         self._temp: tempfile.TemporaryDirectory[str] | None = None
         if data_dir is None:
@@ -53,9 +55,11 @@ class EmbeddedBroker:
         self._certs: tempfile.TemporaryDirectory[str] | None = None
         secured: dict[str, str] = {}
         self.client_settings = ClientSettings()
-        if wanted.tls:
+        if wanted.tls or wanted.sasl:
             self._certs = tempfile.TemporaryDirectory(prefix="group-broker-certs-")
             secured, self.client_settings = secure(wanted, Path(self._certs.name))
+        if wanted.scram_spec is not None:  # the user, made as `group-broker scram add` makes one
+            add_offline(data_dir, [wanted.scram_spec])
         self.config = BrokerConfig({**TEST_DEFAULTS, **secured, "log.dirs": str(data_dir), **(overrides or {})})
         self._kit: Toolkit | None = None
         self._loop: asyncio.AbstractEventLoop | None = None

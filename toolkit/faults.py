@@ -1,5 +1,5 @@
 """Fault injection: answer the next requests of an API with an error, slow an API down, fail offsets appends, fail
-or hold back transaction markers, refuse the next TLS handshakes (and SASL authentications, once SASL is served).
+or hold back transaction markers, refuse the next TLS handshakes and fail the next SASL authentications.
 
 It reaches the server only through its extension points: `FaultMiddleware` sits in the dispatcher's middleware
 chain, `FailingRecordLog` wraps the coordinator's record log, the marker rules are applied by `MarkerFaults`
@@ -25,20 +25,11 @@ import structlog
 from broker.clock import BrokerClock
 from broker.context import RequestContext
 from broker.dispatch import Handler, Route
-from broker.responses import has_top_level_error_code, top_level_error_response
+from broker.responses import error_response
 from coordinator.persistence import AppendCallback, RecordLog
 from coordinator.records import CoordinatorRecord, TransactionalProducer, TransactionMarker
 from protocol.errors import ErrorCode
-from protocol.messages.delete_groups import DeletableGroupResult, DeleteGroupsResponse
-from protocol.messages.describe_groups import DescribedGroup, DescribeGroupsResponse
-from protocol.messages.find_coordinator import Coordinator, FindCoordinatorResponse
-from protocol.messages.offset_commit import (
-    OffsetCommitResponse,
-    OffsetCommitResponsePartition,
-    OffsetCommitResponseTopic,
-)
-from protocol.messages.produce import PartitionProduceResponse, ProduceResponse, TopicProduceResponse
-from protocol.registry import APIS, ApiKey
+from protocol.registry import APIS
 
 log = structlog.get_logger("toolkit.faults")
 
@@ -218,55 +209,6 @@ class Faults:
                     self.on_change()
                 return rule.delay_ms
         return 0
-
-
-def error_response(api_key: int, api_version: int, request: Any, error: ErrorCode) -> Any:
-    """A response to `request` that carries `error` wherever Kafka would put it for this API and version."""
-    if api_key == ApiKey.OFFSET_COMMIT:
-        return OffsetCommitResponse(
-            topics=[
-                OffsetCommitResponseTopic(
-                    name=t.name,
-                    partitions=[
-                        OffsetCommitResponsePartition(partition_index=p.partition_index, error_code=error)
-                        for p in t.partitions
-                    ],
-                )
-                for t in request.topics
-            ]
-        )
-    if api_key == ApiKey.PRODUCE:
-        return ProduceResponse(
-            responses=[
-                TopicProduceResponse(
-                    name=t.name,
-                    partition_responses=[
-                        PartitionProduceResponse(index=p.index, error_code=error) for p in t.partition_data
-                    ],
-                )
-                for t in request.topic_data
-            ]
-        )
-    if api_key == ApiKey.DESCRIBE_GROUPS:
-        return DescribeGroupsResponse(
-            groups=[DescribedGroup(group_id=g, error_code=error, group_state="") for g in request.groups]
-        )
-    if api_key == ApiKey.DELETE_GROUPS:
-        return DeleteGroupsResponse(
-            results=[DeletableGroupResult(group_id=g, error_code=error) for g in request.groups_names]
-        )
-    if api_key == ApiKey.FIND_COORDINATOR and api_version >= 4:
-        return FindCoordinatorResponse(
-            coordinators=[
-                Coordinator(key=k, node_id=-1, host="", port=-1, error_code=error) for k in request.coordinator_keys
-            ]
-        )
-    if not has_top_level_error_code(api_key, api_version):
-        raise ValueError(f"{APIS[api_key].key.name} v{api_version} has no top-level error code to inject")
-    response = top_level_error_response(api_key, error)
-    if api_key == ApiKey.FIND_COORDINATOR:
-        response.node_id, response.host, response.port = -1, "", -1
-    return response
 
 
 class Sleeper:

@@ -50,7 +50,9 @@ def group_broker_config() -> dict[str, str]:
 @pytest.fixture
 def group_broker_security() -> str | Security:
     """How the `group_broker` fixture's listener is secured: "PLAINTEXT" (the default), "SSL" (TLS), "mTLS" (TLS
-    with a client certificate, principal `User:CN=client`) or a `toolkit.security.Security`. Override the fixture, or
+    with a client certificate, principal `User:CN=client`), "SASL_PLAINTEXT" (PLAIN), "SASL_SSL" (SCRAM-SHA-512 over
+    TLS), a mechanism of your choice ("SASL_SSL:SCRAM-SHA-256"), each with the user alice (principal `User:alice`),
+    or a `toolkit.security.Security` (your own user). Override the fixture, or
     parametrize it: `@pytest.mark.parametrize("group_broker_security", ["PLAINTEXT", "mTLS"])`. Clients take their
     settings from `group_broker.client_settings`."""
     return "PLAINTEXT"

@@ -5,8 +5,9 @@ lets the dispatcher serve the request as usual, a :class:`Step` says what to sen
 own version, or a raw token) and whether to close the connection once it is sent. Kafka's rules kept here:
 
 * before authentication only ApiVersions (once, before the handshake) and the SASL APIs are served; any other
-  request closes the connection without an answer (``IllegalSaslStateException``: "Unexpected Kafka request of type
-  METADATA during SASL handshake.");
+  request before the handshake closes the connection without an answer (``IllegalSaslStateException``: "Unexpected
+  Kafka request of type METADATA during SASL handshake."), one between SaslHandshake and SaslAuthenticate is first
+  answered with its own error response carrying ILLEGAL_SASL_STATE (``getErrorResponse``);
 * SaslHandshake v1 is followed by framed SaslAuthenticate requests; v0 by raw size-prefixed tokens (Kafka's support
   for clients older than KIP-152);
 * an unknown mechanism is answered UNSUPPORTED_SASL_MECHANISM with the enabled ones, a failed exchange
@@ -15,6 +16,10 @@ own version, or a raw token) and whether to close the connection once it is sent
   v1+ success carries the session lifetime; a SaslHandshake on the authenticated connection (at most one re-auth
   start per second) re-authenticates with the same mechanism and principal, and any other request after the session
   expired closes the connection.
+
+After the exchange verified the client, the listener's ``gate`` (the broker's ``auth_gate``: the test toolkit's
+authentication faults) may still refuse it: the client then gets exactly what a wrong password gives it
+(SASL_AUTHENTICATION_FAILED with Kafka's message for the mechanism, then the connection closed).
 
 One structured line per authentication success or failure (listener, mechanism, principal, peer).
 """
@@ -28,17 +33,27 @@ from typing import Any
 
 import structlog
 
-from broker.security.sasl import SaslAuthenticationFailed, SaslFailure, SaslIllegalState, SaslServer, client_message
+from broker.responses import error_response
+from broker.security.sasl import (
+    SaslAuthenticationFailed,
+    SaslFailure,
+    SaslIllegalState,
+    SaslInvalidCredentials,
+    SaslServer,
+    client_message,
+)
 from protocol.messages.sasl_authenticate import SaslAuthenticateRequest, SaslAuthenticateResponse
 from protocol.messages.sasl_handshake import SaslHandshakeRequest, SaslHandshakeResponse
 from protocol.registry import ApiKey
 
-__all__ = ["MIN_REAUTH_INTERVAL_MS", "SaslAuthenticator", "SaslSettings", "Step"]
+__all__ = ["MIN_REAUTH_INTERVAL_MS", "Gate", "SaslAuthenticator", "SaslSettings", "Step"]
 
 log = structlog.get_logger("broker.security.authenticator")
 #: Kafka's ``KafkaChannel.MIN_REAUTH_INTERVAL_ONE_SECOND_NANOS``: a re-authentication starts at most once a second.
 MIN_REAUTH_INTERVAL_MS = 1000
-_UNSUPPORTED_SASL_MECHANISM, _SASL_AUTHENTICATION_FAILED = 33, 58
+_UNSUPPORTED_SASL_MECHANISM, _ILLEGAL_SASL_STATE, _SASL_AUTHENTICATION_FAILED = 33, 34, 58
+#: Asked once a client is verified, with (listener, client id, mechanism, username): a reason refuses it.
+Gate = Callable[[str, str | None, str, str], str | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,8 +84,10 @@ class Step:
 class SaslAuthenticator:
     """One connection's SASL state; ``now_ms`` is the broker's monotonic clock (tests move it)."""
 
-    def __init__(self, settings: SaslSettings, peer: str, now_ms: Callable[[], int]) -> None:
+    def __init__(self, settings: SaslSettings, peer: str, now_ms: Callable[[], int], gate: Gate | None = None) -> None:
         self._settings = settings
+        self._gate = gate
+        self._client_id: str | None = None
         self._peer = peer
         self._now_ms = now_ms
         self._state = "HANDSHAKE_OR_VERSIONS_REQUEST"
@@ -94,8 +111,10 @@ class SaslAuthenticator:
         """After a SaslHandshake v0 the next frames are raw SASL tokens, not Kafka requests."""
         return self._state == "AUTHENTICATE" and not self._framed
 
-    def on_request(self, api_key: int, api_version: int, body: Any) -> Step | None:
-        """The authenticator's answer to a decoded request, or None to let the dispatcher serve it."""
+    def on_request(self, api_key: int, api_version: int, body: Any, client_id: str | None = None) -> Step | None:
+        """The authenticator's answer to a decoded request (``client_id`` from its header, for the gate), or None
+        to let the dispatcher serve it."""
+        self._client_id = client_id
         if self._state == "COMPLETE":
             if api_key == ApiKey.SASL_HANDSHAKE and self._may_reauthenticate():
                 self._begin_reauthentication()
@@ -108,7 +127,8 @@ class SaslAuthenticator:
             return self._failed(self._bad_mechanism, "")
         if self._state == "AUTHENTICATE":
             if api_key != ApiKey.SASL_AUTHENTICATE:
-                return self._illegal(f"Unexpected Kafka request of type {_name(api_key)} during SASL authentication.")
+                reason = f"Unexpected Kafka request of type {_name(api_key)} during SASL authentication."
+                return self._illegal(reason, _illegal_state_answer(api_key, api_version, body))
             return self._authenticate(api_version, body)
         if api_key == ApiKey.API_VERSIONS:
             if self._state != "HANDSHAKE_OR_VERSIONS_REQUEST":
@@ -177,6 +197,8 @@ class SaslAuthenticator:
             return self._illegal(str(failure))
         except SaslFailure as failure:
             message = client_message(failure, self._mechanism, self._reauthenticating)
+            if isinstance(failure, _Refused) and failure.client_message is not None:
+                message = failure.client_message
             return self._failed(str(failure), message)
         return Step(
             response=SaslAuthenticateResponse(error_code=0, auth_bytes=challenge, session_lifetime_ms=lifetime_ms)
@@ -185,6 +207,7 @@ class SaslAuthenticator:
     def _complete(self) -> int:
         """Finish an exchange: check the principal on re-authentication, start the session; its lifetime in ms."""
         assert self._server is not None
+        self._refuse_if_gated()
         principal = f"User:{self._server.authorization_id}"
         if self._reauthenticating and principal != self.principal:
             old_type, _, old_name = str(self.principal).partition(":")
@@ -207,6 +230,20 @@ class SaslAuthenticator:
         self._reauthenticating = False
         return lifetime_ms
 
+    def _refuse_if_gated(self) -> None:
+        """The gate's refusal, raised as the failure a wrong password is for this mechanism (PLAIN tells the client
+        "Invalid username or password", the others get Kafka's generic message); the reason goes to the log."""
+        assert self._server is not None
+        if self._gate is None:
+            return
+        user = self._server.authorization_id
+        reason = self._gate(self._settings.listener, self._client_id, self._mechanism, user)
+        if reason is None:
+            return
+        if self._mechanism == "PLAIN":
+            raise _Refused(reason, "Authentication failed: Invalid username or password")
+        raise _Refused(reason)
+
     def _expiring(self) -> bool:
         return self._settings.max_reauth_ms.get(self._mechanism, 0) > 0 or self._credential_expiry_ms() is not None
 
@@ -225,11 +262,11 @@ class SaslAuthenticator:
             candidates.append(expiry - self._settings.wall_ms())
         return max(0, min(candidates)) if candidates else 0
 
-    def _illegal(self, reason: str) -> Step:
-        """Kafka's ``IllegalSaslStateException``: the connection is closed without an answer."""
+    def _illegal(self, reason: str, answer: Any = None) -> Step:
+        """Kafka's ``IllegalSaslStateException``: the connection is closed, after ``answer`` when there is one."""
         self._state = "FAILED"
         log.warning("security.illegal_sasl_state", listener=self._settings.listener, peer=self._peer, reason=reason)
-        return Step(close=reason)
+        return Step(response=answer, close=reason)
 
     def _failed(self, reason: str, message: str) -> Step:
         """A failed exchange: SASL_AUTHENTICATION_FAILED with ``message`` (framed only), then close."""
@@ -250,8 +287,27 @@ class SaslAuthenticator:
         )
 
 
+class _Refused(SaslInvalidCredentials):
+    """The gate refused a verified client: logged with the gate's reason; the client sees Kafka's message for a
+    wrong password (``client_message``'s generic one, or PLAIN's own)."""
+
+    def __init__(self, reason: str, message: str | None = None) -> None:
+        super().__init__(reason)
+        self.client_message = message
+
+
 class _PrincipalChanged(SaslAuthenticationFailed):
     """Kafka's ``ensurePrincipalUnchanged`` failure (a ``SaslAuthenticationException``: the client sees it)."""
+
+
+def _illegal_state_answer(api_key: int, api_version: int, body: Any) -> Any:
+    """What Kafka's ``handleSaslToken`` sends a request that is not SaslAuthenticate after the handshake: the request's
+    own error response (``getErrorResponse``) with ILLEGAL_SASL_STATE, before closing; None for the few responses
+    with no place for an error (the connection is then closed without an answer)."""
+    try:
+        return error_response(api_key, api_version, body, _ILLEGAL_SASL_STATE)
+    except ValueError:
+        return None
 
 
 def _name(api_key: int) -> str:

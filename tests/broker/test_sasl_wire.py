@@ -27,7 +27,7 @@ from protocol.messages.alter_user_scram_credentials import (
     ScramCredentialUpsertion,
 )
 from protocol.messages.describe_user_scram_credentials import DescribeUserScramCredentialsRequest, UserName
-from protocol.messages.metadata import MetadataRequest
+from protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 from protocol.messages.sasl_authenticate import SaslAuthenticateRequest
 from protocol.messages.sasl_handshake import SaslHandshakeRequest
 from protocol.registry import ApiKey
@@ -150,10 +150,26 @@ async def test_a_request_before_the_handshake_closes_without_an_answer(broker: B
     assert await client.closed_or_reset()
 
 
-async def test_a_request_between_handshake_and_authenticate_closes(broker: Broker) -> None:
+@pytest.mark.parametrize("version", [0, 4, 12, 13])
+async def test_a_request_between_handshake_and_authenticate_gets_illegal_sasl_state_then_closes(
+    broker: Broker, version: int
+) -> None:
+    """Kafka's handleSaslToken: the request's own error response (Metadata: per topic) with ILLEGAL_SASL_STATE."""
     client = await sasl_client(broker)
     await client.call(ApiKey.SASL_HANDSHAKE, 1, SaslHandshakeRequest(mechanism="PLAIN"))
-    await send_only(client, ApiKey.METADATA, 12, MetadataRequest(topics=None))
+    answer = await client.call(ApiKey.METADATA, version, MetadataRequest(topics=[MetadataRequestTopic(name="t")]))
+    assert [(t.name, t.error_code, t.partitions) for t in answer.topics] == [("t", 34, [])]
+    assert (answer.brokers, answer.controller_id) == ([], -1)
+    assert await client.closed_or_reset()
+
+
+async def test_an_api_versions_between_handshake_and_authenticate_gets_illegal_sasl_state_then_closes(
+    broker: Broker,
+) -> None:
+    client = await sasl_client(broker)
+    await client.call(ApiKey.SASL_HANDSHAKE, 1, SaslHandshakeRequest(mechanism="PLAIN"))
+    answer = await client.call(ApiKey.API_VERSIONS, 3, NAMED_API_VERSIONS)
+    assert (answer.error_code, answer.api_keys) == (34, [])
     assert await client.closed_or_reset()
 
 

@@ -1,4 +1,5 @@
-"""One round trip per client library over a secured listener (SSL with mutual TLS, SASL_PLAINTEXT, SASL_SSL):
+"""One round trip per client library over a secured listener (SSL with mutual TLS, SASL_PLAINTEXT, SASL_SSL; SASL with
+PLAIN, SCRAM or OAUTHBEARER, the last with an unsecured JWS for the user, as Kafka's unsecured validator takes it):
 produce a first batch, a consumer of the group reads it all, commits and closes; produce a later batch; a new
 consumer of the same group resumes at the commit. `ClientSecurity` says how to connect, in each library's words.
 
@@ -9,16 +10,20 @@ second list is exactly the later batch. Consumers poll with a timeout until they
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka.abc import AbstractTokenProvider as AioTokenProvider
 from aiokafka.helpers import create_ssl_context
 from confluent_kafka import Consumer, Producer
 from kafka import KafkaConsumer, KafkaProducer
+from kafka.net.sasl.oauth import AbstractTokenProvider
 
 from tests.e2e.kafkajs_client import JS, node
 from tests.support.broker_process import wait_until, wait_until_async
@@ -26,6 +31,36 @@ from toolkit.certs import CertFiles
 
 WAIT_S = 30.0
 Batches = tuple[list[str], list[str]]
+#: How long the clients' unsecured OAUTHBEARER tokens last (the SASL session lasts as long on both brokers).
+TOKEN_LIFETIME_S = 3600
+
+
+def unsecured_token(subject: str) -> str:
+    """An unsecured JWS (`"alg":"none"`, empty signature) naming `subject`, as Kafka's OAuthBearerUnsecuredLoginCallback
+    makes them: what a client without a token endpoint sends to a broker running the unsecured validator."""
+
+    def part(value: dict[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
+
+    now = int(time.time())
+    return f"{part({'alg': 'none'})}.{part({'sub': subject, 'iat': now, 'exp': now + TOKEN_LIFETIME_S})}."
+
+
+class KafkaPythonToken(AbstractTokenProvider):  # type: ignore[misc]
+    def __init__(self, token: str) -> None:
+        super().__init__()
+        self._token = token
+
+    def token(self) -> str:
+        return self._token
+
+
+class AiokafkaToken(AioTokenProvider):
+    def __init__(self, token: str) -> None:
+        self._token = token
+
+    async def token(self) -> str:
+        return self._token
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +85,10 @@ class ClientSecurity:
             settings["ssl_cafile"] = str(self.files.ca)
             if self.client_certificate:
                 settings |= {"ssl_certfile": str(self.files.client_cert), "ssl_keyfile": str(self.files.client_key)}
-        if self.mechanism is not None:
+        if self.mechanism == "OAUTHBEARER":
+            token = KafkaPythonToken(unsecured_token(self.username))
+            settings |= {"sasl_mechanism": self.mechanism, "sasl_oauth_token_provider": token}
+        elif self.mechanism is not None:
             settings |= {
                 "sasl_mechanism": self.mechanism, "sasl_plain_username": self.username,
                 "sasl_plain_password": self.password,
@@ -66,6 +104,8 @@ class ClientSecurity:
                 (str(self.files.client_cert), str(self.files.client_key)) if self.client_certificate else (None, None)
             )
             settings["ssl_context"] = create_ssl_context(cafile=str(self.files.ca), certfile=cert[0], keyfile=cert[1])
+        if self.mechanism == "OAUTHBEARER":
+            settings["sasl_oauth_token_provider"] = AiokafkaToken(unsecured_token(self.username))
         return settings
 
     def confluent(self) -> dict[str, Any]:
@@ -77,7 +117,13 @@ class ClientSecurity:
                     "ssl.certificate.location": str(self.files.client_cert),
                     "ssl.key.location": str(self.files.client_key),
                 }
-        if self.mechanism is not None:
+        if self.mechanism == "OAUTHBEARER":  # librdkafka makes the unsecured JWS itself
+            settings |= {
+                "sasl.mechanism": self.mechanism,
+                "enable.sasl.oauthbearer.unsecure.jwt": True,
+                "sasl.oauthbearer.config": f"principal={self.username}",
+            }
+        elif self.mechanism is not None:
             settings |= {
                 "sasl.mechanism": self.mechanism,
                 "sasl.username": self.username,
@@ -86,13 +132,16 @@ class ClientSecurity:
         return settings
 
     def kafkajs(self) -> dict[str, Any]:
-        """What tests/e2e/js/secure_roundtrip.js reads: file paths (it loads them) and kafkajs's `sasl` object."""
+        """What tests/e2e/js/secure_roundtrip.js reads: file paths (it loads them) and kafkajs's `sasl` object (for
+        OAUTHBEARER, the token its `oauthBearerProvider` hands out, which the script makes)."""
         settings: dict[str, Any] = {}
         if self._tls and self.files is not None:
             settings["ssl"] = {"ca": str(self.files.ca)}
             if self.client_certificate:
                 settings["ssl"] |= {"cert": str(self.files.client_cert), "key": str(self.files.client_key)}
-        if self.mechanism is not None:
+        if self.mechanism == "OAUTHBEARER":
+            settings["sasl"] = {"mechanism": "oauthbearer", "token": unsecured_token(self.username)}
+        elif self.mechanism is not None:
             settings["sasl"] = {
                 "mechanism": self.mechanism.lower(),
                 "username": self.username,

@@ -1,12 +1,14 @@
 """kafka-python, aiokafka, confluent-kafka and kafkajs over SASL: SASL_PLAINTEXT with PLAIN (users in the listener's
 JAAS config) and SASL_SSL with SCRAM-SHA-512 (a user seeded before the first start: `group-broker scram add` here,
-`kafka-storage format --add-scram` for Kafka). Each client produces, consumes in a group, commits, and a new consumer
-resumes at the commit; a wrong password fails fast with the client's own authentication error. One broker serves
-both listeners for the whole module; the same Kafka settings serve group-broker and, with `--e2e-broker=kafka`,
-Apache Kafka 4.4."""
+`kafka-storage format --add-scram` for Kafka), and OAUTHBEARER with each client's unsecured tokens. Each client
+produces, consumes in a group, commits, and a new consumer resumes at the commit; a wrong password fails fast with the
+client's own authentication error; a raw request between SaslHandshake and SaslAuthenticate gets ILLEGAL_SASL_STATE.
+One broker serves all the listeners for the whole module; the same Kafka settings serve group-broker and, with
+`--e2e-broker=kafka`, Apache Kafka 4.4."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import socket
 import time
@@ -17,6 +19,10 @@ from typing import Any
 import pytest
 
 from cli.main import main as cli_main
+from protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
+from protocol.messages.sasl_handshake import SaslHandshakeRequest
+from protocol.registry import ApiKey
+from tests.broker.wire import WireClient
 from tests.e2e.scenario import unique
 from tests.e2e.secure_roundtrips import SYNC_CLIENTS, WAIT_S, ClientSecurity, aiokafka
 from tests.e2e.targets import CONSUMER_PROTOCOL_SETTINGS
@@ -30,7 +36,15 @@ USER, PASSWORD = "alice", "alice-secret"
 PLAIN_JAAS = f'org.apache.kafka.common.security.plain.PlainLoginModule required user_{USER}="{PASSWORD}";'
 SCRAM_JAAS = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
 SCRAM_USER = f"SCRAM-SHA-512=[name={USER},password={PASSWORD}]"
-LISTENERS = {"SASL_PLAINTEXT": "SASL_PLAINTEXT", "SASL_SSL": "SASL_SSL", "REAUTH": "SASL_PLAINTEXT"}
+OAUTH_JAAS = (
+    "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub=admin;"
+)
+LISTENERS = {
+    "SASL_PLAINTEXT": "SASL_PLAINTEXT",
+    "SASL_SSL": "SASL_SSL",
+    "REAUTH": "SASL_PLAINTEXT",
+    "OAUTH": "SASL_PLAINTEXT",
+}
 #: The REAUTH listener's session lifetime (KIP-368): clients re-authenticate on the same connection before it ends.
 REAUTH_MS = 1500
 #: A wrong password must fail well within this (the clients retry other errors for much longer).
@@ -49,6 +63,9 @@ def sasl_settings(tls: TlsFiles, directory: Path) -> dict[str, str]:
         "listener.name.reauth.sasl.enabled.mechanisms": "PLAIN",
         "listener.name.reauth.plain.sasl.jaas.config": PLAIN_JAAS,
         "listener.name.reauth.plain.connections.max.reauth.ms": str(REAUTH_MS),
+        # OAUTHBEARER with Kafka's unsecured validator (its default without a JWKS endpoint): development tokens
+        "listener.name.oauth.sasl.enabled.mechanisms": "OAUTHBEARER",
+        "listener.name.oauth.oauthbearer.sasl.jaas.config": OAUTH_JAAS,
         "listener.name.sasl_ssl.ssl.keystore.type": "PEM",
         "listener.name.sasl_ssl.ssl.keystore.location": str(keystore),
     }
@@ -242,3 +259,43 @@ def expected_message(mode: str) -> str:
     if mode == "PLAIN":
         return "Authentication failed: Invalid username or password"
     return "Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512"
+
+
+async def test_a_request_between_handshake_and_authenticate_is_answered_illegal_sasl_state_then_closed(
+    endpoints: dict[str, str],
+) -> None:
+    """Kafka's handleSaslToken answers such a request with its own error response (getErrorResponse: Metadata per
+    topic) carrying ILLEGAL_SASL_STATE, then closes; raw protocol, the same answer from both brokers."""
+    port = int(endpoints["SASL_PLAINTEXT"].rsplit(":", 1)[1])
+    client = await WireClient.connect(port)
+    try:
+        handshake = await client.call(ApiKey.SASL_HANDSHAKE, 1, SaslHandshakeRequest(mechanism="PLAIN"))
+        assert (handshake.error_code, handshake.mechanisms) == (0, ["PLAIN"])
+        topics = [MetadataRequestTopic(name="between")]
+        answer = await client.call(ApiKey.METADATA, 12, MetadataRequest(topics=topics))
+        assert [(t.name, t.error_code, t.is_internal, t.partitions) for t in answer.topics] == [
+            ("between", 34, False, [])
+        ]
+        assert (answer.brokers, answer.controller_id, answer.cluster_id) == ([], -1, None)
+        assert await client.closed_or_reset()
+    finally:
+        await client.close()
+
+
+@pytest.mark.parametrize("client", [*sorted(SYNC_CLIENTS), "aiokafka"])
+async def test_oauthbearer_with_unsecured_tokens_produce_consume_commit_and_resume(
+    client: str, endpoints: dict[str, str]
+) -> None:
+    """Each client's own support for Kafka's unsecured tokens (librdkafka's `sasl.oauthbearer.config`, a token
+    provider handing out an unsecured JWS in the others) against the unsecured validator."""
+    first, later = batches(f"oauth-{client}")
+    topic, group = unique(f"oauth-{client}"), unique(f"oauth-{client}-group")
+    user = ClientSecurity("SASL_PLAINTEXT", mechanism="OAUTHBEARER", username=USER)
+    if client == "aiokafka":
+        read, resumed = await aiokafka(endpoints["OAUTH"], user, topic, group, first, later)
+    else:
+        read, resumed = await asyncio.to_thread(
+            SYNC_CLIENTS[client], endpoints["OAUTH"], user, topic, group, first, later
+        )
+    assert sorted(read) == sorted(first)
+    assert sorted(resumed) == sorted(later)

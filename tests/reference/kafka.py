@@ -31,6 +31,8 @@ from tests.broker.wire import WireClient
 SERVER = Path(__file__).resolve().parent / "server"
 LIB = SERVER / "target" / "lib"
 NODE_ID = 1  # group-broker's default node.id, so node ids need no normalising
+#: How long a readiness probe waits for its connection to close gracefully before aborting it.
+PROBE_CLOSE_S = 2.0
 JVM_OPTIONS = ("-Xms256m", "-Xmx768m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true")
 
 
@@ -194,7 +196,7 @@ class ReferenceKafka:
             except (OSError, asyncio.IncompleteReadError) as exc:
                 last = str(exc)
             finally:
-                await client.close()
+                await close_probe(client)
         raise RuntimeError(f"the reference Kafka broker was not ready in {timeout_s:g}s ({last}):\n{self.log_tail()}")
 
     def _one_group_per_partition(self) -> list[str]:
@@ -220,6 +222,22 @@ class ReferenceKafka:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait(10)
+
+
+async def close_probe(client: WireClient, timeout_s: float = PROBE_CLOSE_S) -> None:
+    """Close a readiness probe's connection without ever failing the probe, and leave no transport behind.
+
+    A broker still starting may reset the connection (or end its TLS session) under the probe: the graceful close
+    then raises that reset (`wait_closed`), which escaped the retry loop and failed the start at the first such
+    connection. Over TLS the graceful close also waits for the broker's close_notify (up to asyncio's 30 s
+    ssl_shutdown_timeout). Either way the transport is aborted instead, so nothing is left for the garbage
+    collector to find unclosed."""
+    writer = client.writer
+    writer.close()
+    try:
+        await asyncio.wait_for(writer.wait_closed(), timeout_s)
+    except (TimeoutError, OSError):
+        writer.transport.abort()
 
 
 def _base64_uuid(value: uuid.UUID) -> str:

@@ -8,7 +8,9 @@ import base64
 import json
 from functools import partial
 
-from broker.security.authenticator import SaslAuthenticator, SaslSettings
+from structlog.testing import capture_logs
+
+from broker.security.authenticator import Gate, SaslAuthenticator, SaslSettings
 from broker.security.oauthbearer import OAuthBearerServer, UnsecuredValidator
 from broker.security.plain import PlainServer
 from broker.security.sasl import SaslServer
@@ -34,7 +36,7 @@ def token_message(expires_in_s: int) -> bytes:
     return f"n,,\x01auth=Bearer {token}\x01\x01".encode()
 
 
-def authenticator(clock: Clock, max_reauth_ms: int = 0) -> SaslAuthenticator:
+def authenticator(clock: Clock, max_reauth_ms: int = 0, gate: Gate | None = None) -> SaslAuthenticator:
     servers: dict[str, partial[SaslServer]] = {
         "PLAIN": partial(PlainServer, lambda user, password: (user, password) == ("alice", "pw")),
         "OAUTHBEARER": partial(OAuthBearerServer, UnsecuredValidator(), lambda: clock.wall),
@@ -46,7 +48,7 @@ def authenticator(clock: Clock, max_reauth_ms: int = 0) -> SaslAuthenticator:
         max_reauth_ms={"PLAIN": max_reauth_ms, "OAUTHBEARER": max_reauth_ms},
         wall_ms=lambda: clock.wall,
     )
-    return SaslAuthenticator(settings, "127.0.0.1:1", lambda: clock.mono)
+    return SaslAuthenticator(settings, "127.0.0.1:1", lambda: clock.mono, gate)
 
 
 def login(auth: SaslAuthenticator, mechanism: str, message: bytes, version: int = 2) -> int:
@@ -90,3 +92,53 @@ def test_only_api_versions_and_sasl_before_authentication() -> None:
     step = auth.on_request(ApiKey.FIND_COORDINATOR, 4, None)
     assert step is not None and step.response is None
     assert step.close == "Unexpected Kafka request of type FIND_COORDINATOR during SASL handshake."
+
+
+class RecordingGate:
+    """Refuses the first `refusals` verified clients, remembering what it was asked."""
+
+    def __init__(self, refusals: int) -> None:
+        self.refusals = refusals
+        self.asked: list[tuple[str, str | None, str, str]] = []
+
+    def __call__(self, listener: str, client_id: str | None, mechanism: str, username: str) -> str | None:
+        self.asked.append((listener, client_id, mechanism, username))
+        self.refusals -= 1
+        return "injected" if self.refusals >= 0 else None
+
+
+def authenticate(auth: SaslAuthenticator, mechanism: str, message: bytes) -> tuple[int, str | None, str | None]:
+    """Handshake then one SaslAuthenticate v2 from client `app`: (error code, error message, close reason)."""
+    auth.on_request(ApiKey.SASL_HANDSHAKE, 1, SaslHandshakeRequest(mechanism=mechanism), "app")
+    step = auth.on_request(ApiKey.SASL_AUTHENTICATE, 2, SaslAuthenticateRequest(auth_bytes=message), "app")
+    assert step is not None and step.response is not None
+    return step.response.error_code, step.response.error_message, step.close
+
+
+def test_a_gate_refusal_of_a_verified_plain_client_is_a_wrong_password_logged_once() -> None:
+    gate = RecordingGate(refusals=1)
+    with capture_logs() as logs:
+        refused = authenticate(authenticator(Clock(), gate=gate), "PLAIN", b"\0alice\0pw")
+    assert refused == (58, "Authentication failed: Invalid username or password", "SASL authentication failed")
+    assert gate.asked == [("SASL", "app", "PLAIN", "alice")]
+    [line] = [e for e in logs if e["log_level"] == "warning"]
+    assert (line["event"], line["reason"], line["principal"]) == (
+        "security.authentication_failed",
+        "injected",
+        "User:alice",
+    )
+    code, _, close = authenticate(authenticator(Clock(), gate=gate), "PLAIN", b"\0alice\0pw")
+    assert (code, close) == (0, None)  # the rule is used up
+
+
+def test_a_wrong_password_never_reaches_the_gate() -> None:
+    gate = RecordingGate(refusals=1)
+    code, _, close = authenticate(authenticator(Clock(), gate=gate), "PLAIN", b"\0alice\0wrong")
+    assert (code, close, gate.asked) == (58, "SASL authentication failed", [])
+
+
+def test_a_gate_refusal_of_other_mechanisms_gets_kafkas_generic_message() -> None:
+    gate = RecordingGate(refusals=1)
+    refused = authenticate(authenticator(Clock(), gate=gate), "OAUTHBEARER", token_message(expires_in_s=30))
+    message = "Authentication failed during authentication due to invalid credentials with SASL mechanism OAUTHBEARER"
+    assert refused == (58, message, "SASL authentication failed")

@@ -1,6 +1,7 @@
 """The pytest fixture secured with `group_broker_security`: each client family connects with the settings the handle
-hands out (`group_broker.client_settings`), and the recorder, the timeline and the logs say which principal and
-listener each request came from (`User:CN=client` on mutual TLS)."""
+hands out (`group_broker.client_settings`) over TLS, mutual TLS and SASL (PLAIN, SCRAM-SHA-256/512, with and without
+TLS), and the recorder, the timeline and the logs say which principal and listener each request came from
+(`User:CN=client` on mutual TLS, `User:alice` once SASL authenticated the connection)."""
 
 from __future__ import annotations
 
@@ -19,31 +20,40 @@ from kafka import KafkaConsumer, KafkaProducer
 from structlog.testing import capture_logs
 
 from protocol.messages.api_versions import ApiVersionsRequest
+from protocol.messages.metadata import MetadataRequest
+from protocol.messages.sasl_authenticate import SaslAuthenticateRequest
+from protocol.messages.sasl_handshake import SaslHandshakeRequest
 from protocol.registry import ApiKey
 from tests.broker.wire import WireClient
 from tests.e2e.kafkajs_client import node
 from tests.support.broker_process import wait_until, wait_until_async
-from toolkit.embedded import EmbeddedBroker
 from toolkit.pytest_plugin import GroupBrokerHandle
-from toolkit.security import ClientSettings, SaslNotServedError, Security, secure
+from toolkit.security import ClientSettings, Security, secure
 from toolkit.timeline.html import render_html
 from toolkit.timeline.text import render_text
 
 ROOT_JS = Path(__file__).resolve().parent / "js"
 MUTUAL = "User:CN=client"
+ALICE = "User:alice"
 WAIT_S = 30.0
 
 
 def principals(broker: GroupBrokerHandle, client_id: str) -> set[tuple[str, str]]:
-    return {(e.principal, e.listener) for e in broker.requests(client_id=client_id)}
+    """Who sent the client's requests; ApiVersions aside, which a SASL client sends before it authenticates (still
+    User:ANONYMOUS then, as in Kafka)."""
+    return {(e.principal, e.listener) for e in broker.requests(client_id=client_id) if e.api != "API_VERSIONS"}
 
 
-@pytest.mark.parametrize(("group_broker_security", "principal"), [("SSL", "User:ANONYMOUS"), ("mTLS", MUTUAL)])
-def test_kafka_python_produces_and_consumes_in_a_group_over_tls(
-    group_broker: GroupBrokerHandle, principal: str
+@pytest.mark.parametrize(
+    ("group_broker_security", "principal"),
+    [("SSL", "User:ANONYMOUS"), ("mTLS", MUTUAL), ("SASL_PLAINTEXT", ALICE), ("SASL_SSL", ALICE)],
+)
+def test_kafka_python_produces_and_consumes_in_a_group_over_a_secured_listener(
+    group_broker: GroupBrokerHandle, principal: str, group_broker_security: str
 ) -> None:
     settings = group_broker.client_settings
-    assert settings.protocol == "SSL" and settings.principal == principal
+    listener = settings.protocol
+    assert listener == group_broker_security.replace("mTLS", "SSL") and settings.principal == principal
     tls = settings.kafka_python()
     producer = KafkaProducer(bootstrap_servers=group_broker.bootstrap_servers, client_id="kp-producer", **tls)
     producer.send("kp-tls", b"over-tls").get(WAIT_S)
@@ -62,14 +72,17 @@ def test_kafka_python_produces_and_consumes_in_a_group_over_tls(
     consumer.commit()
     consumer.close()
     assert read == [b"over-tls"]
-    assert principals(group_broker, "kp-producer") == {(principal, "SSL")}
-    assert principals(group_broker, "kp-consumer") == {(principal, "SSL")}
+    assert principals(group_broker, "kp-producer") == {(principal, listener)}
+    assert principals(group_broker, "kp-consumer") == {(principal, listener)}
     assert group_broker.requests(api="OffsetCommit", principal=principal)
 
 
-@pytest.mark.parametrize("group_broker_security", ["mTLS"])
-async def test_aiokafka_over_mutual_tls_and_the_timeline_names_the_principal(group_broker: GroupBrokerHandle) -> None:
-    tls = group_broker.client_settings.aiokafka()
+@pytest.mark.parametrize("group_broker_security", ["mTLS", "SASL_PLAINTEXT"])
+async def test_aiokafka_over_a_secured_listener_and_the_timeline_names_the_principal(
+    group_broker: GroupBrokerHandle,
+) -> None:
+    settings = group_broker.client_settings
+    tls = settings.aiokafka()
     admin = AIOKafkaAdminClient(bootstrap_servers=group_broker.bootstrap_servers, **tls)
     await admin.start()
     await admin.create_topics([NewTopic("aio-tls", 1, 1)])
@@ -98,13 +111,14 @@ async def test_aiokafka_over_mutual_tls_and_the_timeline_names_the_principal(gro
     view = group_broker.group_timeline("aio-tls-group")
     assert view is not None
     requests = [e for e in view["events"] if e["kind"] in ("JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup")]
-    assert requests and {(e["principal"], e["listener"]) for e in requests} == {(MUTUAL, "SSL")}
-    assert "principal=User:CN=client listener=SSL" in render_text(view)
-    assert "principal=User:CN=client listener=SSL" in render_html(view, None)
+    assert requests and {(e["principal"], e["listener"]) for e in requests} == {(settings.principal, settings.protocol)}
+    assert f"principal={settings.principal} listener={settings.protocol}" in render_text(view)
+    assert f"principal={settings.principal} listener={settings.protocol}" in render_html(view, None)
 
 
-@pytest.mark.parametrize("group_broker_security", ["mTLS"])
-def test_confluent_kafka_over_mutual_tls(group_broker: GroupBrokerHandle) -> None:
+@pytest.mark.parametrize("group_broker_security", ["mTLS", "SASL_SSL:SCRAM-SHA-256"])
+def test_confluent_kafka_over_a_secured_listener(group_broker: GroupBrokerHandle) -> None:
+    settings = group_broker.client_settings
     config = {"bootstrap.servers": group_broker.bootstrap_servers, **group_broker.client_settings.confluent()}
     producer = Producer({**config, "client.id": "ck-producer"})
     producer.produce("ck-tls", b"over-tls")
@@ -123,19 +137,20 @@ def test_confluent_kafka_over_mutual_tls(group_broker: GroupBrokerHandle) -> Non
     wait_until(lambda: bool(read), WAIT_S, what="confluent-kafka to read over mutual TLS", step=poll)
     consumer.close()
     assert read == [b"over-tls"]
-    assert principals(group_broker, "ck-producer") == {(MUTUAL, "SSL")}
-    assert group_broker.requests(api="JoinGroup", client_id="ck-consumer", principal=MUTUAL)
+    assert principals(group_broker, "ck-producer") == {(settings.principal, settings.protocol)}
+    assert group_broker.requests(api="JoinGroup", client_id="ck-consumer", principal=settings.principal)
 
 
-@pytest.mark.parametrize("group_broker_security", ["mTLS"])
-def test_kafkajs_over_mutual_tls(group_broker: GroupBrokerHandle) -> None:
-    settings = json.dumps(group_broker.client_settings.kafkajs())
+@pytest.mark.parametrize("group_broker_security", ["mTLS", "SASL_SSL"])
+def test_kafkajs_over_a_secured_listener(group_broker: GroupBrokerHandle) -> None:
+    client = group_broker.client_settings
+    settings = json.dumps(client.kafkajs())
     args = [node(), str(ROOT_JS / "client_settings_test.js"), group_broker.bootstrap_servers, "js-tls", "js-group"]
     done = subprocess.run([*args, settings], capture_output=True, text=True, timeout=120, check=False)
     lines = done.stdout.strip().splitlines()
     assert done.returncode == 0 and lines, f"kafkajs failed ({done.returncode}): {done.stdout}\n{done.stderr[-3000:]}"
     assert json.loads(lines[-1]) == {"read": "over-tls"}
-    assert principals(group_broker, "kafkajs-settings") == {(MUTUAL, "SSL")}
+    assert principals(group_broker, "kafkajs-settings") == {(client.principal, client.protocol)}
 
 
 @pytest.mark.parametrize("group_broker_security", ["mTLS"])
@@ -164,7 +179,9 @@ async def test_plaintext_is_the_default_and_its_requests_are_anonymous(group_bro
     client = await WireClient.connect(int(group_broker.bootstrap_servers.rsplit(":", 1)[1]))
     await client.call(ApiKey.API_VERSIONS, 3, ApiVersionsRequest(client_software_name="t", client_software_version="1"))
     await client.close()
-    assert principals(group_broker, "wire-test") == {("User:ANONYMOUS", "PLAINTEXT")}
+    assert {(e.principal, e.listener) for e in group_broker.requests(client_id="wire-test")} == {
+        ("User:ANONYMOUS", "PLAINTEXT")
+    }
 
 
 def test_security_specs_and_client_settings(tmp_path: Path) -> None:
@@ -185,7 +202,62 @@ def test_security_specs_and_client_settings(tmp_path: Path) -> None:
     assert tls["ca"][0].startswith("-----BEGIN CERTIFICATE-----") and "PRIVATE KEY" in tls["key"]
 
 
-@pytest.mark.parametrize("protocol", ["SASL_PLAINTEXT", "SASL_SSL"])
-def test_sasl_is_refused_clearly_until_the_broker_serves_it(protocol: str) -> None:
-    with pytest.raises(SaslNotServedError, match=f"security protocol {protocol} is not served yet"):
-        EmbeddedBroker(security=protocol)
+def test_sasl_specs_and_their_broker_and_client_settings(tmp_path: Path) -> None:
+    assert Security.of("SASL_PLAINTEXT").mechanism == "PLAIN" and Security.of("sasl_ssl").mechanism == "SCRAM-SHA-512"
+    assert Security.of("SASL_SSL:scram-sha-256") == Security("SASL_SSL", mechanism="SCRAM-SHA-256")
+    assert Security.of("SASL_SSL:SCRAM-SHA-256").scram_spec == "SCRAM-SHA-256=[name=alice,password=alice-secret]"
+    assert Security.of("SASL_PLAINTEXT").scram_spec is None
+    with pytest.raises(ValueError, match="the fixture makes users for PLAIN, SCRAM-SHA-256, SCRAM-SHA-512"):
+        Security.of("SASL_PLAINTEXT:GSSAPI")
+    with pytest.raises(ValueError, match="needs SASL_PLAINTEXT or SASL_SSL"):
+        Security("SSL", mechanism="PLAIN")
+    broker, client = secure(Security("SASL_PLAINTEXT", username="bob", password="pw"), tmp_path)
+    assert broker == {
+        "listeners": "SASL_PLAINTEXT://127.0.0.1:0",
+        "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN",
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config": (
+            'org.apache.kafka.common.security.plain.PlainLoginModule required user_bob="pw";'
+        ),
+    }
+    assert client.principal == "User:bob"
+    assert client.confluent() == {
+        "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.username": "bob", "sasl.password": "pw",
+    }  # fmt: skip
+    assert client.kafkajs() == {"sasl": {"mechanism": "plain", "username": "bob", "password": "pw"}}
+    broker, client = secure("SASL_SSL", tmp_path)
+    assert broker["listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config"] == (
+        "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+    )
+    assert client.kafka_python()["sasl_mechanism"] == "SCRAM-SHA-512" and client.ssl_context() is not None
+
+
+@pytest.mark.parametrize("group_broker_security", ["SASL_PLAINTEXT"])
+@pytest.mark.parametrize("group_broker_config", [{"listener.name.sasl_plaintext.connections.max.reauth.ms": "60000"}])
+async def test_once_sasl_authenticated_a_connections_log_lines_and_requests_name_the_user(
+    group_broker: GroupBrokerHandle,
+) -> None:
+    """After the login and after a KIP-368 re-authentication on the same connection."""
+    client = await WireClient.connect(int(group_broker.bootstrap_servers.rsplit(":", 1)[1]))
+
+    async def login() -> None:
+        await client.call(ApiKey.SASL_HANDSHAKE, 1, SaslHandshakeRequest(mechanism="PLAIN"))
+        auth = SaslAuthenticateRequest(auth_bytes=b"\0alice\0alice-secret")
+        assert (await client.call(ApiKey.SASL_AUTHENTICATE, 2, auth)).error_code == 0
+        await client.call(ApiKey.METADATA, 12, MetadataRequest(topics=[]))
+
+    group_broker.freeze_time()
+    with capture_logs(processors=[structlog.contextvars.merge_contextvars]) as logs:
+        await login()
+        group_broker.advance(1000)  # Kafka starts a re-authentication at most once a second
+        await login()
+        client.writer.write(b"\xff\xff\xff\xff")  # a negative frame size: the broker closes, saying why
+        assert await client.closed_or_reset()
+
+        def closed() -> list[dict[str, Any]]:
+            return [e for e in logs if e["event"] == "connection.closed_on_bad_request"]
+
+        await wait_until_async(lambda: bool(closed()), WAIT_S, what="the connection's closing line")
+    events = [e["event"] for e in logs if e["event"].startswith("security.")]
+    assert events == ["security.authenticated", "security.reauthenticated"]
+    assert (closed()[0]["principal"], closed()[0]["listener"]) == (ALICE, "SASL_PLAINTEXT")
+    assert [e.api for e in group_broker.requests(principal=ALICE)] == ["METADATA", "METADATA"]

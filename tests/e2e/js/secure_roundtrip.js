@@ -3,7 +3,8 @@
 // leaves; produce LATER more, a new consumer of the same group resumes at the commit. Prints one JSON line:
 // {"first": [...values], "resumed": [...values]} (or {"error": ...}).
 // args: bootstrap topic group security first later
-// security: JSON {"ssl": {"ca": file, "cert": file, "key": file} (optional), "sasl": kafkajs's sasl object (optional)}
+// security: JSON {"ssl": {"ca": file, "cert": file, "key": file} (optional), "sasl": kafkajs's sasl object (optional;
+// {"mechanism": "oauthbearer", "token": jws} becomes an oauthBearerProvider handing out that token)}
 const fs = require('fs')
 const { Kafka, Partitioners, logLevel } = require('kafkajs')
 
@@ -17,7 +18,9 @@ const kafka = new Kafka({
   clientId: 'secure-roundtrip',
   brokers: bootstrap.split(','),
   ssl,
-  sasl: security.sasl,
+  sasl: security.sasl && security.sasl.mechanism === 'oauthbearer'
+    ? { mechanism: 'oauthbearer', oauthBearerProvider: async () => ({ value: security.sasl.token }) }
+    : security.sasl,
   logLevel: logLevel.WARN,
   logCreator: () => ({ label, log }) => process.stderr.write(`${label} ${JSON.stringify(log)}\n`),
   retry: { initialRetryTime: 100, maxRetryTime: 1000, retries: 20 },
