@@ -11,9 +11,7 @@ import pytest
 
 from tests.e2e.scenario import unique
 from tests.e2e.secure_roundtrips import SYNC_CLIENTS, ClientSecurity, aiokafka
-from tests.e2e.targets import CONSUMER_PROTOCOL_SETTINGS
-from tests.reference.kafka import ReferenceKafka, unavailable_reason
-from tests.support.broker_process import running_broker
+from tests.e2e.targets import CONSUMER_PROTOCOL_SETTINGS, bootstrap_with
 from tests.support.tls import TlsFiles
 
 pytestmark = pytest.mark.integration
@@ -38,19 +36,8 @@ def ssl_bootstrap(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, tls: TlsFiles
 ) -> Iterator[str]:
     settings = ssl_settings(tls, tmp_path_factory.mktemp("keystore"))
-    if request.config.getoption("--e2e-broker") == "kafka":
-        reason = unavailable_reason()
-        if reason is not None:
-            pytest.fail(f"--e2e-broker=kafka: {reason}", pytrace=False)
-        kafka = ReferenceKafka(tmp_path_factory.mktemp("reference-kafka"), settings, tls.client_context())
-        kafka.start()
-        try:
-            yield kafka.bootstrap
-        finally:
-            kafka.stop()
-        return
-    with running_broker(tmp_path_factory.mktemp("broker-data"), settings) as broker:
-        yield broker.bootstrap
+    with bootstrap_with(request, tmp_path_factory, settings, tls.client_context()) as bootstrap:
+        yield bootstrap
 
 
 def mutual_tls(tls: TlsFiles) -> ClientSecurity:
