@@ -138,3 +138,18 @@ def test_profiling_runs_our_broker_under_cprofile_one_file_per_row(tmp_path: Pat
 def test_every_row_of_the_issue_has_a_measurement() -> None:
     names = {make.__name__ for make in bench_targets.ROWS}
     assert names == {"startup_row", "heartbeat_rows", "throughput_rows", "formation_rows", "commit_row", "memory_row"}
+
+
+def test_a_profile_prints_as_top_tables_with_short_paths(tmp_path: Path) -> None:
+    import cProfile
+
+    from bench import profiles
+
+    profiler = cProfile.Profile()
+    profiler.runcall(split_partitions, 16, 4)
+    profiler.dump_stats(tmp_path / "row.prof")
+    shown = profiles.render(tmp_path / "row.prof", 5)
+    assert shown.startswith("### row (")
+    assert "by cumulative time:" in shown and "by self time:" in shown
+    assert "`bench/bench_broker.py:" in shown  # repository paths are relative to the root
+    assert profiles.short("~", 0, "<built-in method len>") == "<built-in method len>"
