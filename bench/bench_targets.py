@@ -504,7 +504,7 @@ ROWS: tuple[Callable[[Context], Row | list[Row]], ...] = (
 
 def table(rows: Sequence[Row], cols: Sequence[Peer]) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
     """The header and rows of the targets table: a column per peer, ours/mock, the target with its verdict."""
-    ratios = tuple(p.name for p in cols if p.name != "ours") or ("mock",)
+    ratios = tuple(p.name for p in cols if p.name != "ours")
     return comparison_table([row.measure() for row in rows], cols, ratios=ratios, with_target=True)
 
 
