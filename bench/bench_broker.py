@@ -75,10 +75,10 @@ from bench.wire_load import (
     ServerProcess,
     api_versions_roundtrip,
     checked_error,
-    cpu_seconds,
     create_topic,
     open_connections,
     print_table,
+    pump_window,
     raise_fd_limit,
     request_frame,
     run_async,
@@ -341,25 +341,10 @@ async def _heartbeat_windows(server: Broker, make_group: GroupFactory) -> list[H
         await asyncio.wait_for(group.form(), 120)
         await group.steady()
         frames = group.heartbeat_frames(HB_FIRST_CORRELATION_ID)
-        pid = server.pid
+        checks = [_heartbeat_ok(HB_FIRST_CORRELATION_ID + i, group.heartbeat_error_at) for i in range(len(connections))]
         for _ in range(HB_WINDOWS):
-            server_cpu, client_cpu = cpu_seconds(pid), cpu_seconds()
-            started = time.perf_counter()
-            stop_at = started + HB_WINDOW_S
-            pumps = [
-                conn.pump([frame], _heartbeat_ok(HB_FIRST_CORRELATION_ID + i, group.heartbeat_error_at), stop_at)
-                for i, (conn, frame) in enumerate(zip(connections, frames, strict=True))
-            ]
-            await asyncio.gather(*(pump.done for pump in pumps))
-            elapsed = time.perf_counter() - started
-            results.append(
-                HeartbeatResult(
-                    rate=sum(p.count for p in pumps) / elapsed,
-                    failures=sum(p.failures for p in pumps),
-                    server_cpu=(cpu_seconds(pid) - server_cpu) / elapsed,
-                    client_cpu=(cpu_seconds() - client_cpu) / elapsed,
-                )
-            )
+            window = await pump_window(connections, [[frame] for frame in frames], checks, HB_WINDOW_S, server.pid)
+            results.append(HeartbeatResult(window.rate, window.failures, window.server_cpu or 0.0, window.client_cpu))
         await group.leave()
     finally:
         for connection in connections:

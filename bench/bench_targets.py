@@ -35,6 +35,7 @@ import asyncio
 import dataclasses
 import math
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -55,7 +56,7 @@ from bench.bench_broker import (
 from bench.bench_fetch_memory import _status_kb
 from bench.bench_offsets import CommitWindow, _commit_windows
 from bench.group_protocols import CLASSIC
-from bench.heartbeat_load import HeartbeatPlan, Member, Window, run_in_child, spread
+from bench.heartbeat_load import HeartbeatPlan, Member, run_in_child, spread
 from bench.peers import (
     PEER_BUDGET_S,
     Broker,
@@ -73,6 +74,7 @@ from bench.peers import (
 from bench.wire_load import (
     ROOT,
     GroupRun,
+    PumpWindow,
     ServerProcess,
     open_connections,
     print_table,
@@ -231,7 +233,7 @@ def startup_row(ctx: Context) -> Row:
             _startup_once(peer, peer.make(scratch / str(run)), cache)["api_versions"]
             for run in range(ctx.scale.startup_runs)
         ]
-        return sorted(figures)[len(figures) // 2]
+        return statistics.median(figures)
 
     results, failures = ctx.each("startup", measure)
     return Row(
@@ -302,7 +304,7 @@ def _heartbeat_row(ctx: Context, row: str, label: str, shape: HeartbeatShape, ta
                 server_pid=server.pid,
             )
             windows = run_in_child(plan, PEER_BUDGET_S)
-        best: Window = max(windows, key=lambda w: w.rate)
+        best: PumpWindow = max(windows, key=lambda w: w.rate)
         failed = sum(w.failures for w in windows)
         cpu[peer.name] = (
             f"{peer.name} broker CPU {best.server_cpu or 0:.2f}, generator CPU {best.client_cpu:.2f},"
@@ -411,9 +413,7 @@ def formation_rows(ctx: Context) -> list[Row]:
                     _formation_runs(server, size, s.formation_runs[size], make_group, f"target-{peer.name}")
                 )
                 figures[str(size)] = (
-                    f"n/a ({result.gave_up})"
-                    if result.gave_up
-                    else sorted(result.seconds)[len(result.seconds) // 2] * 1e3
+                    f"n/a ({result.gave_up})" if result.gave_up else statistics.median(result.seconds) * 1e3
                 )
         return figures
 

@@ -14,26 +14,24 @@ unique), which lets the answer check stay a fixed-offset read.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
+from bench.bench_broker import _heartbeat_ok
 from bench.wire_load import (
     HEARTBEAT_VERSION,
     ROOT,
     Connection,
-    checked_error,
-    cpu_seconds,
+    PumpWindow,
     open_connections,
+    pump_window,
     raise_fd_limit,
     request_frame,
     run_async,
 )
-from protocol.errors import ErrorCode
 from protocol.messages.heartbeat import HeartbeatRequest
 from protocol.registry import ApiKey
 
@@ -71,16 +69,6 @@ class HeartbeatPlan:
         return cls(**raw)
 
 
-@dataclass
-class Window:
-    """One timed window as the child saw it; `server_cpu` is None when the plan carries no broker pid."""
-
-    rate: float
-    failures: int
-    client_cpu: float
-    server_cpu: float | None = None
-
-
 def spread(members: Sequence[Member], connections: int) -> list[list[Member]]:
     """`members` dealt round-robin over `connections` connections (connection i gets members i, i+n, ...)."""
     return [list(members[c::connections]) for c in range(min(connections, len(members)))]
@@ -98,45 +86,22 @@ def frames_for(members: Sequence[Member], correlation_id: int) -> list[bytes]:
     ]
 
 
-def _ok(correlation_id: int) -> Callable[[bytes], bool]:
-    def check(payload: bytes) -> bool:
-        return checked_error(payload, correlation_id, skip=ERROR_AT) == ErrorCode.NONE
-
-    return check
-
-
-async def pump(plan: HeartbeatPlan) -> list[Window]:
+async def pump(plan: HeartbeatPlan) -> list[PumpWindow]:
     """The plan's windows, measured here (in the child)."""
     conns: list[Connection] = await open_connections(plan.host, plan.port, len(plan.connections))
     frames = [frames_for(members, FIRST_CORRELATION_ID + i) for i, members in enumerate(plan.connections)]
+    checks = [_heartbeat_ok(FIRST_CORRELATION_ID + i, ERROR_AT) for i in range(len(conns))]
     windows = []
     try:
         for _ in range(plan.windows):
-            server_cpu = cpu_seconds(plan.server_pid) if plan.server_pid else 0.0
-            client_cpu = cpu_seconds()
-            started = time.perf_counter()
-            stop_at = started + plan.window_s
-            pumps = [
-                conn.pump(conn_frames, _ok(FIRST_CORRELATION_ID + i), stop_at, plan.depth)
-                for i, (conn, conn_frames) in enumerate(zip(conns, frames, strict=True))
-            ]
-            await asyncio.gather(*(p.done for p in pumps))
-            elapsed = time.perf_counter() - started
-            windows.append(
-                Window(
-                    rate=sum(p.count for p in pumps) / elapsed,
-                    failures=sum(p.failures for p in pumps),
-                    client_cpu=(cpu_seconds() - client_cpu) / elapsed,
-                    server_cpu=(cpu_seconds(plan.server_pid) - server_cpu) / elapsed if plan.server_pid else None,
-                )
-            )
+            windows.append(await pump_window(conns, frames, checks, plan.window_s, plan.server_pid or None, plan.depth))
     finally:
         for conn in conns:
             conn.close()
     return windows
 
 
-def run_in_child(plan: HeartbeatPlan, timeout_s: float = 300.0) -> list[Window]:
+def run_in_child(plan: HeartbeatPlan, timeout_s: float = 300.0) -> list[PumpWindow]:
     """Run `plan` in `python -m bench.heartbeat_load` and return its windows (its stderr on failure)."""
     done = subprocess.run(
         [sys.executable, "-m", "bench.heartbeat_load"],
@@ -149,7 +114,7 @@ def run_in_child(plan: HeartbeatPlan, timeout_s: float = 300.0) -> list[Window]:
     )
     if done.returncode != 0:
         raise RuntimeError(f"heartbeat load generator failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
-    return [Window(**json.loads(line)) for line in done.stdout.splitlines() if line.strip()]
+    return [PumpWindow(**json.loads(line)) for line in done.stdout.splitlines() if line.strip()]
 
 
 def main() -> int:

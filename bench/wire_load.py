@@ -411,6 +411,44 @@ class Connection(asyncio.Protocol):
             self.transport.close()
 
 
+@dataclass
+class PumpWindow:
+    """One timed window of `pump_window`: answers per second, failed answers, CPU shares (1.0 = one core)."""
+
+    rate: float
+    failures: int
+    client_cpu: float
+    #: None when no broker pid was given.
+    server_cpu: float | None = None
+
+
+async def pump_window(
+    connections: Sequence[Connection],
+    frames: Sequence[Sequence[bytes]],
+    checks: Sequence[Callable[[bytes], bool]],
+    window_s: float,
+    server_pid: int | None = None,
+    depth: int = 1,
+) -> PumpWindow:
+    """Pump `frames[i]` on `connections[i]` (answers checked by `checks[i]`, `depth` in flight) for `window_s`."""
+    server_cpu = cpu_seconds(server_pid) if server_pid else 0.0
+    client_cpu = cpu_seconds()
+    started = time.perf_counter()
+    stop_at = started + window_s
+    pumps = [
+        conn.pump(conn_frames, check, stop_at, depth)
+        for conn, conn_frames, check in zip(connections, frames, checks, strict=True)
+    ]
+    await asyncio.gather(*(pump.done for pump in pumps))
+    elapsed = time.perf_counter() - started
+    return PumpWindow(
+        rate=sum(p.count for p in pumps) / elapsed,
+        failures=sum(p.failures for p in pumps),
+        client_cpu=(cpu_seconds() - client_cpu) / elapsed,
+        server_cpu=(cpu_seconds(server_pid) - server_cpu) / elapsed if server_pid else None,
+    )
+
+
 async def open_connections(host: str, port: int, count: int, batch: int = 4) -> list[Connection]:
     """`count` connections, opened gradually: `batch` at a time, each confirmed by an ApiVersions round trip.
 
