@@ -75,10 +75,10 @@ from bench.wire_load import (
     ServerProcess,
     api_versions_roundtrip,
     checked_error,
-    cpu_seconds,
     create_topic,
     open_connections,
     print_table,
+    pump_window,
     raise_fd_limit,
     request_frame,
     run_async,
@@ -341,25 +341,10 @@ async def _heartbeat_windows(server: Broker, make_group: GroupFactory) -> list[H
         await asyncio.wait_for(group.form(), 120)
         await group.steady()
         frames = group.heartbeat_frames(HB_FIRST_CORRELATION_ID)
-        pid = server.pid
+        checks = [_heartbeat_ok(HB_FIRST_CORRELATION_ID + i, group.heartbeat_error_at) for i in range(len(connections))]
         for _ in range(HB_WINDOWS):
-            server_cpu, client_cpu = cpu_seconds(pid), cpu_seconds()
-            started = time.perf_counter()
-            stop_at = started + HB_WINDOW_S
-            pumps = [
-                conn.pump([frame], _heartbeat_ok(HB_FIRST_CORRELATION_ID + i, group.heartbeat_error_at), stop_at)
-                for i, (conn, frame) in enumerate(zip(connections, frames, strict=True))
-            ]
-            await asyncio.gather(*(pump.done for pump in pumps))
-            elapsed = time.perf_counter() - started
-            results.append(
-                HeartbeatResult(
-                    rate=sum(p.count for p in pumps) / elapsed,
-                    failures=sum(p.failures for p in pumps),
-                    server_cpu=(cpu_seconds(pid) - server_cpu) / elapsed,
-                    client_cpu=(cpu_seconds() - client_cpu) / elapsed,
-                )
-            )
+            window = await pump_window(connections, [[frame] for frame in frames], checks, HB_WINDOW_S, server.pid)
+            results.append(HeartbeatResult(window.rate, window.failures, window.server_cpu or 0.0, window.client_cpu))
         await group.leave()
     finally:
         for connection in connections:
@@ -440,26 +425,31 @@ class ThroughputResult:
     batch_bytes: int
 
 
-def _produce_frames(topic: str, partitions: int, batch: bytes) -> list[bytes]:
+def _produce_frames(topic: str, partitions: int, batch: bytes) -> list[tuple[int, bytes]]:
+    """(partition, Produce frame of `batch` to it) for every partition; the correlation id is the partition."""
     return [
-        request_frame(
-            ApiKey.PRODUCE,
-            PRODUCE_VERSION,
-            ProduceRequest(
-                acks=1,
-                timeout_ms=30_000,
-                topic_data=[
-                    TopicProduceData(name=topic, partition_data=[PartitionProduceData(index=p, records=batch)])
-                ],
+        (
+            p,
+            request_frame(
+                ApiKey.PRODUCE,
+                PRODUCE_VERSION,
+                ProduceRequest(
+                    acks=1,
+                    timeout_ms=30_000,
+                    topic_data=[
+                        TopicProduceData(name=topic, partition_data=[PartitionProduceData(index=p, records=batch)])
+                    ],
+                ),
+                correlation_id=p,
             ),
-            correlation_id=p,
         )
         for p in range(partitions)
     ]
 
 
-async def _produce(conn: Connection, frames: list[bytes], batches: int) -> tuple[float, dict[int, int]]:
-    """Seconds to have `batches` batches acknowledged; the base offset of each partition's first batch."""
+async def _produce(conn: Connection, frames: Sequence[tuple[int, bytes]], batches: int) -> tuple[float, dict[int, int]]:
+    """Seconds to have `batches` batches acknowledged, round-robin over `frames` ((partition, frame) pairs); the
+    base offset of each partition's first batch."""
     in_flight: asyncio.Queue[tuple[int, asyncio.Future[bytes]]] = asyncio.Queue(PRODUCE_IN_FLIGHT)
     first_offsets: dict[int, int] = {}
 
@@ -475,8 +465,8 @@ async def _produce(conn: Connection, frames: list[bytes], batches: int) -> tuple
     started = time.perf_counter()
     acks = asyncio.ensure_future(acknowledge())
     for i in range(batches):
-        partition = i % len(frames)
-        put = asyncio.ensure_future(in_flight.put((partition, conn.send(frames[partition]))))
+        partition, frame = frames[i % len(frames)]
+        put = asyncio.ensure_future(in_flight.put((partition, conn.send(frame))))
         await asyncio.wait({put, acks}, return_when=asyncio.FIRST_COMPLETED)
         if not put.done():  # an answer was an error: acknowledge() ended, nothing empties the queue any more
             put.cancel()
@@ -543,43 +533,75 @@ async def _fetch(conn: Connection, topic: str, start: dict[int, int], end: dict[
     return time.perf_counter() - started, total
 
 
-async def _throughput(server: Broker, create: bool, tls: ssl.SSLContext | None = None) -> ThroughputResult:
+def split_partitions(partitions: int, connections: int) -> list[list[int]]:
+    """Partitions dealt round-robin to `connections` connections (each gets at least one when there are enough)."""
+    return [list(range(c, partitions, connections)) for c in range(min(connections, partitions))]
+
+
+async def _throughput(
+    server: Broker,
+    create: bool,
+    tls: ssl.SSLContext | None = None,
+    connections: int = 1,
+    partitions: int = OUR_PARTITIONS,
+    topic: str | None = None,
+    volume: int = PRODUCE_BYTES,
+    runs: int = PRODUCE_RUNS,
+) -> ThroughputResult:
     """Produce then fetch back, in rounds of CHUNK_BATCHES batches per partition; rates over all the rounds.
 
     Rounds because the mock keeps only about 5 MiB per partition (older batches are dropped and fetching them is
-    OFFSET_OUT_OF_RANGE); both brokers are driven the same way. `tls`: both connections speak TLS with it
-    (`bench_security`).
+    OFFSET_OUT_OF_RANGE); both brokers are driven the same way. `tls`: every connection speaks TLS with it
+    (`bench_security`). `connections` producer connections and as many consumer connections each own their share
+    of the partitions (`split_partitions`) and run at once; a direction is timed from the first request of a round
+    to the last answer of every connection. `partitions` are created where `create` (else the topic, `topic` or
+    auto-created, has what the peer gives it). `runs` times about `volume` bytes each way.
     """
-    topic = f"bench-pf-{time.time_ns()}"
-    producer = await Connection.open(server.host, server.port, tls)
-    consumer = await Connection.open(server.host, server.port, tls)
+    topic = topic or f"bench-pf-{time.time_ns()}"
+    producers = [await Connection.open(server.host, server.port, tls) for _ in range(connections)]
+    consumers = [await Connection.open(server.host, server.port, tls) for _ in range(connections)]
     try:
         if create:
-            await create_topic(producer, topic, OUR_PARTITIONS)
-        partitions = await topic_partitions(producer, topic)
+            await create_topic(producers[0], topic, partitions)
+        partitions = await topic_partitions(producers[0], topic)
         batch = _one_mib_batch()
         frames = _produce_frames(topic, partitions, batch)
+        owned = split_partitions(partitions, connections)
         records_per_batch = struct.unpack_from(">i", batch, _RECORD_COUNT_AT)[0]
         per_round = CHUNK_BATCHES * partitions
-        rounds = max(1, PRODUCE_BYTES // BATCH_BYTES // per_round)
+        rounds = max(1, volume // BATCH_BYTES // per_round)
         result = ThroughputResult([], [], partitions, len(batch))
-        for _ in range(PRODUCE_RUNS):
+        for _ in range(runs):
             produce_s = fetch_s = 0.0
             for _ in range(rounds):
-                seconds, first = await _produce(producer, frames, per_round)
-                produce_s += seconds
+                started = time.perf_counter()
+                produced = await asyncio.gather(
+                    *(
+                        _produce(conn, [frames[p] for p in mine], CHUNK_BATCHES * len(mine))
+                        for conn, mine in zip(producers, owned, strict=False)
+                    )
+                )
+                produce_s += time.perf_counter() - started
+                first = {p: offset for _, offsets in produced for p, offset in offsets.items()}
                 end = {p: first[p] + records_per_batch * CHUNK_BATCHES for p in range(partitions)}
-                seconds, fetched = await _fetch(consumer, topic, first, end)
-                fetch_s += seconds
-                if fetched != per_round * len(batch):
-                    raise RuntimeError(f"fetched {fetched} bytes, produced {per_round * len(batch)}")
+                started = time.perf_counter()
+                fetched = await asyncio.gather(
+                    *(
+                        _fetch(conn, topic, {p: first[p] for p in mine}, {p: end[p] for p in mine})
+                        for conn, mine in zip(consumers, owned, strict=False)
+                    )
+                )
+                fetch_s += time.perf_counter() - started
+                got = sum(size for _, size in fetched)
+                if got != per_round * len(batch):
+                    raise RuntimeError(f"fetched {got} bytes, produced {per_round * len(batch)}")
             total = rounds * per_round * len(batch)
             result.produce_mbs.append(total / produce_s / 1e6)
             result.fetch_mbs.append(total / fetch_s / 1e6)
         return result
     finally:
-        producer.close()
-        consumer.close()
+        for conn in producers + consumers:
+            conn.close()
 
 
 def produce_fetch(columns: Sequence[Peer]) -> None:

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.peers import Broker
 from bench.wire_load import (
     Connection,
     ServerProcess,
@@ -127,11 +128,10 @@ class CommitWindow:
     client_cpu: float
 
 
-async def _commit_windows(server: ServerProcess) -> list[CommitWindow]:
+async def _commit_windows(server: Broker) -> list[CommitWindow]:
     topic = f"bench-commit-{time.time_ns()}"
     connections = await open_connections(server.host, server.port, COMMIT_GROUPS)
-    assert server.process is not None
-    pid = server.process.pid
+    pid = server.pid
     try:
         await create_topic(connections[0], topic, COMMIT_PARTITIONS)
         frames = [_commit_frames(f"bench-commit-{i}", topic, 100 + i) for i in range(COMMIT_GROUPS)]

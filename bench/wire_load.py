@@ -8,8 +8,8 @@ to measure it, on top of our own codec (`protocol.api`) and framing (`protocol.f
   Its output is drained by a thread (our broker logs JSON lines to stdout; a full pipe would stall it).
 * `Connection`: one TCP connection as an `asyncio.Protocol`. `call()` encodes, sends and decodes one request;
   `send()` writes a pre-encoded frame and returns a future of the raw response payload (FIFO, as Kafka answers in
-  order, so requests may be pipelined); `pump()` keeps exactly one pre-encoded request in flight back-to-back from
-  inside `data_received`, without a coroutine switch per request, so the load generator costs as little CPU as
+  order, so requests may be pipelined); `pump()` keeps one (or `depth`) pre-encoded request(s) in flight back-to-back
+  from inside `data_received`, without a coroutine switch per request, so the load generator costs as little CPU as
   possible (the machine has 2 cores: every microsecond the client spends is taken from the broker).
 * `GroupRun`: N members forming one classic consumer group, each on its own connection, following the protocol as
   a real consumer does (MEMBER_ID_REQUIRED round trip, rejoin on REBALANCE_IN_PROGRESS/ILLEGAL_GENERATION, the
@@ -303,16 +303,21 @@ class Pump:
     the transport).
     """
 
-    def __init__(self, frames: Sequence[bytes], check: Callable[[bytes], bool], stop_at: float) -> None:
+    def __init__(self, frames: Sequence[bytes], check: Callable[[bytes], bool], stop_at: float, depth: int = 1) -> None:
         self.frames = list(frames)
         self.check = check
         self.stop_at = stop_at
+        #: Requests kept in flight (pipelined): 1 is strictly back-to-back; more measures a client that pipelines.
+        self.depth = depth
         self.count = 0
+        self.sent = 0
         self.failures = 0
         self.done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
 
     def next_frame(self) -> bytes:
-        return self.frames[self.count % len(self.frames)]
+        frame = self.frames[self.sent % len(self.frames)]
+        self.sent += 1
+        return frame
 
 
 class Connection(asyncio.Protocol):
@@ -349,7 +354,7 @@ class Connection(asyncio.Protocol):
                 if time.perf_counter() < pump.stop_at:
                     assert self.transport is not None
                     self.transport.write(pump.next_frame())
-                else:
+                elif pump.count == pump.sent:  # past stop_at and every pipelined request answered
                     self._pump = None
                     pump.done.set_result(pump.count)
                 continue
@@ -393,16 +398,55 @@ class Connection(asyncio.Protocol):
     async def call(self, api_key: int, version: int, body: Any) -> Any:
         return await self.request(api_key, version, body)()
 
-    def pump(self, frames: Sequence[bytes], check: Callable[[bytes], bool], stop_at: float) -> Pump:
-        """Back-to-back requests: the next write happens inside data_received, as soon as an answer arrives."""
+    def pump(self, frames: Sequence[bytes], check: Callable[[bytes], bool], stop_at: float, depth: int = 1) -> Pump:
+        """Back-to-back requests, `depth` of them in flight: the next write happens inside data_received, as soon
+        as an answer arrives (the first `depth` go out in one write)."""
         assert self.transport is not None and self._pump is None and not self._waiters
-        pump = self._pump = Pump(frames, check, stop_at)
-        self.transport.write(pump.next_frame())
+        pump = self._pump = Pump(frames, check, stop_at, depth)
+        self.transport.write(b"".join(pump.next_frame() for _ in range(depth)))
         return pump
 
     def close(self) -> None:
         if self.transport is not None:
             self.transport.close()
+
+
+@dataclass
+class PumpWindow:
+    """One timed window of `pump_window`: answers per second, failed answers, CPU shares (1.0 = one core)."""
+
+    rate: float
+    failures: int
+    client_cpu: float
+    #: None when no broker pid was given.
+    server_cpu: float | None = None
+
+
+async def pump_window(
+    connections: Sequence[Connection],
+    frames: Sequence[Sequence[bytes]],
+    checks: Sequence[Callable[[bytes], bool]],
+    window_s: float,
+    server_pid: int | None = None,
+    depth: int = 1,
+) -> PumpWindow:
+    """Pump `frames[i]` on `connections[i]` (answers checked by `checks[i]`, `depth` in flight) for `window_s`."""
+    server_cpu = cpu_seconds(server_pid) if server_pid else 0.0
+    client_cpu = cpu_seconds()
+    started = time.perf_counter()
+    stop_at = started + window_s
+    pumps = [
+        conn.pump(conn_frames, check, stop_at, depth)
+        for conn, conn_frames, check in zip(connections, frames, checks, strict=True)
+    ]
+    await asyncio.gather(*(pump.done for pump in pumps))
+    elapsed = time.perf_counter() - started
+    return PumpWindow(
+        rate=sum(p.count for p in pumps) / elapsed,
+        failures=sum(p.failures for p in pumps),
+        client_cpu=(cpu_seconds() - client_cpu) / elapsed,
+        server_cpu=(cpu_seconds(server_pid) - server_cpu) / elapsed if server_pid else None,
+    )
 
 
 async def open_connections(host: str, port: int, count: int, batch: int = 4) -> list[Connection]:

@@ -108,7 +108,7 @@ class _AnsweringConnection:
 
 def test_a_produce_error_ends_the_producer_with_that_error_instead_of_a_hang() -> None:
     # before: acknowledge() raised, nothing emptied the in-flight queue, and the producer waited on it for ever
-    frames = [b"partition 0", b"partition 1"]
+    frames = [(0, b"partition 0"), (1, b"partition 1")]
 
     async def produce() -> None:
         await asyncio.wait_for(bench_broker._produce(_AnsweringConnection(), frames, 50), 10)  # type: ignore[arg-type]
