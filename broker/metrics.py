@@ -34,11 +34,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Sequence
-from typing import Any
-
-from prometheus_client import CollectorRegistry
-from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
-from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
+from typing import TYPE_CHECKING, Any
 
 from broker.context import ConnectionSession, RequestContext
 from broker.responses import error_codes
@@ -49,12 +45,25 @@ from protocol.errors import ErrorCode
 from protocol.registry import ApiKey
 from storage.log_manager import LogManager
 
+if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry
+    from prometheus_client.metrics_core import Metric
+
 # JoinGroup and long-poll Fetch are parked for seconds, hence the long tail
 REQUEST_BUCKETS: tuple[float, ...] = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25)
 REQUEST_BUCKETS += (0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 REBALANCE_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
 NO_RESPONSE = -1000
-CONTENT_TYPE = CONTENT_TYPE_LATEST
+
+
+def __getattr__(name: str) -> Any:
+    """`CONTENT_TYPE`: prometheus-client's exposition content type, imported when first asked for (at a scrape):
+    prometheus-client is not imported while the broker starts."""
+    if name == "CONTENT_TYPE":
+        from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+        return CONTENT_TYPE_LATEST
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _new_histogram(bounds: tuple[float, ...]) -> list[float]:
@@ -121,8 +130,7 @@ class BrokerMetrics:
         self.rebalances_completed = 0
         self.offset_commits = 0
         self.member_events: Counter[str] = Counter()
-        self.registry = CollectorRegistry(auto_describe=False)
-        self.registry.register(self)
+        self._registry: CollectorRegistry | None = None
 
     # -- the dispatcher's observer hook ----------------------------------------------------------------------
 
@@ -160,11 +168,25 @@ class BrokerMetrics:
 
     # -- scraping --------------------------------------------------------------------------------------------
 
+    @property
+    def registry(self) -> CollectorRegistry:
+        """This broker's registry, made at the first scrape: prometheus-client stays off the broker's start."""
+        if self._registry is None:
+            from prometheus_client import CollectorRegistry
+
+            self._registry = CollectorRegistry(auto_describe=False)
+            self._registry.register(self)
+        return self._registry
+
     def render(self) -> bytes:
         """The Prometheus text exposition (content type `CONTENT_TYPE`)."""
+        from prometheus_client.exposition import generate_latest
+
         return generate_latest(self.registry)
 
     def collect(self) -> Iterator[Metric]:
+        from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+
         groups = self._coordinator.groups()
         by_state = GaugeMetricFamily("group_broker_groups", "Consumer groups by state.", labels=["state"])
         states = Counter(group.state.value for group in groups)
@@ -231,6 +253,8 @@ class BrokerMetrics:
         yield from self._storage()
 
     def _storage(self) -> Iterator[Metric]:
+        from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily
+
         partitions = offsets_partitions(self._coordinator, self._logs)
         states = GaugeMetricFamily(
             "group_broker_offsets_partitions", "__consumer_offsets partitions by load state.", labels=["state"]

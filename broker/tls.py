@@ -16,8 +16,6 @@ import tempfile
 from collections.abc import Mapping
 from typing import Any
 
-from cryptography import x509
-
 from broker.config import BrokerConfig, ConfigError
 from broker.security.principal import PrincipalMappingError, SslPrincipalMapper
 from broker.startup import StartupError
@@ -76,6 +74,8 @@ def peer_principal(
     der = ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None
     if not der:
         return ANONYMOUS, None
+    from cryptography import x509  # only for a client certificate: keeps it off the start of every broker
+
     dn = x509.load_der_x509_certificate(der).subject.rfc4514_string()
     return f"User:{mapper.name(dn) if mapper is not None else dn}", dn
 

@@ -175,8 +175,16 @@ def _about(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"""', "'''").strip()
 
 
+#: The dataclass options of every generated class. `__init__`, `__repr__` and `__eq__` are written out in the
+#: generated source (`_render_methods`) instead of being made by `dataclasses` at import: it builds each of them
+#: from text with `exec`, which made importing the ~250 message classes most of the broker's start. The written
+#: methods are what `dataclasses` would make (tests/protocol/test_generated_classes.py checks each class against a
+#: twin made by `dataclasses`); `@dataclass` still records the fields, so `fields()`, `replace()` and `asdict()` work.
+DATACLASS_OPTIONS = "slots=True, kw_only=True, init=False, repr=False, eq=False"
+
+
 def _render_class(struct: _Struct) -> list[str]:
-    lines = ["", "", "@dataclass(slots=True, kw_only=True)", f"class {struct.name}:"]
+    lines = ["", "", f"@dataclass({DATACLASS_OPTIONS})", f"class {struct.name}:"]
     lines.append(f'    """Kafka `{struct.name}`; fields in wire order, absent versions take the default."""')
     lines.append("")
     for f in struct.fields:
@@ -186,7 +194,44 @@ def _render_class(struct: _Struct) -> list[str]:
             lines.append(f'    """{_about(f["about"])}"""')
     lines.append("    unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)")
     lines.append('    """Tagged fields this version of the codec does not know, kept so they can be re-sent."""')
+    lines.extend(_render_methods(struct))
     return lines
+
+
+def _render_methods(struct: _Struct) -> list[str]:
+    """The `__init__` (keyword-only; a default factory runs per instance), `__repr__` (every field but
+    `unknown_tagged_fields`) and `__eq__` (same class, every field) that `dataclasses` makes for the class."""
+    names = [snake_case(f["name"]) for f in struct.fields]
+    params = ["self", "*"]
+    body = []
+    for f, name in zip(struct.fields, names, strict=True):
+        default, expression = _default(f)
+        if default.startswith("field(default_factory="):
+            params.append(f"{name}: {_hint(f)} = _FACTORY")
+            body.append(f"        self.{name} = {expression} if {name} is _FACTORY else {name}")
+        else:
+            params.append(f"{name}: {_hint(f)} = {default}")
+            body.append(f"        self.{name} = {name}")
+    params.append("unknown_tagged_fields: dict[int, bytes] = _FACTORY")
+    tagged = "unknown_tagged_fields"
+    body.append(f"        self.{tagged} = {{}} if {tagged} is _FACTORY else {tagged}")
+    shown = ", ".join(f"{name}={{self.{name}!r}}" for name in names)
+    compared = [*names, "unknown_tagged_fields"]
+    mine = "".join(f"self.{name}, " for name in compared)
+    theirs = "".join(f"other.{name}, " for name in compared)
+    return [
+        "",
+        f"    def __init__({', '.join(params)}) -> None:",
+        *body,
+        "",
+        "    def __repr__(self) -> str:",
+        f'        return f"{{self.__class__.__qualname__}}({shown})"',
+        "",
+        "    def __eq__(self, other: object) -> bool:",
+        "        if other.__class__ is not self.__class__:",
+        "            return NotImplemented",
+        f"        return ({mine.rstrip()}) == ({theirs.rstrip()})",
+    ]
 
 
 def _versions_expr(text: str | None) -> str:
@@ -244,6 +289,7 @@ def _render_module(module: _Module) -> str:
         "",
         "import uuid  # noqa: F401",
         "from dataclasses import dataclass, field",
+        "from typing import Any",
         "",
         "from protocol.declarations import NO_VERSIONS as NONE  # noqa: F401",
         "from protocol.declarations import FieldDecl as F",
@@ -251,6 +297,8 @@ def _render_module(module: _Module) -> str:
         "from protocol.declarations import Versions as V",
         "",
         "ZERO_UUID = uuid.UUID(int=0)",
+        "#: The default of a parameter whose field has a default factory (`dataclasses`' `_HAS_DEFAULT_FACTORY`).",
+        "_FACTORY: Any = object()",
     ]
     for name in module.order:
         lines.extend(_render_class(module.structs[name]))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import uuid  # noqa: F401
 from dataclasses import dataclass, field
+from typing import Any
 
 from protocol.declarations import NO_VERSIONS as NONE  # noqa: F401
 from protocol.declarations import FieldDecl as F
@@ -14,9 +15,11 @@ from protocol.declarations import MessageDecl, StructDecl
 from protocol.declarations import Versions as V
 
 ZERO_UUID = uuid.UUID(int=0)
+#: The default of a parameter whose field has a default factory (`dataclasses`' `_HAS_DEFAULT_FACTORY`).
+_FACTORY: Any = object()
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AddPartitionsToTxnTopic:
     """Kafka `AddPartitionsToTxnTopic`; fields in wire order, absent versions take the default."""
 
@@ -27,8 +30,21 @@ class AddPartitionsToTxnTopic:
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
+    def __init__(self, *, name: str = '', partitions: list[int] = _FACTORY, unknown_tagged_fields: dict[int, bytes] = _FACTORY) -> None:
+        self.name = name
+        self.partitions = [] if partitions is _FACTORY else partitions
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
 
-@dataclass(slots=True, kw_only=True)
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, partitions={self.partitions!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.partitions, self.unknown_tagged_fields,) == (other.name, other.partitions, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AddPartitionsToTxnTransaction:
     """Kafka `AddPartitionsToTxnTransaction`; fields in wire order, absent versions take the default."""
 
@@ -45,8 +61,24 @@ class AddPartitionsToTxnTransaction:
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
+    def __init__(self, *, transactional_id: str = '', producer_id: int = 0, producer_epoch: int = 0, verify_only: bool = False, topics: list[AddPartitionsToTxnTopic] = _FACTORY, unknown_tagged_fields: dict[int, bytes] = _FACTORY) -> None:
+        self.transactional_id = transactional_id
+        self.producer_id = producer_id
+        self.producer_epoch = producer_epoch
+        self.verify_only = verify_only
+        self.topics = [] if topics is _FACTORY else topics
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
 
-@dataclass(slots=True, kw_only=True)
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(transactional_id={self.transactional_id!r}, producer_id={self.producer_id!r}, producer_epoch={self.producer_epoch!r}, verify_only={self.verify_only!r}, topics={self.topics!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.transactional_id, self.producer_id, self.producer_epoch, self.verify_only, self.topics, self.unknown_tagged_fields,) == (other.transactional_id, other.producer_id, other.producer_epoch, other.verify_only, other.topics, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AddPartitionsToTxnRequest:
     """Kafka `AddPartitionsToTxnRequest`; fields in wire order, absent versions take the default."""
 
@@ -63,8 +95,24 @@ class AddPartitionsToTxnRequest:
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
+    def __init__(self, *, transactions: list[AddPartitionsToTxnTransaction] = _FACTORY, v3_and_below_transactional_id: str = '', v3_and_below_producer_id: int = 0, v3_and_below_producer_epoch: int = 0, v3_and_below_topics: list[AddPartitionsToTxnTopic] = _FACTORY, unknown_tagged_fields: dict[int, bytes] = _FACTORY) -> None:
+        self.transactions = [] if transactions is _FACTORY else transactions
+        self.v3_and_below_transactional_id = v3_and_below_transactional_id
+        self.v3_and_below_producer_id = v3_and_below_producer_id
+        self.v3_and_below_producer_epoch = v3_and_below_producer_epoch
+        self.v3_and_below_topics = [] if v3_and_below_topics is _FACTORY else v3_and_below_topics
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
 
-@dataclass(slots=True, kw_only=True)
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(transactions={self.transactions!r}, v3_and_below_transactional_id={self.v3_and_below_transactional_id!r}, v3_and_below_producer_id={self.v3_and_below_producer_id!r}, v3_and_below_producer_epoch={self.v3_and_below_producer_epoch!r}, v3_and_below_topics={self.v3_and_below_topics!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.transactions, self.v3_and_below_transactional_id, self.v3_and_below_producer_id, self.v3_and_below_producer_epoch, self.v3_and_below_topics, self.unknown_tagged_fields,) == (other.transactions, other.v3_and_below_transactional_id, other.v3_and_below_producer_id, other.v3_and_below_producer_epoch, other.v3_and_below_topics, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AddPartitionsToTxnPartitionResult:
     """Kafka `AddPartitionsToTxnPartitionResult`; fields in wire order, absent versions take the default."""
 
@@ -75,8 +123,21 @@ class AddPartitionsToTxnPartitionResult:
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
+    def __init__(self, *, partition_index: int = 0, partition_error_code: int = 0, unknown_tagged_fields: dict[int, bytes] = _FACTORY) -> None:
+        self.partition_index = partition_index
+        self.partition_error_code = partition_error_code
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
 
-@dataclass(slots=True, kw_only=True)
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(partition_index={self.partition_index!r}, partition_error_code={self.partition_error_code!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.partition_index, self.partition_error_code, self.unknown_tagged_fields,) == (other.partition_index, other.partition_error_code, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AddPartitionsToTxnTopicResult:
     """Kafka `AddPartitionsToTxnTopicResult`; fields in wire order, absent versions take the default."""
 
@@ -87,8 +148,21 @@ class AddPartitionsToTxnTopicResult:
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
+    def __init__(self, *, name: str = '', results_by_partition: list[AddPartitionsToTxnPartitionResult] = _FACTORY, unknown_tagged_fields: dict[int, bytes] = _FACTORY) -> None:
+        self.name = name
+        self.results_by_partition = [] if results_by_partition is _FACTORY else results_by_partition
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
 
-@dataclass(slots=True, kw_only=True)
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, results_by_partition={self.results_by_partition!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.results_by_partition, self.unknown_tagged_fields,) == (other.name, other.results_by_partition, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AddPartitionsToTxnResult:
     """Kafka `AddPartitionsToTxnResult`; fields in wire order, absent versions take the default."""
 
@@ -99,8 +173,21 @@ class AddPartitionsToTxnResult:
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
+    def __init__(self, *, transactional_id: str = '', topic_results: list[AddPartitionsToTxnTopicResult] = _FACTORY, unknown_tagged_fields: dict[int, bytes] = _FACTORY) -> None:
+        self.transactional_id = transactional_id
+        self.topic_results = [] if topic_results is _FACTORY else topic_results
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
 
-@dataclass(slots=True, kw_only=True)
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(transactional_id={self.transactional_id!r}, topic_results={self.topic_results!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.transactional_id, self.topic_results, self.unknown_tagged_fields,) == (other.transactional_id, other.topic_results, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AddPartitionsToTxnResponse:
     """Kafka `AddPartitionsToTxnResponse`; fields in wire order, absent versions take the default."""
 
@@ -114,6 +201,21 @@ class AddPartitionsToTxnResponse:
     """The results for each topic."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
+
+    def __init__(self, *, throttle_time_ms: int = 0, error_code: int = 0, results_by_transaction: list[AddPartitionsToTxnResult] = _FACTORY, results_by_topic_v3_and_below: list[AddPartitionsToTxnTopicResult] = _FACTORY, unknown_tagged_fields: dict[int, bytes] = _FACTORY) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.error_code = error_code
+        self.results_by_transaction = [] if results_by_transaction is _FACTORY else results_by_transaction
+        self.results_by_topic_v3_and_below = [] if results_by_topic_v3_and_below is _FACTORY else results_by_topic_v3_and_below
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, error_code={self.error_code!r}, results_by_transaction={self.results_by_transaction!r}, results_by_topic_v3_and_below={self.results_by_topic_v3_and_below!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.throttle_time_ms, self.error_code, self.results_by_transaction, self.results_by_topic_v3_and_below, self.unknown_tagged_fields,) == (other.throttle_time_ms, other.error_code, other.results_by_transaction, other.results_by_topic_v3_and_below, other.unknown_tagged_fields,)
 
 
 _AddPartitionsToTxnTopic_DECL = StructDecl(

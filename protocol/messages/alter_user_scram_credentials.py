@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import uuid  # noqa: F401
 from dataclasses import dataclass, field
+from typing import Any
 
 from protocol.declarations import NO_VERSIONS as NONE  # noqa: F401
 from protocol.declarations import FieldDecl as F
@@ -14,9 +15,11 @@ from protocol.declarations import MessageDecl, StructDecl
 from protocol.declarations import Versions as V
 
 ZERO_UUID = uuid.UUID(int=0)
+#: The default of a parameter whose field has a default factory (`dataclasses`' `_HAS_DEFAULT_FACTORY`).
+_FACTORY: Any = object()
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ScramCredentialDeletion:
     """Kafka `ScramCredentialDeletion`; fields in wire order, absent versions take the default."""
 
@@ -27,8 +30,21 @@ class ScramCredentialDeletion:
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
+    def __init__(self, *, name: str = '', mechanism: int = 0, unknown_tagged_fields: dict[int, bytes] = _FACTORY) -> None:
+        self.name = name
+        self.mechanism = mechanism
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
 
-@dataclass(slots=True, kw_only=True)
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, mechanism={self.mechanism!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.mechanism, self.unknown_tagged_fields,) == (other.name, other.mechanism, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ScramCredentialUpsertion:
     """Kafka `ScramCredentialUpsertion`; fields in wire order, absent versions take the default."""
 
@@ -45,8 +61,24 @@ class ScramCredentialUpsertion:
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
+    def __init__(self, *, name: str = '', mechanism: int = 0, iterations: int = 0, salt: bytes = b"", salted_password: bytes = b"", unknown_tagged_fields: dict[int, bytes] = _FACTORY) -> None:
+        self.name = name
+        self.mechanism = mechanism
+        self.iterations = iterations
+        self.salt = salt
+        self.salted_password = salted_password
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
 
-@dataclass(slots=True, kw_only=True)
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, mechanism={self.mechanism!r}, iterations={self.iterations!r}, salt={self.salt!r}, salted_password={self.salted_password!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.mechanism, self.iterations, self.salt, self.salted_password, self.unknown_tagged_fields,) == (other.name, other.mechanism, other.iterations, other.salt, other.salted_password, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AlterUserScramCredentialsRequest:
     """Kafka `AlterUserScramCredentialsRequest`; fields in wire order, absent versions take the default."""
 
@@ -57,8 +89,21 @@ class AlterUserScramCredentialsRequest:
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
+    def __init__(self, *, deletions: list[ScramCredentialDeletion] = _FACTORY, upsertions: list[ScramCredentialUpsertion] = _FACTORY, unknown_tagged_fields: dict[int, bytes] = _FACTORY) -> None:
+        self.deletions = [] if deletions is _FACTORY else deletions
+        self.upsertions = [] if upsertions is _FACTORY else upsertions
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
 
-@dataclass(slots=True, kw_only=True)
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(deletions={self.deletions!r}, upsertions={self.upsertions!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.deletions, self.upsertions, self.unknown_tagged_fields,) == (other.deletions, other.upsertions, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AlterUserScramCredentialsResult:
     """Kafka `AlterUserScramCredentialsResult`; fields in wire order, absent versions take the default."""
 
@@ -71,8 +116,22 @@ class AlterUserScramCredentialsResult:
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
+    def __init__(self, *, user: str = '', error_code: int = 0, error_message: str | None = '', unknown_tagged_fields: dict[int, bytes] = _FACTORY) -> None:
+        self.user = user
+        self.error_code = error_code
+        self.error_message = error_message
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
 
-@dataclass(slots=True, kw_only=True)
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(user={self.user!r}, error_code={self.error_code!r}, error_message={self.error_message!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.user, self.error_code, self.error_message, self.unknown_tagged_fields,) == (other.user, other.error_code, other.error_message, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AlterUserScramCredentialsResponse:
     """Kafka `AlterUserScramCredentialsResponse`; fields in wire order, absent versions take the default."""
 
@@ -82,6 +141,19 @@ class AlterUserScramCredentialsResponse:
     """The results for deletions and alterations, one per affected user."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
+
+    def __init__(self, *, throttle_time_ms: int = 0, results: list[AlterUserScramCredentialsResult] = _FACTORY, unknown_tagged_fields: dict[int, bytes] = _FACTORY) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.results = [] if results is _FACTORY else results
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, results={self.results!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.throttle_time_ms, self.results, self.unknown_tagged_fields,) == (other.throttle_time_ms, other.results, other.unknown_tagged_fields,)
 
 
 _ScramCredentialDeletion_DECL = StructDecl(

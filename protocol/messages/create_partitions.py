@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import uuid  # noqa: F401
 from dataclasses import dataclass, field
+from typing import Any
 
 from protocol.declarations import NO_VERSIONS as NONE  # noqa: F401
 from protocol.declarations import FieldDecl as F
@@ -14,9 +15,11 @@ from protocol.declarations import MessageDecl, StructDecl
 from protocol.declarations import Versions as V
 
 ZERO_UUID = uuid.UUID(int=0)
+#: The default of a parameter whose field has a default factory (`dataclasses`' `_HAS_DEFAULT_FACTORY`).
+_FACTORY: Any = object()
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CreatePartitionsAssignment:
     """Kafka `CreatePartitionsAssignment`; fields in wire order, absent versions take the default."""
 
@@ -25,8 +28,20 @@ class CreatePartitionsAssignment:
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
+    def __init__(self, *, broker_ids: list[int] = _FACTORY, unknown_tagged_fields: dict[int, bytes] = _FACTORY) -> None:
+        self.broker_ids = [] if broker_ids is _FACTORY else broker_ids
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
 
-@dataclass(slots=True, kw_only=True)
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(broker_ids={self.broker_ids!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.broker_ids, self.unknown_tagged_fields,) == (other.broker_ids, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CreatePartitionsTopic:
     """Kafka `CreatePartitionsTopic`; fields in wire order, absent versions take the default."""
 
@@ -39,8 +54,22 @@ class CreatePartitionsTopic:
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
+    def __init__(self, *, name: str = '', count: int = 0, assignments: list[CreatePartitionsAssignment] | None = _FACTORY, unknown_tagged_fields: dict[int, bytes] = _FACTORY) -> None:
+        self.name = name
+        self.count = count
+        self.assignments = [] if assignments is _FACTORY else assignments
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
 
-@dataclass(slots=True, kw_only=True)
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, count={self.count!r}, assignments={self.assignments!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.count, self.assignments, self.unknown_tagged_fields,) == (other.name, other.count, other.assignments, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CreatePartitionsRequest:
     """Kafka `CreatePartitionsRequest`; fields in wire order, absent versions take the default."""
 
@@ -53,8 +82,22 @@ class CreatePartitionsRequest:
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
+    def __init__(self, *, topics: list[CreatePartitionsTopic] = _FACTORY, timeout_ms: int = 0, validate_only: bool = False, unknown_tagged_fields: dict[int, bytes] = _FACTORY) -> None:
+        self.topics = [] if topics is _FACTORY else topics
+        self.timeout_ms = timeout_ms
+        self.validate_only = validate_only
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
 
-@dataclass(slots=True, kw_only=True)
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(topics={self.topics!r}, timeout_ms={self.timeout_ms!r}, validate_only={self.validate_only!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.topics, self.timeout_ms, self.validate_only, self.unknown_tagged_fields,) == (other.topics, other.timeout_ms, other.validate_only, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CreatePartitionsTopicResult:
     """Kafka `CreatePartitionsTopicResult`; fields in wire order, absent versions take the default."""
 
@@ -67,8 +110,22 @@ class CreatePartitionsTopicResult:
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
+    def __init__(self, *, name: str = '', error_code: int = 0, error_message: str | None = None, unknown_tagged_fields: dict[int, bytes] = _FACTORY) -> None:
+        self.name = name
+        self.error_code = error_code
+        self.error_message = error_message
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
 
-@dataclass(slots=True, kw_only=True)
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, error_code={self.error_code!r}, error_message={self.error_message!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.error_code, self.error_message, self.unknown_tagged_fields,) == (other.name, other.error_code, other.error_message, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CreatePartitionsResponse:
     """Kafka `CreatePartitionsResponse`; fields in wire order, absent versions take the default."""
 
@@ -78,6 +135,19 @@ class CreatePartitionsResponse:
     """The partition creation results for each topic."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
+
+    def __init__(self, *, throttle_time_ms: int = 0, results: list[CreatePartitionsTopicResult] = _FACTORY, unknown_tagged_fields: dict[int, bytes] = _FACTORY) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.results = [] if results is _FACTORY else results
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, results={self.results!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.throttle_time_ms, self.results, self.unknown_tagged_fields,) == (other.throttle_time_ms, other.results, other.unknown_tagged_fields,)
 
 
 _CreatePartitionsAssignment_DECL = StructDecl(

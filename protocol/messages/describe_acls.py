@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import uuid  # noqa: F401
 from dataclasses import dataclass, field
+from typing import Any
 
 from protocol.declarations import NO_VERSIONS as NONE  # noqa: F401
 from protocol.declarations import FieldDecl as F
@@ -14,9 +15,11 @@ from protocol.declarations import MessageDecl, StructDecl
 from protocol.declarations import Versions as V
 
 ZERO_UUID = uuid.UUID(int=0)
+#: The default of a parameter whose field has a default factory (`dataclasses`' `_HAS_DEFAULT_FACTORY`).
+_FACTORY: Any = object()
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class DescribeAclsRequest:
     """Kafka `DescribeAclsRequest`; fields in wire order, absent versions take the default."""
 
@@ -37,8 +40,26 @@ class DescribeAclsRequest:
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
+    def __init__(self, *, resource_type_filter: int = 0, resource_name_filter: str | None = '', pattern_type_filter: int = 3, principal_filter: str | None = '', host_filter: str | None = '', operation: int = 0, permission_type: int = 0, unknown_tagged_fields: dict[int, bytes] = _FACTORY) -> None:
+        self.resource_type_filter = resource_type_filter
+        self.resource_name_filter = resource_name_filter
+        self.pattern_type_filter = pattern_type_filter
+        self.principal_filter = principal_filter
+        self.host_filter = host_filter
+        self.operation = operation
+        self.permission_type = permission_type
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
 
-@dataclass(slots=True, kw_only=True)
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(resource_type_filter={self.resource_type_filter!r}, resource_name_filter={self.resource_name_filter!r}, pattern_type_filter={self.pattern_type_filter!r}, principal_filter={self.principal_filter!r}, host_filter={self.host_filter!r}, operation={self.operation!r}, permission_type={self.permission_type!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.resource_type_filter, self.resource_name_filter, self.pattern_type_filter, self.principal_filter, self.host_filter, self.operation, self.permission_type, self.unknown_tagged_fields,) == (other.resource_type_filter, other.resource_name_filter, other.pattern_type_filter, other.principal_filter, other.host_filter, other.operation, other.permission_type, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AclDescription:
     """Kafka `AclDescription`; fields in wire order, absent versions take the default."""
 
@@ -53,8 +74,23 @@ class AclDescription:
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
+    def __init__(self, *, principal: str = '', host: str = '', operation: int = 0, permission_type: int = 0, unknown_tagged_fields: dict[int, bytes] = _FACTORY) -> None:
+        self.principal = principal
+        self.host = host
+        self.operation = operation
+        self.permission_type = permission_type
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
 
-@dataclass(slots=True, kw_only=True)
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(principal={self.principal!r}, host={self.host!r}, operation={self.operation!r}, permission_type={self.permission_type!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.principal, self.host, self.operation, self.permission_type, self.unknown_tagged_fields,) == (other.principal, other.host, other.operation, other.permission_type, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class DescribeAclsResource:
     """Kafka `DescribeAclsResource`; fields in wire order, absent versions take the default."""
 
@@ -69,8 +105,23 @@ class DescribeAclsResource:
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
+    def __init__(self, *, resource_type: int = 0, resource_name: str = '', pattern_type: int = 3, acls: list[AclDescription] = _FACTORY, unknown_tagged_fields: dict[int, bytes] = _FACTORY) -> None:
+        self.resource_type = resource_type
+        self.resource_name = resource_name
+        self.pattern_type = pattern_type
+        self.acls = [] if acls is _FACTORY else acls
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
 
-@dataclass(slots=True, kw_only=True)
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(resource_type={self.resource_type!r}, resource_name={self.resource_name!r}, pattern_type={self.pattern_type!r}, acls={self.acls!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.resource_type, self.resource_name, self.pattern_type, self.acls, self.unknown_tagged_fields,) == (other.resource_type, other.resource_name, other.pattern_type, other.acls, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class DescribeAclsResponse:
     """Kafka `DescribeAclsResponse`; fields in wire order, absent versions take the default."""
 
@@ -84,6 +135,21 @@ class DescribeAclsResponse:
     """Each Resource that is referenced in an ACL."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
+
+    def __init__(self, *, throttle_time_ms: int = 0, error_code: int = 0, error_message: str | None = '', resources: list[DescribeAclsResource] = _FACTORY, unknown_tagged_fields: dict[int, bytes] = _FACTORY) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.error_code = error_code
+        self.error_message = error_message
+        self.resources = [] if resources is _FACTORY else resources
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, error_code={self.error_code!r}, error_message={self.error_message!r}, resources={self.resources!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.throttle_time_ms, self.error_code, self.error_message, self.resources, self.unknown_tagged_fields,) == (other.throttle_time_ms, other.error_code, other.error_message, other.resources, other.unknown_tagged_fields,)
 
 
 _DescribeAclsRequest_DECL = StructDecl(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import uuid  # noqa: F401
 from dataclasses import dataclass, field
+from typing import Any
 
 from protocol.declarations import NO_VERSIONS as NONE  # noqa: F401
 from protocol.declarations import FieldDecl as F
@@ -14,9 +15,11 @@ from protocol.declarations import MessageDecl, StructDecl
 from protocol.declarations import Versions as V
 
 ZERO_UUID = uuid.UUID(int=0)
+#: The default of a parameter whose field has a default factory (`dataclasses`' `_HAS_DEFAULT_FACTORY`).
+_FACTORY: Any = object()
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ListPartitionReassignmentsTopics:
     """Kafka `ListPartitionReassignmentsTopics`; fields in wire order, absent versions take the default."""
 
@@ -27,8 +30,21 @@ class ListPartitionReassignmentsTopics:
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
+    def __init__(self, *, name: str = '', partition_indexes: list[int] = _FACTORY, unknown_tagged_fields: dict[int, bytes] = _FACTORY) -> None:
+        self.name = name
+        self.partition_indexes = [] if partition_indexes is _FACTORY else partition_indexes
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
 
-@dataclass(slots=True, kw_only=True)
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, partition_indexes={self.partition_indexes!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.partition_indexes, self.unknown_tagged_fields,) == (other.name, other.partition_indexes, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ListPartitionReassignmentsRequest:
     """Kafka `ListPartitionReassignmentsRequest`; fields in wire order, absent versions take the default."""
 
@@ -39,8 +55,21 @@ class ListPartitionReassignmentsRequest:
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
+    def __init__(self, *, timeout_ms: int = 60000, topics: list[ListPartitionReassignmentsTopics] | None = None, unknown_tagged_fields: dict[int, bytes] = _FACTORY) -> None:
+        self.timeout_ms = timeout_ms
+        self.topics = topics
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
 
-@dataclass(slots=True, kw_only=True)
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(timeout_ms={self.timeout_ms!r}, topics={self.topics!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.timeout_ms, self.topics, self.unknown_tagged_fields,) == (other.timeout_ms, other.topics, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class OngoingPartitionReassignment:
     """Kafka `OngoingPartitionReassignment`; fields in wire order, absent versions take the default."""
 
@@ -55,8 +84,23 @@ class OngoingPartitionReassignment:
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
+    def __init__(self, *, partition_index: int = 0, replicas: list[int] = _FACTORY, adding_replicas: list[int] = _FACTORY, removing_replicas: list[int] = _FACTORY, unknown_tagged_fields: dict[int, bytes] = _FACTORY) -> None:
+        self.partition_index = partition_index
+        self.replicas = [] if replicas is _FACTORY else replicas
+        self.adding_replicas = [] if adding_replicas is _FACTORY else adding_replicas
+        self.removing_replicas = [] if removing_replicas is _FACTORY else removing_replicas
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
 
-@dataclass(slots=True, kw_only=True)
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(partition_index={self.partition_index!r}, replicas={self.replicas!r}, adding_replicas={self.adding_replicas!r}, removing_replicas={self.removing_replicas!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.partition_index, self.replicas, self.adding_replicas, self.removing_replicas, self.unknown_tagged_fields,) == (other.partition_index, other.replicas, other.adding_replicas, other.removing_replicas, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class OngoingTopicReassignment:
     """Kafka `OngoingTopicReassignment`; fields in wire order, absent versions take the default."""
 
@@ -67,8 +111,21 @@ class OngoingTopicReassignment:
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
+    def __init__(self, *, name: str = '', partitions: list[OngoingPartitionReassignment] = _FACTORY, unknown_tagged_fields: dict[int, bytes] = _FACTORY) -> None:
+        self.name = name
+        self.partitions = [] if partitions is _FACTORY else partitions
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
 
-@dataclass(slots=True, kw_only=True)
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, partitions={self.partitions!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.partitions, self.unknown_tagged_fields,) == (other.name, other.partitions, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ListPartitionReassignmentsResponse:
     """Kafka `ListPartitionReassignmentsResponse`; fields in wire order, absent versions take the default."""
 
@@ -82,6 +139,21 @@ class ListPartitionReassignmentsResponse:
     """The ongoing reassignments for each topic."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
+
+    def __init__(self, *, throttle_time_ms: int = 0, error_code: int = 0, error_message: str | None = '', topics: list[OngoingTopicReassignment] = _FACTORY, unknown_tagged_fields: dict[int, bytes] = _FACTORY) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.error_code = error_code
+        self.error_message = error_message
+        self.topics = [] if topics is _FACTORY else topics
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(throttle_time_ms={self.throttle_time_ms!r}, error_code={self.error_code!r}, error_message={self.error_message!r}, topics={self.topics!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.throttle_time_ms, self.error_code, self.error_message, self.topics, self.unknown_tagged_fields,) == (other.throttle_time_ms, other.error_code, other.error_message, other.topics, other.unknown_tagged_fields,)
 
 
 _ListPartitionReassignmentsTopics_DECL = StructDecl(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import uuid  # noqa: F401
 from dataclasses import dataclass, field
+from typing import Any
 
 from protocol.declarations import NO_VERSIONS as NONE  # noqa: F401
 from protocol.declarations import FieldDecl as F
@@ -14,9 +15,11 @@ from protocol.declarations import MessageDecl, StructDecl
 from protocol.declarations import Versions as V
 
 ZERO_UUID = uuid.UUID(int=0)
+#: The default of a parameter whose field has a default factory (`dataclasses`' `_HAS_DEFAULT_FACTORY`).
+_FACTORY: Any = object()
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class OffsetCommitKey:
     """Kafka `OffsetCommitKey`; fields in wire order, absent versions take the default."""
 
@@ -25,6 +28,20 @@ class OffsetCommitKey:
     partition: int = 0
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
+
+    def __init__(self, *, group: str = '', topic: str = '', partition: int = 0, unknown_tagged_fields: dict[int, bytes] = _FACTORY) -> None:
+        self.group = group
+        self.topic = topic
+        self.partition = partition
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(group={self.group!r}, topic={self.topic!r}, partition={self.partition!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.group, self.topic, self.partition, self.unknown_tagged_fields,) == (other.group, other.topic, other.partition, other.unknown_tagged_fields,)
 
 
 _OffsetCommitKey_DECL = StructDecl(

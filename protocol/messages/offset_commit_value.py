@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import uuid  # noqa: F401
 from dataclasses import dataclass, field
+from typing import Any
 
 from protocol.declarations import NO_VERSIONS as NONE  # noqa: F401
 from protocol.declarations import FieldDecl as F
@@ -14,9 +15,11 @@ from protocol.declarations import MessageDecl, StructDecl
 from protocol.declarations import Versions as V
 
 ZERO_UUID = uuid.UUID(int=0)
+#: The default of a parameter whose field has a default factory (`dataclasses`' `_HAS_DEFAULT_FACTORY`).
+_FACTORY: Any = object()
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class OffsetCommitValue:
     """Kafka `OffsetCommitValue`; fields in wire order, absent versions take the default."""
 
@@ -27,6 +30,22 @@ class OffsetCommitValue:
     expire_timestamp: int = -1
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
+
+    def __init__(self, *, offset: int = 0, leader_epoch: int = -1, metadata: str = '', commit_timestamp: int = 0, expire_timestamp: int = -1, unknown_tagged_fields: dict[int, bytes] = _FACTORY) -> None:
+        self.offset = offset
+        self.leader_epoch = leader_epoch
+        self.metadata = metadata
+        self.commit_timestamp = commit_timestamp
+        self.expire_timestamp = expire_timestamp
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(offset={self.offset!r}, leader_epoch={self.leader_epoch!r}, metadata={self.metadata!r}, commit_timestamp={self.commit_timestamp!r}, expire_timestamp={self.expire_timestamp!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.offset, self.leader_epoch, self.metadata, self.commit_timestamp, self.expire_timestamp, self.unknown_tagged_fields,) == (other.offset, other.leader_epoch, other.metadata, other.commit_timestamp, other.expire_timestamp, other.unknown_tagged_fields,)
 
 
 _OffsetCommitValue_DECL = StructDecl(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import uuid  # noqa: F401
 from dataclasses import dataclass, field
+from typing import Any
 
 from protocol.declarations import NO_VERSIONS as NONE  # noqa: F401
 from protocol.declarations import FieldDecl as F
@@ -14,9 +15,11 @@ from protocol.declarations import MessageDecl, StructDecl
 from protocol.declarations import Versions as V
 
 ZERO_UUID = uuid.UUID(int=0)
+#: The default of a parameter whose field has a default factory (`dataclasses`' `_HAS_DEFAULT_FACTORY`).
+_FACTORY: Any = object()
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class PartitionsSchema:
     """Kafka `PartitionsSchema`; fields in wire order, absent versions take the default."""
 
@@ -27,8 +30,21 @@ class PartitionsSchema:
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
 
+    def __init__(self, *, topic: str = '', partition_ids: list[int] = _FACTORY, unknown_tagged_fields: dict[int, bytes] = _FACTORY) -> None:
+        self.topic = topic
+        self.partition_ids = [] if partition_ids is _FACTORY else partition_ids
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
 
-@dataclass(slots=True, kw_only=True)
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(topic={self.topic!r}, partition_ids={self.partition_ids!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.topic, self.partition_ids, self.unknown_tagged_fields,) == (other.topic, other.partition_ids, other.unknown_tagged_fields,)
+
+
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TransactionLogValue:
     """Kafka `TransactionLogValue`; fields in wire order, absent versions take the default."""
 
@@ -56,6 +72,28 @@ class TransactionLogValue:
     """The transaction version used by the client."""
     unknown_tagged_fields: dict[int, bytes] = field(default_factory=dict, repr=False)
     """Tagged fields this version of the codec does not know, kept so they can be re-sent."""
+
+    def __init__(self, *, producer_id: int = 0, previous_producer_id: int = -1, next_producer_id: int = -1, producer_epoch: int = 0, next_producer_epoch: int = -1, transaction_timeout_ms: int = 0, transaction_status: int = 0, transaction_partitions: list[PartitionsSchema] | None = _FACTORY, transaction_last_update_timestamp_ms: int = 0, transaction_start_timestamp_ms: int = 0, client_transaction_version: int = 0, unknown_tagged_fields: dict[int, bytes] = _FACTORY) -> None:
+        self.producer_id = producer_id
+        self.previous_producer_id = previous_producer_id
+        self.next_producer_id = next_producer_id
+        self.producer_epoch = producer_epoch
+        self.next_producer_epoch = next_producer_epoch
+        self.transaction_timeout_ms = transaction_timeout_ms
+        self.transaction_status = transaction_status
+        self.transaction_partitions = [] if transaction_partitions is _FACTORY else transaction_partitions
+        self.transaction_last_update_timestamp_ms = transaction_last_update_timestamp_ms
+        self.transaction_start_timestamp_ms = transaction_start_timestamp_ms
+        self.client_transaction_version = client_transaction_version
+        self.unknown_tagged_fields = {} if unknown_tagged_fields is _FACTORY else unknown_tagged_fields
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(producer_id={self.producer_id!r}, previous_producer_id={self.previous_producer_id!r}, next_producer_id={self.next_producer_id!r}, producer_epoch={self.producer_epoch!r}, next_producer_epoch={self.next_producer_epoch!r}, transaction_timeout_ms={self.transaction_timeout_ms!r}, transaction_status={self.transaction_status!r}, transaction_partitions={self.transaction_partitions!r}, transaction_last_update_timestamp_ms={self.transaction_last_update_timestamp_ms!r}, transaction_start_timestamp_ms={self.transaction_start_timestamp_ms!r}, client_transaction_version={self.client_transaction_version!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.producer_id, self.previous_producer_id, self.next_producer_id, self.producer_epoch, self.next_producer_epoch, self.transaction_timeout_ms, self.transaction_status, self.transaction_partitions, self.transaction_last_update_timestamp_ms, self.transaction_start_timestamp_ms, self.client_transaction_version, self.unknown_tagged_fields,) == (other.producer_id, other.previous_producer_id, other.next_producer_id, other.producer_epoch, other.next_producer_epoch, other.transaction_timeout_ms, other.transaction_status, other.transaction_partitions, other.transaction_last_update_timestamp_ms, other.transaction_start_timestamp_ms, other.client_transaction_version, other.unknown_tagged_fields,)
 
 
 _PartitionsSchema_DECL = StructDecl(
