@@ -41,6 +41,15 @@ def scan_records(data: ReadableBuffer, pos: int, end: int, count: int) -> Record
     """
     if count <= 0 or end > len(data):
         return None
+    try:
+        return _walk(data, pos, end, count)
+    except IndexError:  # a field read past the buffer: the full parser reports it
+        return None
+
+
+def _walk(data: ReadableBuffer, pos: int, end: int, count: int) -> RecordsSummary | None:
+    """`scan_records`' loop. Fields are read without bounds checks against the record's end: a field that runs
+    past it leaves `pos` beyond the end, which the final comparison refuses, as the full parser does."""
     lo, hi = _ABOVE_ANY, -_ABOVE_ANY
     keyed = True
     for index in range(count):
@@ -51,7 +60,7 @@ def scan_records(data: ReadableBuffer, pos: int, end: int, count: int) -> Record
         if b < 0x80:
             pos += 1
         else:
-            if pos + 1 >= end or (c := data[pos + 1]) >= 0x80:
+            if (c := data[pos + 1]) >= 0x80:
                 return None
             b = (b & 0x7F) | (c << 7)
             pos += 2
@@ -61,11 +70,11 @@ def scan_records(data: ReadableBuffer, pos: int, end: int, count: int) -> Record
             return None
         pos += 1  # attributes
         # timestampDelta (varlong): one or two bytes
-        b = data[pos] if pos < record_end else 0x80
+        b = data[pos]
         if b < 0x80:
             pos += 1
         else:
-            if pos + 1 >= record_end or (c := data[pos + 1]) >= 0x80:
+            if (c := data[pos + 1]) >= 0x80:
                 return None
             b = (b & 0x7F) | (c << 7)
             pos += 2
@@ -75,22 +84,22 @@ def scan_records(data: ReadableBuffer, pos: int, end: int, count: int) -> Record
         if delta > hi:
             hi = delta
         # offsetDelta: must equal the index
-        b = data[pos] if pos < record_end else 0x80
+        b = data[pos]
         if b < 0x80:
             pos += 1
         else:
-            if pos + 1 >= record_end or (c := data[pos + 1]) >= 0x80:
+            if (c := data[pos + 1]) >= 0x80:
                 return None
             b = (b & 0x7F) | (c << 7)
             pos += 2
         if (b >> 1) ^ -(b & 1) != index:
             return None
         # key: -1 (null) or a length within the record
-        b = data[pos] if pos < record_end else 0x80
+        b = data[pos]
         if b < 0x80:
             pos += 1
         else:
-            if pos + 1 >= record_end or (c := data[pos + 1]) >= 0x80:
+            if (c := data[pos + 1]) >= 0x80:
                 return None
             b = (b & 0x7F) | (c << 7)
             pos += 2
@@ -101,11 +110,11 @@ def scan_records(data: ReadableBuffer, pos: int, end: int, count: int) -> Record
         else:
             pos += b >> 1
         # value: the same
-        b = data[pos] if pos < record_end else 0x80
+        b = data[pos]
         if b < 0x80:
             pos += 1
         else:
-            if pos + 1 >= record_end or (c := data[pos + 1]) >= 0x80:
+            if (c := data[pos + 1]) >= 0x80:
                 return None
             b = (b & 0x7F) | (c << 7)
             pos += 2
@@ -114,7 +123,7 @@ def scan_records(data: ReadableBuffer, pos: int, end: int, count: int) -> Record
                 return None
             pos += b >> 1
         # headers: count, then (key length, key, value length, value) each
-        b = data[pos] if pos < record_end else 0x80
+        b = data[pos]
         if b >= 0x80:
             return None
         pos += 1
@@ -122,11 +131,11 @@ def scan_records(data: ReadableBuffer, pos: int, end: int, count: int) -> Record
         if headers < 0:
             return None
         for turn in range(headers * 2):
-            b = data[pos] if pos < record_end else 0x80
+            b = data[pos]
             if b < 0x80:
                 pos += 1
             else:
-                if pos + 1 >= record_end or (c := data[pos + 1]) >= 0x80:
+                if (c := data[pos + 1]) >= 0x80:
                     return None
                 b = (b & 0x7F) | (c << 7)
                 pos += 2
