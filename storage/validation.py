@@ -24,10 +24,11 @@ from protocol.records import (
     BATCH_HEADER_SIZE,
     NO_TIMESTAMP,
     BatchHeader,
-    Compression,
+    RecordsRegion,
     TimestampType,
+    batch_records_region,
+    parse_records,
     peek_batch_header,
-    read_batch_records,
     verify_batch_crc,
 )
 from storage.config import LogConfig
@@ -174,14 +175,13 @@ def _validate_batch(
             f"invalid sequence number {header.base_sequence} in record batch with producerId {header.producer_id}"
         )
     window = None if config.log_append_time else _TimestampWindow(config, now_ms)
-    if header.compression is Compression.NONE:
-        accepted = _accepted_at_batch_level(buf, pos, header, config, window)
+    try:
+        region = batch_records_region(buf, pos, header)  # compressed batches are decompressed, as Kafka does
+        accepted = _accepted_by_the_walk(region, header, config, window)
         if accepted is not None:
             return accepted
-    # The full parse: a batch the walk did not accept, or a compressed one (decompressed as Kafka does); it names
-    # every record error exactly.
-    try:
-        records = read_batch_records(buf, pos, header)
+        # The full parse, for what the walk did not accept: it names every error exactly.
+        records = parse_records(region, count)
     except DecodeError as exc:
         raise CorruptRecordError(f"batch at position {pos}: {exc.reason}") from None
     errors: list[tuple[int, str]] = []
@@ -204,8 +204,8 @@ def _validate_batch(
     return max_timestamp
 
 
-def _accepted_at_batch_level(
-    buf: bytearray, pos: int, header: BatchHeader, config: LogConfig, window: _TimestampWindow | None
+def _accepted_by_the_walk(
+    region: RecordsRegion, header: BatchHeader, config: LogConfig, window: _TimestampWindow | None
 ) -> int | None:
     """The batch's max timestamp if an object-free walk shows that no per-record rule refuses it, else None.
 
@@ -213,7 +213,7 @@ def _accepted_at_batch_level(
     reports the timestamp range and whether every record has a key; a window that holds the smallest and the
     largest timestamp holds them all. Anything else is left to the full parse, which reports it exactly.
     """
-    summary = scan_records(buf, pos + BATCH_HEADER_SIZE, pos + header.size, header.record_count)
+    summary = scan_records(region.data, region.start, region.end, header.record_count)
     if summary is None or (config.compact_enabled and not summary.all_keyed):
         return None
     lowest = header.base_timestamp + summary.min_timestamp_delta

@@ -1,5 +1,6 @@
-"""The produce path's batch-level validation: an uncompressed batch is accepted by an object-free walk over its
-records (`protocol.record_scan`), and whatever the walk does not accept goes to the full parser.
+"""The produce path's batch-level validation: a batch (decompressed first if it is compressed) is accepted by an
+object-free walk over its records (`protocol.record_scan`), and whatever the walk does not accept goes to the full
+parser.
 
 Two properties: the walk is never more lenient than the full parser (whatever it accepts, the parser accepts with
 the same timestamps, offsets and keys, also for mutated bytes), and each refusal Kafka makes still happens, with
@@ -19,7 +20,15 @@ from hypothesis import strategies as st
 
 from protocol.errors import DecodeError
 from protocol.record_scan import scan_records
-from protocol.records import BATCH_HEADER_SIZE, Record, RecordBatch, encode_batch, peek_batch_header, read_batch_records
+from protocol.records import (
+    BATCH_HEADER_SIZE,
+    Compression,
+    Record,
+    RecordBatch,
+    encode_batch,
+    peek_batch_header,
+    read_batch_records,
+)
 from storage import validation
 from storage.config import LogConfig
 from storage.errors import CorruptRecordError, InvalidRecordError, InvalidTimestampError
@@ -84,14 +93,17 @@ def test_the_walk_is_never_more_lenient_than_the_parser_on_mutated_records(
         pytest.fail("the walk accepted records the parser refuses")
 
 
+@pytest.mark.parametrize("compression", list(Compression))
 def test_ordinary_producer_batches_are_accepted_without_the_full_parse(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, compression: Compression
 ) -> None:
-    monkeypatch.setattr(validation, "read_batch_records", _not_called)
+    """Compressed ones too: decompressed once (as Kafka does), then walked."""
+    monkeypatch.setattr(validation, "parse_records", _not_called)
     log = PartitionLog(tmp_path / "t-0", LogConfig(), now_ms=NOW)
-    batch = _encoded([Record(0, i, b"k", b"v" * 1000, [("h", b"x")]) for i in range(200)])
+    records = [Record(i, i, b"k", b"v" * 1000, [("h", b"x")]) for i in range(200)]
+    batch = encode_batch(RecordBatch.from_records(records, base_timestamp=NOW, compression=compression))
     assert log.append(batch, now_ms=NOW).base_offset == 0
-    assert log.append(make_batch(3, timestamp=NOW), now_ms=NOW).base_offset == 200
+    assert log.append(make_batch(3, timestamp=NOW, compression=compression), now_ms=NOW).base_offset == 200
     assert offsets_of(log.read(0, 1 << 22)) == list(range(203))
 
 
@@ -139,14 +151,16 @@ def test_a_timestamp_out_of_the_window_lists_every_late_record(tmp_path: Path, m
     assert f"Timestamp {old} of message with offset 0 is out of range" in raised.value.record_errors[0][1]
     assert log.log_end_offset == 0
     # 3 s later all are inside the window: accepted by the walk, the max timestamp taken from the records
-    monkeypatch.setattr(validation, "read_batch_records", _not_called)
+    monkeypatch.setattr(validation, "parse_records", _not_called)
     fresh = _encoded([Record(0, d, b"k", b"v") for d in deltas], base_timestamp=NOW - 59_000)
     checked = validation.validate_and_assign_offsets(fresh, next_offset=0, now_ms=NOW, config=WINDOW)
     assert checked.max_timestamp == NOW - 55_000
 
 
-def test_a_keyless_record_on_a_compacted_topic_is_invalid_record(tmp_path: Path) -> None:
-    batch = _encoded([Record(0, 0, b"k", b"v"), Record(0, 0, None, b"v"), Record(0, 0, b"k2", b"v")])
+@pytest.mark.parametrize("compression", [Compression.NONE, Compression.ZSTD])
+def test_a_keyless_record_on_a_compacted_topic_is_invalid_record(tmp_path: Path, compression: Compression) -> None:
+    records = [Record(0, 0, b"k", b"v"), Record(1, 0, None, b"v"), Record(2, 0, b"k2", b"v")]
+    batch = encode_batch(RecordBatch.from_records(records, base_timestamp=NOW, compression=compression))
     log = PartitionLog(tmp_path / "t-0", COMPACTED, now_ms=NOW)
     with pytest.raises(InvalidRecordError) as raised:
         log.append(batch, now_ms=NOW)
