@@ -35,8 +35,8 @@ class RecordsSummary(NamedTuple):
 def scan_records(data: ReadableBuffer, pos: int, end: int, count: int) -> RecordsSummary | None:
     """Walk exactly ``count`` records filling exactly ``[pos, end)`` of ``data``; None if anything is unusual.
 
-    Varints of one or two bytes are decoded inline (lengths up to 8 KiB, small deltas); a longer one, or any
-    field out of bounds, gives None. Every record consumes at least one byte, so a hostile count ends the loop at
+    Varints of up to three bytes are decoded (lengths up to 1 MiB); a longer one, or any field out of bounds,
+    gives None. Every record consumes at least one byte, so a hostile count ends the loop at
     ``end``.
     """
     if count <= 0 or end > len(data):
@@ -47,104 +47,82 @@ def scan_records(data: ReadableBuffer, pos: int, end: int, count: int) -> Record
         return None
 
 
+def _raw(data: ReadableBuffer, pos: int) -> tuple[int, int]:
+    """The raw (zigzag-encoded) value of the varint at ``pos`` and the position after it, for the forms of up to
+    three bytes (lengths up to 1 MiB, offset deltas up to 2^20); -1 for a longer one, left to the full parser."""
+    b = data[pos]
+    if b < 0x80:
+        return b, pos + 1
+    c = data[pos + 1]
+    if c < 0x80:
+        return (b & 0x7F) | (c << 7), pos + 2
+    d = data[pos + 2]
+    if d < 0x80:
+        return (b & 0x7F) | ((c & 0x7F) << 7) | (d << 14), pos + 3
+    return -1, pos
+
+
 def _walk(data: ReadableBuffer, pos: int, end: int, count: int) -> RecordsSummary | None:
     """`scan_records`' loop. Fields are read without bounds checks against the record's end: a field that runs
-    past it leaves `pos` beyond the end, which the final comparison refuses, as the full parser does."""
+    past it leaves `pos` beyond the end, which the final comparison refuses, as the full parser does. Raw varints
+    are even (zigzag of a value >= 0) or 1 (zigzag of -1, a null key or value) where a length is expected.
+    One-byte varints (most fields) are read inline: a call for each would cost a third of the walk."""
     lo, hi = _ABOVE_ANY, -_ABOVE_ANY
     keyed = True
     for index in range(count):
-        # length (zigzag varint), then the record body up to record_end
         if pos >= end:
             return None
-        b = data[pos]
-        if b < 0x80:
-            pos += 1
-        else:
-            if (c := data[pos + 1]) >= 0x80:
-                return None
-            b = (b & 0x7F) | (c << 7)
-            pos += 2
-        length = (b >> 1) ^ -(b & 1)
-        record_end = pos + length
-        if length <= 0 or record_end > end:
+        raw, pos = _raw(data, pos)
+        record_end = pos + (raw >> 1)
+        if raw <= 0 or raw & 1 or record_end > end:
             return None
-        pos += 1  # attributes
-        # timestampDelta (varlong): one or two bytes
-        b = data[pos]
-        if b < 0x80:
-            pos += 1
-        else:
-            if (c := data[pos + 1]) >= 0x80:
-                return None
-            b = (b & 0x7F) | (c << 7)
+        raw = data[pos + 1]  # after the attributes byte: timestampDelta
+        if raw < 0x80:
             pos += 2
-        delta = (b >> 1) ^ -(b & 1)
+        else:
+            raw, pos = _raw(data, pos + 1)
+            if raw < 0:
+                return None
+        delta = (raw >> 1) ^ -(raw & 1)
         if delta < lo:
             lo = delta
         if delta > hi:
             hi = delta
-        # offsetDelta: must equal the index
-        b = data[pos]
-        if b < 0x80:
+        raw = data[pos]  # offsetDelta: must equal the index
+        if raw < 0x80:
             pos += 1
         else:
-            if (c := data[pos + 1]) >= 0x80:
-                return None
-            b = (b & 0x7F) | (c << 7)
-            pos += 2
-        if (b >> 1) ^ -(b & 1) != index:
+            raw, pos = _raw(data, pos)
+        if raw != index << 1:
             return None
-        # key: -1 (null) or a length within the record
-        b = data[pos]
-        if b < 0x80:
+        raw = data[pos]  # key
+        if raw < 0x80:
             pos += 1
         else:
-            if (c := data[pos + 1]) >= 0x80:
-                return None
-            b = (b & 0x7F) | (c << 7)
-            pos += 2
-        if b == 1:  # zigzag(-1): null
+            raw, pos = _raw(data, pos)
+        if raw == 1:
             keyed = False
-        elif b & 1 or (b >> 1) > record_end - pos:
+        elif raw < 0 or raw & 1 or (raw >> 1) > record_end - pos:
             return None
         else:
-            pos += b >> 1
-        # value: the same
-        b = data[pos]
-        if b < 0x80:
-            pos += 1
-        else:
-            if (c := data[pos + 1]) >= 0x80:
+            pos += raw >> 1
+        raw, pos = _raw(data, pos)  # value
+        if raw != 1:
+            if raw < 0 or raw & 1 or (raw >> 1) > record_end - pos:
                 return None
-            b = (b & 0x7F) | (c << 7)
-            pos += 2
-        if b != 1:
-            if b & 1 or (b >> 1) > record_end - pos:
-                return None
-            pos += b >> 1
-        # headers: count, then (key length, key, value length, value) each
-        b = data[pos]
-        if b >= 0x80:
+            pos += raw >> 1
+        raw = data[pos]  # headers count, then (key length, key, value length, value) each
+        if raw & 1 or raw >= 0x80:  # a negative count, or more than 63 headers: the full parser decides
             return None
         pos += 1
-        headers = (b >> 1) ^ -(b & 1)
-        if headers < 0:
-            return None
-        for turn in range(headers * 2):
-            b = data[pos]
-            if b < 0x80:
-                pos += 1
-            else:
-                if (c := data[pos + 1]) >= 0x80:
-                    return None
-                b = (b & 0x7F) | (c << 7)
-                pos += 2
-            size = (b >> 1) ^ -(b & 1)
+        for turn in range(raw):  # raw = 2 * count: key and value of each
+            size, pos = _raw(data, pos)
             # a header key is never null (the full parser refuses a negative key length); a value may be
-            if size < (0 if turn % 2 == 0 else -1) or size > record_end - pos:
+            if size == 1 and turn & 1:
+                continue
+            if size < 0 or size & 1 or (size >> 1) > record_end - pos:
                 return None
-            if size > 0:
-                pos += size
+            pos += size >> 1
         if pos != record_end:
             return None
     if pos != end:

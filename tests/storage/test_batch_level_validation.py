@@ -45,7 +45,7 @@ _records = st.lists(
         offset_delta=st.just(0),
         timestamp_delta=st.integers(-20_000, 20_000),
         key=st.none() | st.binary(max_size=300),
-        value=st.none() | st.binary(max_size=9_000),
+        value=st.none() | st.binary(max_size=9_000) | st.binary(min_size=16_000, max_size=20_000),
         headers=st.lists(st.tuples(st.text(max_size=5), st.none() | st.binary(max_size=200)), max_size=3),
     ),
     min_size=1,
@@ -105,6 +105,16 @@ def test_ordinary_producer_batches_are_accepted_without_the_full_parse(
     assert log.append(batch, now_ms=NOW).base_offset == 0
     assert log.append(make_batch(3, timestamp=NOW, compression=compression), now_ms=NOW).base_offset == 200
     assert offsets_of(log.read(0, 1 << 22)) == list(range(203))
+
+
+@pytest.mark.parametrize(
+    ("count", "value_size"), [(9_000, 1), (2, 300_000)], ids=["offset deltas of three bytes", "a 300 KB value"]
+)
+def test_three_byte_varints_are_walked_too(monkeypatch: pytest.MonkeyPatch, count: int, value_size: int) -> None:
+    monkeypatch.setattr(validation, "parse_records", _not_called)
+    batch = _encoded([Record(0, 0, b"k", b"v" * value_size) for _ in range(count)])
+    checked = validation.validate_and_assign_offsets(batch, next_offset=7, now_ms=NOW, config=LogConfig())
+    assert (checked.first_offset, checked.last_offset, checked.max_timestamp) == (7, 7 + count - 1, NOW)
 
 
 def _not_called(*_: object, **__: object) -> None:
