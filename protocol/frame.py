@@ -46,7 +46,8 @@ class FrameBuffer:
         end = 4 + size
         if len(buffer) < end:
             return None
-        frame = bytes(buffer[4:end])
+        with memoryview(buffer) as view:  # one copy: slicing the bytearray itself would copy twice
+            frame = bytes(view[4:end])
         del buffer[:end]
         if len(buffer) >= 4:
             self._check_size(_SIZE.unpack_from(buffer)[0])

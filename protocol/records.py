@@ -25,7 +25,7 @@ import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 import cramjam
 import crc32c
@@ -56,13 +56,16 @@ __all__ = [
     "Compression",
     "Record",
     "RecordBatch",
+    "RecordsRegion",
     "TimestampType",
+    "batch_records_region",
     "compress",
     "decode_batch",
     "decompress",
     "encode_batch",
     "iter_batch_headers",
     "iter_batches",
+    "parse_records",
     "peek_batch_header",
     "read_batch_records",
     "verify_batch_crc",
@@ -651,6 +654,40 @@ def _batch_end(buf: ReadableBuffer, pos: int, header: BatchHeader) -> int:
 # --- records --------------------------------------------------------------------------------------------------------
 
 
+class RecordsRegion(NamedTuple):
+    """Where a batch's records sit once readable: ``data[start:end]``, decompressed when the batch is compressed;
+    ``where`` names it in decode errors."""
+
+    data: ReadableBuffer
+    start: int
+    end: int
+    where: str
+
+
+def batch_records_region(
+    buf: ReadableBuffer,
+    pos: int,
+    header: BatchHeader,
+    *,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+) -> RecordsRegion:
+    """The records section of the complete batch at ``pos``, decompressed (bounded) if needed, without parsing it:
+    a reader that only walks the records (``protocol.record_scan``) decompresses once, as the full parse would."""
+    end = _batch_end(buf, pos, header)
+    start = pos + BATCH_HEADER_SIZE
+    codec = header.compression
+    if codec is Compression.NONE:
+        return RecordsRegion(buf, start, end, "batch.records")
+    with memoryview(buf) as view:
+        payload = decompress(codec, view[start:end], max_size=max_decompressed_size)
+    return RecordsRegion(payload, 0, len(payload), f"batch.records({codec.name.lower()})")
+
+
+def parse_records(region: RecordsRegion, count: int) -> list[Record]:
+    """Exactly ``count`` records filling exactly the region (DecodeError otherwise)."""
+    return _parse_records(region.data, region.start, region.end, count, region.where)
+
+
 def read_batch_records(
     buf: ReadableBuffer,
     pos: int = 0,
@@ -664,14 +701,8 @@ def read_batch_records(
     """
     if header is None:
         header = peek_batch_header(buf, pos)
-    end = _batch_end(buf, pos, header)
-    start = pos + BATCH_HEADER_SIZE
-    codec = header.compression
-    if codec is Compression.NONE:
-        return _parse_records(buf, start, end, header.record_count, "batch.records")
-    with memoryview(buf) as view:
-        payload = decompress(codec, view[start:end], max_size=max_decompressed_size)
-    return _parse_records(payload, 0, len(payload), header.record_count, f"batch.records({codec.name.lower()})")
+    region = batch_records_region(buf, pos, header, max_decompressed_size=max_decompressed_size)
+    return parse_records(region, header.record_count)
 
 
 def _parse_records(data: ReadableBuffer, pos: int, end: int, count: int, where: str) -> list[Record]:

@@ -19,13 +19,16 @@ from typing import NamedTuple
 import crc32c
 
 from protocol.errors import DecodeError
+from protocol.record_scan import scan_records
 from protocol.records import (
     BATCH_HEADER_SIZE,
     NO_TIMESTAMP,
     BatchHeader,
+    RecordsRegion,
     TimestampType,
+    batch_records_region,
+    parse_records,
     peek_batch_header,
-    read_batch_records,
     verify_batch_crc,
 )
 from storage.config import LogConfig
@@ -171,15 +174,20 @@ def _validate_batch(
         raise InvalidRecordError(
             f"invalid sequence number {header.base_sequence} in record batch with producerId {header.producer_id}"
         )
+    window = None if config.log_append_time else _TimestampWindow(config, now_ms)
     try:
-        records = read_batch_records(buf, pos, header)
+        region = batch_records_region(buf, pos, header)  # compressed batches are decompressed, as Kafka does
+        accepted = _accepted_by_the_walk(region, header, config, window)
+        if accepted is not None:
+            return accepted
+        # The full parse, for what the walk did not accept: it names every error exactly.
+        records = parse_records(region, count)
     except DecodeError as exc:
         raise CorruptRecordError(f"batch at position {pos}: {exc.reason}") from None
     errors: list[tuple[int, str]] = []
     late: list[tuple[int, str]] = []
     max_timestamp = NO_TIMESTAMP
     compacted = config.compact_enabled
-    window = None if config.log_append_time else _TimestampWindow(config, now_ms)
     for index, record in enumerate(records):
         if record.offset_delta != index:
             errors.append((index, f"record has offset delta {record.offset_delta}, expected {index}"))
@@ -194,6 +202,25 @@ def _validate_batch(
     if errors:
         raise InvalidRecordError(errors[0][1], errors)
     return max_timestamp
+
+
+def _accepted_by_the_walk(
+    region: RecordsRegion, header: BatchHeader, config: LogConfig, window: _TimestampWindow | None
+) -> int | None:
+    """The batch's max timestamp if an object-free walk shows that no per-record rule refuses it, else None.
+
+    The walk (`protocol.record_scan`) checks each record's framing and offset delta as the full parser does and
+    reports the timestamp range and whether every record has a key; a window that holds the smallest and the
+    largest timestamp holds them all. Anything else is left to the full parse, which reports it exactly.
+    """
+    summary = scan_records(region.data, region.start, region.end, header.record_count)
+    if summary is None or (config.compact_enabled and not summary.all_keyed):
+        return None
+    lowest = header.base_timestamp + summary.min_timestamp_delta
+    highest = header.base_timestamp + summary.max_timestamp_delta
+    if window is not None and not (window.holds(lowest) and window.holds(highest)):
+        return None
+    return max(NO_TIMESTAMP, highest)
 
 
 def _java_long(value: int) -> int:
@@ -213,6 +240,12 @@ class _TimestampWindow:
             return False
         age = self.now_ms - timestamp
         return age > self.config.message_timestamp_before_max_ms or -age > self.config.message_timestamp_after_max_ms
+
+    def holds(self, timestamp: int) -> bool:
+        """Within the window, without `refuses`' pass for NO_TIMESTAMP: a range whose two ends it holds has no
+        timestamp between them that `refuses` would refuse."""
+        age = self.now_ms - timestamp
+        return age <= self.config.message_timestamp_before_max_ms and -age <= self.config.message_timestamp_after_max_ms
 
     def message(self, timestamp: int, offset: int) -> str:
         low = _java_long(self.now_ms - self.config.message_timestamp_before_max_ms)
