@@ -134,7 +134,12 @@ def test_zombie_producer_is_fenced_and_its_writes_never_become_visible(
         if zombie_writes_again:
             assert zombie.flush(TIMEOUT_S) == 0
             codes = {i: None if err is None else err.code() for i, err in late.items()}
-            assert codes == dict.fromkeys(range(len(late_records)), KafkaError.INVALID_PRODUCER_EPOCH)
+            # The broker refuses what reaches it; once that refusal makes the producer fatal, librdkafka purges
+            # what it had not sent yet, so how many records get each answer depends on timing, never on the broker.
+            purged = {KafkaError._PURGE_QUEUE, KafkaError._PURGE_INFLIGHT}
+            assert set(codes) == set(range(len(late_records))), codes
+            assert set(codes.values()) <= {KafkaError.INVALID_PRODUCER_EPOCH, *purged}, codes
+            assert KafkaError.INVALID_PRODUCER_EPOCH in codes.values(), codes
 
         successor.begin_transaction()
         committed = produce_acked(successor, topic, keyed(200, 12))
