@@ -8,6 +8,7 @@ from typing import Any
 
 from protocol import api
 from protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
+from protocol.messages.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
 from protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 from protocol.messages.offset_commit import OffsetCommitRequest
 from protocol.messages.offset_fetch import OffsetFetchRequest, OffsetFetchRequestTopic
@@ -110,13 +111,27 @@ async def make_topic(s: Session, conn: Conn, topic: str, partitions: int) -> Non
 
 async def _partitions_known(conn: Conn, topic: str, partitions: int, window_s: float = 10.0) -> bool:
     """Kafka answers CreateTopics when the controller has the topic; its own metadata cache (what OffsetCommit
-    checks) may lag a moment behind. Wait until Metadata shows every partition, as a client would."""
-    probe = MetadataRequest(topics=[MetadataRequestTopic(name=topic)], allow_auto_topic_creation=False)
+    checks) may lag a moment behind, and its replica manager (what Produce and Fetch check) may become leader a moment
+    after the cache shows the partition: a Produce then gets NOT_LEADER_OR_FOLLOWER. Wait until Metadata shows every
+    partition and ListOffsets, which asks the replica manager, answers for each without an error, as a client that
+    retries would."""
+    metadata = MetadataRequest(topics=[MetadataRequestTopic(name=topic)], allow_auto_topic_creation=False)
+    latest = ListOffsetsRequest(
+        replica_id=-1,
+        topics=[
+            ListOffsetsTopic(
+                name=topic,
+                partitions=[ListOffsetsPartition(partition_index=i, timestamp=-1) for i in range(partitions)],
+            )
+        ],
+    )
     deadline = time.monotonic() + window_s
     while time.monotonic() < deadline:
-        answer = await ask(conn, ApiKey.METADATA, 12, probe)
+        answer = await ask(conn, ApiKey.METADATA, 12, metadata)
         if answer is not None and answer.topics and len(answer.topics[0].partitions) == partitions:
-            return True
+            offsets = await ask(conn, ApiKey.LIST_OFFSETS, 7, latest)
+            if offsets is not None and all(p.error_code == 0 for t in offsets.topics for p in t.partitions):
+                return True
         await conn.session.sleep_ms(50)
     return False
 
