@@ -386,10 +386,12 @@ def throughput_rows(ctx: Context) -> list[Row]:
                 target = Target(">= mock", higher_is_better=True, vs_mock=True)
             else:
                 single = next((r for r in rows if r.label.startswith(direction) and "one connection" in r.label), None)
+                # The issue asks for more here than on one connection, and (as on one connection) the mock's at least.
                 target = Target(
-                    "> one connection's",
+                    ">= mock and > one connection's",
                     higher_is_better=True,
                     bound=_number(single.values.get("ours")) if single else None,
+                    vs_mock=True,
                 )
             rows.append(
                 Row(

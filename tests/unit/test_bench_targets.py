@@ -52,6 +52,9 @@ def test_the_columns_are_ours_and_the_mock_unless_more_peers_are_asked_for() -> 
         (Target("<= 10", False, bound=10.0), 7.5, None, "met"),
         (Target("<= 10", False, bound=10.0), "n/a (failed)", 1.0, "not measured"),
         (Target("> one", True, bound=None), 5.0, None, "met"),  # no bound known: nothing to miss
+        (Target(">= mock and > one", True, bound=4.0, vs_mock=True), 5.0, 9.0, "missed"),  # the 16 x 4 rows
+        (Target(">= mock and > one", True, bound=4.0, vs_mock=True), 3.0, 1.0, "missed"),
+        (Target(">= mock and > one", True, bound=4.0, vs_mock=True), 5.0, 4.5, "met"),
     ],
 )
 def test_a_target_is_met_missed_or_not_measured(target: Target, ours: Any, mock: Any, verdict: str) -> None:
