@@ -4,21 +4,27 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-test
 
-.PHONY: install install-test tools reference-kafka java-clients run test campaigns lint codegen bench report clean
+.PHONY: install install-test accel tools reference-kafka java-clients run test campaigns lint codegen bench report clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e .
+	$(BIN)/pip install -q -e '.[accel]'
 	touch $@
 
 install: $(VENV)/.installed
 
+# The hot loops protocol/compiled.py lists (the produce path's record walk), compiled to C with mypyc beside their
+# sources; rebuilt only when a source is newer than its build. Without gcc and the Python headers they run
+# interpreted (a notice says so); `make test` installs both and requires the build.
+accel: install
+	$(BIN)/python -m protocol.compiled build
+
 # `make run PORT=19092` when 9092 is taken (the data stays in ./data, as server.properties says)
 PORT ?= 9092
-run: install
+run: install accel
 	$(BIN)/python server.py server.properties --override listeners=PLAINTEXT://127.0.0.1:$(PORT)
 
 $(STAMP): pyproject.toml | $(BIN)/python
@@ -30,8 +36,9 @@ node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 
 # Debian packages the end-to-end and interop tests drive (installed only when missing; CI runs as root):
-# kcat (librdkafka's CLI), burrow + zookeeper (the Burrow interop test), chromium (the timeline page test)
-APT_PACKAGES := kcat burrow zookeeper chromium
+# kcat (librdkafka's CLI), burrow + zookeeper (the Burrow interop test), chromium (the timeline page test),
+# gcc + python3-dev (the mypyc-compiled modules, `make accel`)
+APT_PACKAGES := kcat burrow zookeeper chromium gcc python3-dev
 tools:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then echo "installing:$$missing"; apt-get update -qq && apt-get install -y -qq $$missing; fi
@@ -62,7 +69,7 @@ $(JAVA_CLIENTS)/target/.built: $(JAVA_CLIENTS)/pom.xml $(shell find $(JAVA_CLIEN
 
 java-clients: $(JAVA_CLIENTS)/target/.built
 
-install-test: $(STAMP) node_modules/.package-lock.json tools reference-kafka java-clients
+install-test: $(STAMP) node_modules/.package-lock.json tools reference-kafka java-clients accel
 
 codegen: install-test
 	$(BIN)/python -m protocol.codegen
@@ -74,6 +81,7 @@ lint: install-test
 	$(BIN)/lint-imports
 
 test: install-test lint
+	$(BIN)/python -m protocol.compiled require
 	$(BIN)/pytest -q -p no:cacheprovider
 
 # The seeded fault-injection campaigns in full (kill -9 at every step and at random moments, corruption);
@@ -90,7 +98,7 @@ $(VENV)/.installed-pipeline: pyproject.toml | $(BIN)/python
 report: $(VENV)/.installed-pipeline
 	$(BIN)/python -m pipeline analyze --data-dir data --out pipeline-out
 
-bench: install-test bench-kfake
+bench: install-test bench-kfake accel
 	$(BIN)/python -m bench
 
 clean:

@@ -507,6 +507,16 @@ ROWS: tuple[Callable[[Context], Row | list[Row]], ...] = (
 )
 
 
+def selected_rows(env: Mapping[str, str] = os.environ) -> list[Callable[[Context], Row | list[Row]]]:
+    """The rows BENCH_TARGETS_ROWS names (startup, heartbeat, throughput, formation, commit, memory), else all."""
+    wanted = {name.strip() for name in env.get("BENCH_TARGETS_ROWS", "").split(",") if name.strip()}
+    known = {make.__name__.removesuffix("_rows").removesuffix("_row"): make for make in ROWS}
+    unknown = wanted - known.keys()
+    if unknown:
+        raise SystemExit(f"BENCH_TARGETS_ROWS: unknown {', '.join(sorted(unknown))}; rows: {', '.join(known)}")
+    return [make for name, make in known.items() if not wanted or name in wanted]
+
+
 def table(rows: Sequence[Row], cols: Sequence[Peer]) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
     """The header and rows of the targets table: a column per peer, ours/mock, the target with its verdict."""
     ratios = tuple(p.name for p in cols if p.name != "ours")
@@ -530,7 +540,7 @@ def run() -> None:
     started_at = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="bench-targets-") as tmp:
         ctx = Context(cols, s, Path(tmp), profile_dir)
-        for make_rows in ROWS:
+        for make_rows in selected_rows():
             made = make_rows(ctx)
             rows += made if isinstance(made, list) else [made]
     header, body = table(rows, cols)

@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import pytest
 
+from protocol import compiled
 from tests.reference.kafka import ReferenceKafka, unavailable_reason
 from tests.reference.prestart import PRESTARTS, prestarts
 from tests.reference.settings import SHARED_GROUP_SETTINGS
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A compiled module older than its source would test code that is no longer in the tree: refuse to start."""
+    old = compiled.stale()
+    if old:
+        pytest.exit(f"compiled before their sources changed: {', '.join(old)}; run `make accel`", returncode=4)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

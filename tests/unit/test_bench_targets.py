@@ -156,3 +156,14 @@ def test_a_profile_prints_as_top_tables_with_short_paths(tmp_path: Path) -> None
     assert "by cumulative time:" in shown and "by self time:" in shown
     assert "`bench/bench_broker.py:" in shown  # repository paths are relative to the root
     assert profiles.short("~", 0, "<built-in method len>") == "<built-in method len>"
+
+
+def test_bench_targets_rows_picks_rows_by_name() -> None:
+    """The heartbeat and throughput makers name several rows each: the variable names the maker."""
+    assert bench_targets.selected_rows({}) == list(bench_targets.ROWS)
+    assert bench_targets.selected_rows({"BENCH_TARGETS_ROWS": "commit, startup"}) == [
+        bench_targets.startup_row,
+        bench_targets.commit_row,
+    ]
+    with pytest.raises(SystemExit, match="unknown nope"):
+        bench_targets.selected_rows({"BENCH_TARGETS_ROWS": "nope"})
