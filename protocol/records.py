@@ -781,7 +781,12 @@ _NULL_LENGTH = b"\x01"  # zigzag(-1)
 
 
 def _varint_bytes(value: int) -> bytes:
-    return _SMALL_VARINT[value] if 0 <= value < 64 else write_varint(value)
+    if 0 <= value < 64:
+        return _SMALL_VARINT[value]
+    if 0 < value < 8192:  # two bytes: offset deltas and lengths of a batch's first thousands of records
+        zigzag = value << 1
+        return bytes(((zigzag & 0x7F) | 0x80, zigzag >> 7))
+    return write_varint(value)
 
 
 def _append_record(out: bytearray, record: Record) -> None:

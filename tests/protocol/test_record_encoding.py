@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.records import Record, RecordBatch, decode_batch, encode_batch
-from protocol.varint import append_varint, append_varlong
+from protocol.records import Record, RecordBatch, _varint_bytes, decode_batch, encode_batch
+from protocol.varint import append_varint, append_varlong, write_varint
 
 BLOB = st.none() | st.binary(max_size=70) | st.binary(min_size=8_000, max_size=9_000)
 
@@ -51,3 +51,7 @@ def test_headerless_records_encode_as_field_by_field(records: list[Record]) -> N
     assert [(r.offset_delta, r.timestamp_delta, r.key, r.value) for r in decoded.records] == [
         (r.offset_delta, r.timestamp_delta, r.key, r.value) for r in records
     ]
+
+
+def test_the_short_varints_are_the_varint_encoders() -> None:
+    assert all(_varint_bytes(n) == write_varint(n) for n in range(-300, 20_000))
