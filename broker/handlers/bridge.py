@@ -27,12 +27,16 @@ T = TypeVar("T")
 def bridge(method: CoordinatorMethod, clock: BrokerClock, rearm: Callable[[], None]) -> Handler:
     """An async handler that calls `method` with the coordinator's context and `clock`'s time."""
     owner = getattr(method, "__self__", None)
+    watched = False  # once a driver watches the coordinator it always does: stop asking
 
     async def handle(ctx: RequestContext, request: Any) -> Any:
+        nonlocal watched
         coordinator_ctx = CoordinatorContext(ctx.api_version, ctx.client_id or "", ctx.client_host, clock.wall_ms())
         result = method(coordinator_ctx, request, clock.monotonic_ms())
-        if not getattr(owner, "reports_deadlines", False):
-            rearm()
+        if not watched:
+            watched = getattr(owner, "reports_deadlines", False)
+            if not watched:
+                rearm()
         if not isinstance(result, Reply):
             return result
         return await awaited(result)
