@@ -19,7 +19,7 @@ from protocol.offset_commit_codec import (
 from protocol.versioned import encode_versioned
 
 INT32 = st.integers(-(2**31), 2**31 - 1)
-INT64 = st.integers(-(2**63), 2**63 - 1)
+INT64 = I64 = st.integers(-(2**63), 2**63 - 1)
 #: Text of any code point but lone surrogates (which no codec can write), of any length up to past the int16 limit.
 TEXT = st.one_of(
     st.text(st.characters(blacklist_categories=("Cs",)), max_size=40),
@@ -49,25 +49,13 @@ def test_keys_match_the_generic_codec(version: int, group: str, topic: str, part
     assert _straight(encode_offset_commit_key, version, group, topic, partition) == expected
 
 
+FIELDS = {"offset": INT64, "leader_epoch": INT32, "metadata": TEXT, "commit_timestamp": INT64, "expire_timestamp": I64}
+VALUES = st.builds(OffsetCommitValue, **FIELDS)
+
+
 @settings(max_examples=500, deadline=None)
-@given(
-    version=st.sampled_from(list(STRAIGHT_VALUE_VERSIONS)),
-    offset=INT64,
-    leader_epoch=INT32,
-    metadata=TEXT,
-    commit_timestamp=INT64,
-    expire_timestamp=INT64,
-)
-def test_values_match_the_generic_codec(
-    version: int, offset: int, leader_epoch: int, metadata: str, commit_timestamp: int, expire_timestamp: int
-) -> None:
-    value = OffsetCommitValue(
-        offset=offset,
-        leader_epoch=leader_epoch,
-        metadata=metadata,
-        commit_timestamp=commit_timestamp,
-        expire_timestamp=expire_timestamp,
-    )
+@given(version=st.sampled_from(list(STRAIGHT_VALUE_VERSIONS)), value=VALUES)
+def test_values_match_the_generic_codec(version: int, value: OffsetCommitValue) -> None:
     expected = _generic(OFFSET_COMMIT_VALUE, version, value)
     assert _straight(encode_offset_commit_value, value, version) == expected
 

@@ -44,15 +44,6 @@ def test_the_same_codes_in_the_same_order_as_walking_every_slot(api_key: int, ve
 
 
 def test_partition_codes_follow_the_top_level() -> None:
-    response = OffsetCommitResponse(
-        topics=[
-            OffsetCommitResponseTopic(
-                name="t",
-                partitions=[
-                    OffsetCommitResponsePartition(partition_index=0, error_code=0),
-                    OffsetCommitResponsePartition(partition_index=1, error_code=25),
-                ],
-            )
-        ]
-    )
+    answers = [OffsetCommitResponsePartition(partition_index=i, error_code=code) for i, code in enumerate((0, 25))]
+    response = OffsetCommitResponse(topics=[OffsetCommitResponseTopic(name="t", partitions=answers)])
     assert error_codes(response) == [0, 25]
