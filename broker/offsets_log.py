@@ -112,9 +112,12 @@ def _encode_batch(records: Sequence[tuple[bytes, bytes | None]], now_ms: int, ki
         return encode_end_txn_marker_batch(
             kind.marker, producer_id=producer.producer_id, producer_epoch=producer.producer_epoch, timestamp=now_ms
         )
-    batch = RecordBatch.from_records(
-        [Record(key=k, value=v, timestamp_delta=0, offset_delta=i) for i, (k, v) in enumerate(records)],
+    # What `RecordBatch.from_records` derives, known here: offset deltas 0..n-1, every timestamp the batch's.
+    batch = RecordBatch(
+        records=[Record(i, 0, k, v) for i, (k, v) in enumerate(records)],
+        last_offset_delta=max(len(records) - 1, 0),
         base_timestamp=now_ms,
+        max_timestamp=now_ms,
         producer_id=NO_PRODUCER_ID if producer is None else producer.producer_id,
         producer_epoch=NO_PRODUCER_EPOCH if producer is None else producer.producer_epoch,
         base_sequence=NO_SEQUENCE if producer is None else 0,

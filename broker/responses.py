@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
+from collections import deque
 from typing import Any
 
 from protocol.messages.delete_groups import DeletableGroupResult, DeleteGroupsResponse
@@ -92,19 +94,40 @@ def error_response(api_key: int, api_version: int, request: Any, error: int) -> 
 
 
 def error_codes(response: Any) -> list[int]:
-    """Every error code in a response, top level first: what the metrics label and the recorder keep."""
+    """Every error code in a response, top level first (breadth first): what the metrics label and the recorder
+    keep. Only the slots that can hold a list are looked into (`_list_slots`), once per class: an OffsetCommit
+    answer's partitions are each one attribute read, not one per slot."""
     found: list[int] = []
-    stack = [response]
-    while stack:
-        item = stack.pop(0)
+    queue = deque((response,))
+    while queue:
+        item = queue.popleft()
         code = getattr(item, "error_code", None)
         if isinstance(code, int):
             found.append(code)
-        for name in getattr(item, "__slots__", ()):
+        for name in _list_slots(item.__class__):
             value = getattr(item, name, None)
             if isinstance(value, list):
-                stack.extend(v for v in value if hasattr(v, "__slots__"))
+                queue.extend(v for v in value if hasattr(v, "__slots__"))
     return found
+
+
+#: Annotations of fields that may hold a list of structs; any other (int, str, bytes, a tagged-field dict...) cannot.
+_MAY_HOLD_A_LIST = ("list", "List", "Sequence", "Any", "object")
+
+
+@functools.cache
+def _list_slots(cls: type) -> tuple[str, ...]:
+    """The slots of `cls` that may hold a list: by the dataclass annotations of the generated message classes
+    (`list[...]`), every slot of a class that has none."""
+    slots: tuple[str, ...] = tuple(getattr(cls, "__slots__", ()))
+    if not dataclasses.is_dataclass(cls):
+        return slots
+    annotations = {f.name: f.type for f in dataclasses.fields(cls)}
+    return tuple(
+        name
+        for name in slots
+        if not isinstance(annotations.get(name), str) or any(word in annotations[name] for word in _MAY_HOLD_A_LIST)
+    )
 
 
 def as_written(api_key: int, api_version: int, body: Any) -> Any:

@@ -7,6 +7,8 @@ way their timers (sessions, rebalances, transaction timeouts, marker retries, wr
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from coordinator.time_register import TimeRegister
 from coordinator.timer import Timer
 
@@ -26,6 +28,16 @@ class TimerDriven:
     def next_deadline_ms(self) -> int | None:
         """When `tick` next has work to do, or None if nothing is scheduled."""
         return self._timer.next_deadline_ms()
+
+    def watch_deadlines(self, on_sooner: Callable[[int], None]) -> None:
+        """Call `on_sooner(deadline_ms)` whenever `next_deadline_ms()` may have moved earlier (every timer this
+        façade schedules goes through its one `Timer`), so a driver need not ask after every call."""
+        self._timer.on_sooner = on_sooner
+
+    @property
+    def reports_deadlines(self) -> bool:
+        """Whether a driver watches the deadlines (`watch_deadlines`): then nobody needs to re-arm after a call."""
+        return self._timer.on_sooner is not None
 
     @property
     def timer(self) -> Timer:

@@ -10,6 +10,7 @@ overflowing. A broker that disagrees with Kafka here sends clients to the wrong 
 from __future__ import annotations
 
 import sys
+from functools import lru_cache
 
 _INT_MIN = -(2**31)
 _MASK = 0xFFFFFFFF
@@ -34,8 +35,15 @@ def kafka_abs(n: int) -> int:
     return 0 if n == _INT_MIN else abs(n)
 
 
+#: Group and transactional ids whose partition is remembered: every JoinGroup, SyncGroup and OffsetCommit asks for
+#: its group's, and the hash walks the id character by character in Python.
+PARTITION_CACHE_SIZE = 16_384
+
+
+@lru_cache(maxsize=PARTITION_CACHE_SIZE)
 def partition_for(group_id: str, num_partitions: int) -> int:
-    """The `__consumer_offsets` partition that stores (and whose leader coordinates) `group_id`."""
+    """The `__consumer_offsets` partition that stores (and whose leader coordinates) `group_id` (remembered for the
+    most recent ids: it is asked on every group request)."""
     if num_partitions <= 0:
         raise ValueError(f"offsets.topic.num.partitions must be positive, got {num_partitions}")
     return kafka_abs(java_string_hash(group_id)) % num_partitions

@@ -19,6 +19,9 @@ Implementation: a binary heap of `(deadline, seq, entry)` plus a dict `key -> en
   about one item per live key. Rescheduling *earlier* pushes a new item and orphans the old one.
 * `seq` (a schedule counter) breaks deadline ties, so firing order is deterministic: (deadline, order scheduled).
 * The heap is rebuilt when orphaned items outnumber live ones, bounding memory at a small multiple of live keys.
+* `on_sooner` (optional): told the deadline of every heap push, the only way the earliest deadline can move
+  earlier. The broker's timer driver subscribes, so it re-arms only when it must instead of asking
+  `next_deadline_ms()` after every request; a heartbeat (a postponement, no push) tells it nothing.
 * `poll` runs operations until nothing is due, including ones that operations schedule for "now", and asserts a
   bound on the number it runs (TigerStyle: put a limit on everything).
 """
@@ -50,7 +53,7 @@ class TimerLoopError(RuntimeError):
 class Timer:
     """Keyed deadlines with replace-on-schedule semantics, fired only by `poll(now_ms)`."""
 
-    __slots__ = ("_entries", "_heap", "_max_ops_per_poll", "_seq", "_stale")
+    __slots__ = ("_entries", "_heap", "_max_ops_per_poll", "_seq", "_stale", "on_sooner")
 
     def __init__(self, *, max_ops_per_poll: int = 10_000_000) -> None:
         self._entries: dict[Hashable, _Entry] = {}
@@ -58,6 +61,9 @@ class Timer:
         self._seq = 0
         self._stale = 0
         self._max_ops_per_poll = max_ops_per_poll
+        #: Called with the deadline of every new heap item (a new key, or one rescheduled earlier): whoever waits
+        #: for `next_deadline_ms()` learns here, and only here, that it may have moved earlier.
+        self.on_sooner: Callable[[int], None] | None = None
 
     # -- scheduling ------------------------------------------------------------------------------------------
 
@@ -77,6 +83,8 @@ class Timer:
         self._entries[key] = entry
         heapq.heappush(self._heap, (deadline_ms, self._seq, entry))
         self._maybe_compact()
+        if self.on_sooner is not None:
+            self.on_sooner(deadline_ms)
 
     def schedule_if_absent(self, key: Hashable, deadline_ms: int, op: Op) -> bool:
         """Schedule only if nothing is scheduled under `key`; returns whether it scheduled."""

@@ -6,7 +6,8 @@ records (group epoch, subscribed-topic metadata, member metadata, target assignm
 member assignment). Higher versions (share groups and later) are unknown here and decode to None, so readers skip
 them as Kafka's loader does. A null value is a tombstone. `RECORD_TYPES` is the one place mapping a key version to
 its record type. Writers use OffsetCommitKey v1, OffsetCommitValue v3 (v1 when an expire timestamp exists),
-GroupMetadataKey v2 / GroupMetadataValue v3, and value version 0 for every consumer-group record.
+GroupMetadataKey v2 / GroupMetadataValue v3, and value version 0 for every consumer-group record. Offset commits,
+by far the most frequent, are encoded straight-line (`protocol.offset_commit_codec`); the rest generically.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ from protocol.messages.group_metadata_key import GROUP_METADATA_KEY, GroupMetada
 from protocol.messages.group_metadata_value import GROUP_METADATA_VALUE, GroupMetadataValue
 from protocol.messages.offset_commit_key import OFFSET_COMMIT_KEY, OffsetCommitKey
 from protocol.messages.offset_commit_value import OFFSET_COMMIT_VALUE, OffsetCommitValue
+from protocol.offset_commit_codec import encode_offset_commit_key, encode_offset_commit_value
 from protocol.versioned import decode_versioned, encode_versioned, read_version
 
 OFFSET_COMMIT_KEY_VERSION = 1
@@ -179,6 +181,9 @@ def write_key_version(key: OffsetsKey) -> int:
 
 
 def encode_key(key: OffsetsKey) -> bytes:
+    """The key's bytes; an offset commit's (most of what is written) through the straight-line encoder."""
+    if key.__class__ is OffsetCommitKey:
+        return encode_offset_commit_key(OFFSET_COMMIT_KEY_VERSION, key.group, key.topic, key.partition)
     version = write_key_version(key)
     return encode_versioned(RECORD_TYPES[version].key, version, key)
 
@@ -187,6 +192,8 @@ def encode_value(value: OffsetsValue | None) -> bytes | None:
     """The value's bytes, None for a tombstone (each value class belongs to exactly one record type)."""
     if value is None:
         return None
+    if value.__class__ is OffsetCommitValue:
+        return encode_offset_commit_value(value, offset_commit_value_version(value))
     record_type = _VALUE_TYPE[type(value)]
     return encode_versioned(record_type.value, record_type.value_version(value), value)
 

@@ -39,6 +39,7 @@ from protocol.varint import (
     read_uvarint,
     read_varint,
     read_varlong,
+    write_varint,
 )
 
 __all__ = [
@@ -774,7 +775,40 @@ def _append_bytes(out: bytearray, value: bytes | None) -> None:
     out += value
 
 
+#: The zigzag varint of 0..63: one byte each (2n), which is what most record fields are.
+_SMALL_VARINT = tuple(bytes((n << 1,)) for n in range(64))
+_NULL_LENGTH = b"\x01"  # zigzag(-1)
+
+
+def _varint_bytes(value: int) -> bytes:
+    if 0 <= value < 64:
+        return _SMALL_VARINT[value]
+    if 0 < value < 8192:  # two bytes: offset deltas and lengths of a batch's first thousands of records
+        zigzag = value << 1
+        return bytes(((zigzag & 0x7F) | 0x80, zigzag >> 7))
+    return write_varint(value)
+
+
 def _append_record(out: bytearray, record: Record) -> None:
+    timestamp_delta = record.timestamp_delta
+    if not record.headers and not record.attributes and 0 <= timestamp_delta < 64:
+        # The common shape (every record the coordinators write): the same bytes, with no per-field calls.
+        key, value = record.key, record.value
+        fields = b"".join(
+            (
+                b"\x00",
+                _SMALL_VARINT[timestamp_delta],
+                _varint_bytes(record.offset_delta),
+                _NULL_LENGTH if key is None else _varint_bytes(len(key)),
+                key or b"",
+                _NULL_LENGTH if value is None else _varint_bytes(len(value)),
+                value or b"",
+                b"\x00",
+            )
+        )
+        out += _varint_bytes(len(fields))
+        out += fields
+        return
     if not -128 <= record.attributes <= 127:
         raise EncodeError(f"record attributes out of int8 range: {record.attributes}")
     body = bytearray()

@@ -3,8 +3,9 @@ transaction coordinator alike).
 
 A coordinator method takes the coordinator's request context, the request and the monotonic time, and returns
 either a response or a `Reply` it completes later (a parked JoinGroup, a write waiting to be durable). The bridge
-turns a pending `Reply` into an awaited future and re-arms the timer driver after every call, because any call may
-move the coordinator's next deadline.
+turns a pending `Reply` into an awaited future. Any call may move the coordinator's next deadline: a coordinator
+whose deadlines the timer driver watches (`reports_deadlines`, the broker's two) tells the driver itself when one
+moves earlier; for any other the bridge re-arms after every call.
 """
 
 from __future__ import annotations
@@ -25,16 +26,17 @@ T = TypeVar("T")
 
 def bridge(method: CoordinatorMethod, clock: BrokerClock, rearm: Callable[[], None]) -> Handler:
     """An async handler that calls `method` with the coordinator's context and `clock`'s time."""
+    owner = getattr(method, "__self__", None)
+    watched = False  # once a driver watches the coordinator it always does: stop asking
 
     async def handle(ctx: RequestContext, request: Any) -> Any:
-        coordinator_ctx = CoordinatorContext(
-            api_version=ctx.api_version,
-            client_id=ctx.client_id or "",
-            client_host=ctx.client_host,
-            wall_ms=clock.wall_ms(),
-        )
+        nonlocal watched
+        coordinator_ctx = CoordinatorContext(ctx.api_version, ctx.client_id or "", ctx.client_host, clock.wall_ms())
         result = method(coordinator_ctx, request, clock.monotonic_ms())
-        rearm()
+        if not watched:
+            watched = getattr(owner, "reports_deadlines", False)
+            if not watched:
+                rearm()
         if not isinstance(result, Reply):
             return result
         return await awaited(result)

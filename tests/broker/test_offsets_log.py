@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from broker.offsets_log import OFFSETS_TOPIC
+from broker.offsets_log import _PLAIN, OFFSETS_TOPIC, _BatchKind, _encode_batch
 from coordinator.offsets import OffsetAndMetadata
-from coordinator.records import CoordinatorRecord, offset_commit_record
+from coordinator.records import CoordinatorRecord, TransactionalProducer, offset_commit_record
 from protocol.errors import ErrorCode
+from protocol.records import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE, Record, RecordBatch, encode_batch
 from storage import segment as segment_module
 from tests.broker.offsets_log_store import LogStore
 
@@ -132,3 +133,20 @@ def test_an_unexpected_exception_in_one_write_fails_only_that_partition(
     harness.end_turn()
     assert harness.outcomes == {"p0": ErrorCode.UNKNOWN_SERVER_ERROR, "p1": ErrorCode.NONE}
     assert harness.groups_in(1) == ["b"]
+
+
+@pytest.mark.parametrize("producer", [None, TransactionalProducer(producer_id=7, producer_epoch=2)])
+@pytest.mark.parametrize("count", [0, 1, 3, 200])
+def test_a_batch_is_the_one_from_records_builds(producer: TransactionalProducer | None, count: int) -> None:
+    """The batch is built with what `RecordBatch.from_records` would derive (offset deltas, one timestamp)."""
+    records = [(f"key-{i}".encode(), None if i % 5 == 4 else bytes(i)) for i in range(count)]
+    kind = _PLAIN if producer is None else _BatchKind(producer)
+    expected = RecordBatch.from_records(
+        [Record(key=k, value=v, timestamp_delta=0, offset_delta=i) for i, (k, v) in enumerate(records)],
+        base_timestamp=1_700_000_000_000,
+        producer_id=NO_PRODUCER_ID if producer is None else producer.producer_id,
+        producer_epoch=NO_PRODUCER_EPOCH if producer is None else producer.producer_epoch,
+        base_sequence=NO_SEQUENCE if producer is None else 0,
+        is_transactional=producer is not None,
+    )
+    assert _encode_batch(records, 1_700_000_000_000, kind) == encode_batch(expected)

@@ -191,6 +191,15 @@ def test_rule_01_java_hash_overflows_like_int32_and_abs_of_min_is_zero() -> None
         partition_for("g", 0)
 
 
+def test_rule_01_a_remembered_partition_is_the_one_computed() -> None:
+    """`partition_for` remembers recent ids (every group request asks): the same answers, whatever the order."""
+    ids = [f"group-{i}" for i in range(300)] + ["polygenelubricants", "\U0001f600", "grüße"]
+    expected = [kafka_abs(_reference_hash(g)) % 50 for g in ids]
+    assert [partition_for(g, 50) for g in ids] == expected
+    assert [partition_for(g, 50) for g in reversed(ids)] == expected[::-1]
+    assert partition_for("group-1", 7) == kafka_abs(_reference_hash("group-1")) % 7
+
+
 def _reference_hash(value: str) -> int:
     data = value.encode("utf-16-be")
     h = 0

@@ -3,7 +3,9 @@ only in test runs unless `GROUP_BROKER_LOG_LEVEL` asks for more."""
 
 from __future__ import annotations
 
+import datetime
 import io
+import json
 import os
 import signal
 import subprocess
@@ -13,9 +15,11 @@ from pathlib import Path
 
 import pytest
 import structlog
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from structlog.testing import capture_logs
 
-from broker.logging import configure_test_logging
+from broker.logging import configure_logging, configure_test_logging, format_utc
 from tests.support.broker_process import ROOT, BrokerProcess, run_server
 
 
@@ -116,3 +120,27 @@ def test_an_unwritable_log_file_is_one_sentence(tmp_path: Path) -> None:
     assert done.stderr.splitlines() == [
         f"group-broker: cannot write the log file {log_file} ('log.file'): No such file or directory: '{log_file}'"
     ]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.floats(min_value=1.0, max_value=4_102_444_800.0) | st.integers(1, 4_102_444_800).map(float))
+def test_the_timestamp_is_what_structlogs_iso_utc_stamper_writes(now: float) -> None:
+    """`TimeStamper(fmt="iso", utc=True)` writes `datetime.now(UTC).isoformat()` with "Z": the same text for the same
+    instant, a whole second without a fraction included."""
+    expected = datetime.datetime.fromtimestamp(now, datetime.UTC).isoformat().replace("+00:00", "Z")
+    assert format_utc(now) == expected
+
+
+def test_json_lines_render_as_json_dumps_does() -> None:
+    stream = io.StringIO()
+    saved = structlog.get_config()
+    try:
+        configure_logging("info", json=True, stream=stream)
+        structlog.get_logger("test.logging").info("group.state", group="g", members=["a"], odd=object)
+    finally:
+        structlog.configure(**saved)
+    [line] = stream.getvalue().splitlines()
+    event = json.loads(line)
+    assert list(event) == ["group", "members", "odd", "event", "level", "timestamp"]
+    expected = {"group": "g", "members": ["a"], "odd": repr(object), "event": "group.state", "level": "info"}
+    assert line == json.dumps({**expected, "timestamp": event["timestamp"]})

@@ -142,20 +142,24 @@ class Timeline:
     def request_finished(
         self, ctx: RequestContext, api_key: int, request: Any, response: Any, elapsed_s: float
     ) -> None:
-        if api_key == HEARTBEAT:  # the hot path: no LRU refresh, one tuple appended
-            error = NO_RESPONSE if response is None else response.error_code
+        if api_key == HEARTBEAT:  # the hot path: no LRU refresh, one tuple appended (built once, here)
+            group_id = request.group_id
+            log = self._groups.get(group_id) or self._groups.touch(group_id)
+            beats = log.heartbeats
+            if len(beats) == self._capacity:
+                log.dropped += 1
             session = ctx.session
-            self._heartbeat(
-                request.group_id,
+            beats.append(
                 (
+                    self.now_ms(),
                     "Heartbeat",
                     request.member_id,
                     ctx.client_id,
                     request.generation_id,
-                    error,
+                    NO_RESPONSE if response is None else response.error_code,
                     session.principal,
                     session.listener,
-                ),
+                )
             )
         elif api_key == CONSUMER_GROUP_HEARTBEAT:
             self._consumer_heartbeat(ctx, request, response)
