@@ -4,6 +4,7 @@ deletion of nothing), and descriptions of all users, named users, unknown and re
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from protocol.messages.alter_user_scram_credentials import (
@@ -43,10 +44,24 @@ async def scram_credentials_are_altered_and_described(s: Session) -> None:
         answer = await ask(conn, ApiKey.ALTER_USER_SCRAM_CREDENTIALS, 0, AlterUserScramCredentialsRequest(**body))
         s.note(step, {"closed": True} if answer is None else by_user(answer.results))
 
-    async def describe(step: str, users: list[str]) -> None:
+    async def described(users: list[str]) -> Any:
         request = DescribeUserScramCredentialsRequest(users=[UserName(name=u) for u in users])
-        answer = await ask(conn, ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, request)
+        return await ask(conn, ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, request)
+
+    async def describe(step: str, users: list[str]) -> None:
+        answer = await described(users)
         s.note(step, {"closed": True} if answer is None else plain(answer) | {"results": by_user(answer.results)})
+
+    async def settled(users: list[str], known: bool, window_s: float = 10.0) -> None:
+        """Kafka answers AlterUserScramCredentials once its controller committed the change; the broker's metadata
+        image, which DescribeUserScramCredentials reads, may lag a moment behind. Wait (without noting) until each
+        user is described as `known` or not, as a client that retries would."""
+        deadline = time.monotonic() + window_s
+        while time.monotonic() < deadline:
+            answer = await described(users)
+            if answer is None or all((r.error_code == 0) == known for r in answer.results):
+                return
+            await s.sleep_ms(50)
 
     await alter("upsert two mechanisms for two users", upsertions=[_upsert(alice), _upsert(bob, SHA_256, 8192)])
     await alter(
@@ -60,7 +75,9 @@ async def scram_credentials_are_altered_and_described(s: Session) -> None:
         deletions=[ScramCredentialDeletion(name=nobody, mechanism=SHA_512)],
     )
     await alter("one user twice", upsertions=[_upsert(bob), _upsert(bob, SHA_256)])
+    await settled([alice, bob], known=True)
     await describe("named users, one unknown", [alice, bob, nobody])
     await describe("a user named twice", [alice, alice])
     await alter("delete", deletions=[ScramCredentialDeletion(name=alice, mechanism=SHA_512)])
+    await settled([alice], known=False)
     await describe("the deleted user", [alice])
