@@ -49,15 +49,21 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` so that readers after any crash see either the old or the new content."""
+def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Replace ``path`` with ``data`` so that readers after any crash see either the old or the new content.
+
+    ``durable=False`` skips both fsyncs, for a file whose content can be derived again from what is on disk: after a
+    power loss it may then be missing or empty (the rename survived, the data did not), which its reader must take
+    as "not written" (never half of the old and the new, as the rename stays atomic)."""
     tmp = path.with_name(path.name + _TMP_SUFFIX)
     with open(tmp, "wb") as f:
         f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
+        if durable:
+            f.flush()
+            os.fsync(f.fileno())
     os.replace(tmp, path)
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
 def read_properties(path: Path) -> dict[str, str]:

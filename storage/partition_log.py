@@ -149,6 +149,13 @@ _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
 
+def _empty_file(path: Path) -> bool:
+    try:
+        return path.stat().st_size == 0
+    except FileNotFoundError:
+        return False
+
+
 def _locked(method: Callable[Concatenate[PartitionLog, _P], _R]) -> Callable[Concatenate[PartitionLog, _P], _R]:
     """Run ``method`` holding the log's lock, so a cleaner thread never sees (or makes) a half-changed list."""
 
@@ -1355,6 +1362,9 @@ class PartitionLog:
         epochs from the batches it reads. An empty result is a new partition's: epoch 0 from the log end."""
         path = self._epochs.path
         name = (self.topic, self.partition)
+        if _empty_file(path):
+            # All a power loss may leave of a checkpoint written without fsync (below): nothing was recorded yet.
+            path.unlink()
         try:
             loaded = LeaderEpochCache.load(path, name)
         except CheckpointError as exc:
@@ -1378,7 +1388,9 @@ class PartitionLog:
         if not rebuilt:
             entries.append(EpochEntry(0, self.log_end_offset))
         self._epochs = LeaderEpochCache(path, name, entries)
-        self._epochs.flush()
+        # A new partition's entry (epoch 0 from the log end) is what this rebuild gives again from the same log, so
+        # it is written without fsync: a fresh log.dirs creates 100 coordinator partitions at start, 200 fsyncs.
+        self._epochs.flush(durable=rebuilt)
         _log.log(
             logging.INFO if rebuilt else logging.DEBUG,
             "leader_epoch_cache.rebuilt" if rebuilt else "leader_epoch_cache.created",
