@@ -369,9 +369,13 @@ class Broker:
         return None
 
     async def _load_coordinator_topics(self) -> None:
-        """Create (when missing) and load `__consumer_offsets`, then `__transaction_state`; then `loaded` is set."""
-        await self._load_offsets_partitions(await self._created(OFFSETS_TOPIC))
-        await self._load_transaction_partitions(await self._created(TRANSACTION_STATE_TOPIC))
+        """Create the coordinator topics that are missing, then load `__consumer_offsets` and `__transaction_state`
+        (both exist once `offsets.loaded` is logged, as when they were made before the listeners served); then
+        `loaded` is set."""
+        offsets_failure = await self._created(OFFSETS_TOPIC)
+        transactions_failure = await self._created(TRANSACTION_STATE_TOPIC)
+        await self._load_offsets_partitions(offsets_failure)
+        await self._load_transaction_partitions(transactions_failure)
         self.loaded.set()
 
     async def _load_offsets_partitions(self, failed_creation: str | None) -> None:
