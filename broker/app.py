@@ -21,7 +21,6 @@ from typing import Any
 
 import structlog
 
-from broker.access import AccessGuards, LogTopics
 from broker.auth_gate import OPEN_GATE, AuthGate
 from broker.authorization import Authorization
 from broker.clock import BrokerClock
@@ -169,6 +168,8 @@ class Broker:
         self.authorization = Authorization(config, config.log_dir)
         AclHandlers(self.authorization).register(self.dispatcher)
         if self.authorization.authorizer is not None:  # no authorizer: no check, requests cost what they did
+            from broker.access import AccessGuards, LogTopics  # only where ACLs are checked
+
             topics = LogTopics(self.logs, config["auto.create.topics.enable"])
             self.dispatcher.use(AccessGuards(self.authorization.authorizer, topics))
         self.events.subscribe(self.metrics.on_event)
