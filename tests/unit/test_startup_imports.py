@@ -38,6 +38,19 @@ def test_importing_the_server_leaves_out_what_serving_does_not_need() -> None:
     assert [name for name in NOT_AT_START if name in imported] == []
 
 
+def test_the_server_entry_point_settles_its_imports() -> None:
+    """server.py turns the collector off and the dataclass code cache on for its imports (cli.startup_imports);
+    `main` undoes both (what the imports made, frozen)."""
+    code = (
+        "import dataclasses, gc, server\n"
+        "during = gc.isenabled(), hasattr(dataclasses, 'exec')\n"
+        "server.main(['--override', 'nonsense=1'])\n"  # refused at once (exit 2), after the imports settled
+        "print(*during, gc.isenabled(), gc.get_freeze_count() > 0, hasattr(dataclasses, 'exec'))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert result.stdout.split() == ["False", "True", "True", "True", "False"]
+
+
 def test_the_checksum_is_the_packages_c_function() -> None:
     assert checksum.crc32c(b"123456789") == 0xE3069283  # CRC-32C's check value
     assert checksum.crc32c(b"6789", checksum.crc32c(b"12345")) == 0xE3069283
