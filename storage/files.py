@@ -14,6 +14,7 @@ from pathlib import Path
 __all__ = [
     "atomic_write",
     "fsync_dir",
+    "is_empty_file",
     "pread_fully",
     "read_offset_checkpoint",
     "read_properties",
@@ -38,6 +39,14 @@ def pread_fully(fd: int, length: int, position: int) -> bytes:
         parts.append(more)
         got += len(more)
     return b"".join(parts)
+
+
+def is_empty_file(path: Path) -> bool:
+    """``path`` exists and holds nothing."""
+    try:
+        return path.stat().st_size == 0
+    except FileNotFoundError:
+        return False
 
 
 def fsync_dir(path: Path) -> None:

@@ -89,7 +89,7 @@ from storage.errors import (
     RecordListTooLargeError,
     os_error_fields,
 )
-from storage.files import fsync_dir
+from storage.files import fsync_dir, is_empty_file
 from storage.leader_epoch import EpochEntry, LeaderEpochCache
 from storage.producer_snapshot import (
     SNAPSHOT_SUFFIX,
@@ -147,13 +147,6 @@ def _unparsable_segment_name(name: str) -> bool:
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
-
-
-def _empty_file(path: Path) -> bool:
-    try:
-        return path.stat().st_size == 0
-    except FileNotFoundError:
-        return False
 
 
 def _locked(method: Callable[Concatenate[PartitionLog, _P], _R]) -> Callable[Concatenate[PartitionLog, _P], _R]:
@@ -1265,19 +1258,27 @@ class PartitionLog:
         )
 
     def _load(self, recovery_point: int | None, now_ms: int) -> None:
+        # The directory is listed again only after a step changed it (most loads change nothing).
         names = os.listdir(self.directory)
+        changed = False
         for name in names:
             if name.endswith(_DISCARD_SUFFIXES):
                 (self.directory / name).unlink(missing_ok=True)
+                changed = True
         for name in sorted(names):
             base = parse_segment_name(name, LOG_SUFFIX + SWAP_SUFFIX)
             if base is not None:
                 self._complete_swap(base, now_ms)
-        names = os.listdir(self.directory)
+                changed = True
+        if changed:
+            names = os.listdir(self.directory)
+            changed = False
         for name in sorted(names):
             if _unparsable_segment_name(name) and (self.directory / name).is_file():
                 self._quarantine(name, "not a segment file name (<20-digit base offset>.log/.index/.timeindex)")
-        names = os.listdir(self.directory)
+                changed = True
+        if changed:
+            names = os.listdir(self.directory)
         bases = sorted(b for name in names if (b := parse_segment_name(name, LOG_SUFFIX)) is not None)
         known = set(bases)
         for name in names:
@@ -1362,7 +1363,7 @@ class PartitionLog:
         epochs from the batches it reads. An empty result is a new partition's: epoch 0 from the log end."""
         path = self._epochs.path
         name = (self.topic, self.partition)
-        if _empty_file(path):
+        if is_empty_file(path):
             # All a power loss may leave of a checkpoint written without fsync (below): nothing was recorded yet.
             path.unlink()
         try:
