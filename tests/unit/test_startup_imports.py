@@ -16,12 +16,14 @@ from protocol import checksum
 ROOT = Path(__file__).resolve().parents[2]
 
 #: Imported only when asked for: crc32c's package metadata lookup (protocol.checksum loads its C extension
-#: alone), the ACL checks (with an authorizer), the toolkit's controls (the control API or the embedded handle),
-#: the control API's web server, client-certificate DNs and Prometheus (at the first scrape).
+#: alone), the ACL checks (with an authorizer), the toolkit's controls (the control API or the embedded handle) and
+#: the timeline's live views (when a view is asked for), the control API's web server, client-certificate DNs and
+#: Prometheus (at the first scrape).
 NOT_AT_START = (
     "importlib.metadata",
     "broker.access",
     "toolkit.controls",
+    "toolkit.timeline.live",
     "toolkit.control_api",
     "aiohttp",
     "cryptography",
