@@ -21,7 +21,6 @@ from typing import Any
 
 import structlog
 
-from broker.access import AccessGuards, LogTopics
 from broker.auth_gate import OPEN_GATE, AuthGate
 from broker.authorization import Authorization
 from broker.clock import BrokerClock
@@ -75,8 +74,8 @@ from protocol.errors import ErrorCode
 from storage.broker_configs import BrokerConfigFile
 from storage.cleaner import CleanerConfig
 from storage.config import COMPACT, MIN_SEGMENT_BYTES
-from storage.errors import LogDirError
-from storage.log_manager import LogManager
+from storage.errors import LogDirError, StorageError
+from storage.log_manager import LogManager, Steps
 from storage.topics import TopicInfo
 
 log = structlog.get_logger("broker.app")
@@ -111,6 +110,8 @@ class Broker:
         self.on_stop: list[Callable[[], None]] = []
         self.stopped = asyncio.Event()
         self.loaded = asyncio.Event()
+        #: Coordinator topics a fresh `log.dirs` is still creating (`_begin_coordinator_topics`).
+        self._creating: dict[str, Steps[TopicInfo]] = {}
         self.connections_accepted = 0
         #: Asked before each TLS handshake (and, with SASL, each authentication): the toolkit's faults set it.
         self.auth_gate: AuthGate = OPEN_GATE
@@ -134,7 +135,6 @@ class Broker:
             self._close_sockets()
             self.dir_lock.release()
             raise
-        self._ensure_coordinator_topics()
         #: SCRAM credentials (AlterUserScramCredentials), read live by SCRAM logins.
         self.credentials = ScramCredentialStore(config.log_dir, clock.wall_ms)
         for moved in self.credentials.quarantined:
@@ -168,6 +168,8 @@ class Broker:
         self.authorization = Authorization(config, config.log_dir)
         AclHandlers(self.authorization).register(self.dispatcher)
         if self.authorization.authorizer is not None:  # no authorizer: no check, requests cost what they did
+            from broker.access import AccessGuards, LogTopics  # only where ACLs are checked
+
             topics = LogTopics(self.logs, config["auto.create.topics.enable"])
             self.dispatcher.use(AccessGuards(self.authorization.authorizer, topics))
         self.events.subscribe(self.metrics.on_event)
@@ -280,12 +282,14 @@ class Broker:
         return f"{host}:{self.ports[0]}"
 
     async def start(self) -> None:
-        """Serve the listeners bound in the constructor, then load `__consumer_offsets`, run the timers and cleaner."""
+        """Serve the listeners bound in the constructor, then create (on a fresh `log.dirs`) and load the coordinator
+        topics, and run the timers and cleaner."""
         for partition in range(self.config["offsets.topic.num.partitions"]):
             self.coordinator.begin_loading(partition)
         self.transactions.begin_loading()
+        self._begin_coordinator_topics()
         await self._start_listeners()
-        self._spawn(self._load_offsets_partitions())
+        self._spawn(self._load_coordinator_topics())
         self.driver.rearm()
         if self.compaction is not None:
             self._spawn(self.compaction.run_forever())
@@ -322,16 +326,20 @@ class Broker:
 
     # -- topics and the offsets topic --------------------------------------------------------------------------
 
-    def _ensure_coordinator_topics(self) -> None:
-        """`__consumer_offsets` and `__transaction_state` exist from the first start (compacted, Kafka's sizes)."""
+    def _begin_coordinator_topics(self) -> None:
+        """`__consumer_offsets` and `__transaction_state` exist from the first start (compacted, Kafka's sizes).
+
+        On a fresh `log.dirs` their names are taken here, before the listeners serve, and their partitions (100 by
+        default) are made by `_load_coordinator_topics` while the listeners already answer: until then the
+        coordinators are loading (COORDINATOR_LOAD_IN_PROGRESS for their requests) and Metadata does not list the
+        topics, as Kafka answers before it has created them."""
         for topic, partitions, segment_bytes in (
             (OFFSETS_TOPIC, "offsets.topic.num.partitions", "offsets.topic.segment.bytes"),
             (TRANSACTION_STATE_TOPIC, "transaction.state.log.num.partitions", "transaction.state.log.segment.bytes"),
         ):
             if self.logs.topic(topic) is None:
-                self.logs.create_topic(
-                    topic, self.config[partitions], _coordinator_topic_configs(self.config[segment_bytes])
-                )
+                configs = _coordinator_topic_configs(self.config[segment_bytes])
+                self._creating[topic] = self.topics.begin_creating(topic, self.config[partitions], configs)
 
     def _coordinator_topics(self) -> dict[int, CoordinatorTopic]:
         """Where FindCoordinator looks: groups on `__consumer_offsets`, transactional ids on `__transaction_state`."""
@@ -347,31 +355,67 @@ class Broker:
             ),
         }
 
-    async def _load_offsets_partitions(self) -> None:
-        """Replay every `__consumer_offsets` partition into the coordinator while the listeners already run, then
-        every `__transaction_state` partition into the transaction coordinator (`TransactionService.load`).
+    async def _created(self, topic: str) -> str | None:
+        """Finish creating a coordinator topic (when it was missing); what went wrong, or None."""
+        creation = self._creating.get(topic)
+        if creation is None:
+            return None
+        try:
+            await self.topics.in_turn(creation)
+        except (StorageError, OSError) as exc:
+            log.error("coordinator_topic.create_failed", topic=topic, error=str(exc))  # noqa: TRY400 (one line)
+            return f"creating {topic} failed: {exc}"
+        finally:
+            del self._creating[topic]
+        return None
+
+    async def _load_coordinator_topics(self) -> None:
+        """Create the coordinator topics that are missing, then load `__consumer_offsets` and `__transaction_state`
+        (both exist once `offsets.loaded` is logged, as when they were made before the listeners served); then
+        `loaded` is set."""
+        offsets_failure = await self._created(OFFSETS_TOPIC)
+        transactions_failure = await self._created(TRANSACTION_STATE_TOPIC)
+        await self._load_offsets_partitions(offsets_failure)
+        await self._load_transaction_partitions(transactions_failure)
+        self.loaded.set()
+
+    async def _load_offsets_partitions(self, failed_creation: str | None) -> None:
+        """Replay every `__consumer_offsets` partition into the coordinator while the listeners already run.
 
         Until its partition is loaded a group's requests get COORDINATOR_LOAD_IN_PROGRESS (with Kafka's remapping
         for Heartbeat and SyncGroup, rule #4), and clients retry. Reading and decoding happen in a worker thread;
         only the replay into the coordinator runs on the event loop. Damaged batches are skipped by the reader
         (storage reports each damaged range once); a partition whose load fails for any reason is marked failed
-        (NOT_COORDINATOR, the reason logged) and the next partition loads regardless.
+        (NOT_COORDINATOR, the reason logged) and the next partition loads regardless; when the topic could not be
+        created (`failed_creation` says why) every partition fails so.
         """
         clock = self.clock
         started = clock.monotonic_ms()
         records_loaded = 0
         for partition in range(self.config["offsets.topic.num.partitions"]):
-            records_loaded += await self._load_offsets_partition(partition)
+            if failed_creation is None:
+                records_loaded += await self._load_offsets_partition(partition)
+            else:
+                self.coordinator.fail_loading(partition, failed_creation, clock.monotonic_ms())
             self.rearm_timers()
         failed = sorted(self.coordinator.load_failures())
         log.info("offsets.loaded", records=records_loaded, failed=failed, duration_ms=clock.monotonic_ms() - started)
+
+    async def _load_transaction_partitions(self, failed_creation: str | None) -> None:
+        """Replay every `__transaction_state` partition into the transaction coordinator (`TransactionService.load`);
+        when the topic could not be created (`failed_creation` says why) every partition fails instead."""
+        clock = self.clock
         started = clock.monotonic_ms()
-        records_loaded = await self.transactions.load()
+        records_loaded = 0
+        if failed_creation is None:
+            records_loaded = await self.transactions.load()
+        else:
+            for partition in self.transactions.partitions:
+                self.transactions.coordinator.fail_loading(partition, failed_creation, clock.monotonic_ms())
         failed = sorted(self.transactions.coordinator.load_failures())
         log.info(
             "transactions.loaded", records=records_loaded, failed=failed, duration_ms=clock.monotonic_ms() - started
         )
-        self.loaded.set()
 
     async def _load_offsets_partition(self, partition: int) -> int:
         """Load one partition; returns how many records it replayed (0 when it failed)."""
@@ -472,6 +516,8 @@ class Broker:
             await self.compaction.stop()
         for task in list(self._tasks):
             task.cancel()
+        for creation in self._creating.values():
+            creation.close()  # rolled back now, before the logs close; a restart creates the topic again
         self.driver.close()
         self.fetch_driver.close()
         self.offsets_log.flush()

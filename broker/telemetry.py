@@ -24,8 +24,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
-import crc32c
-
+from protocol import checksum as crc32c
 from protocol.errors import ErrorCode
 
 #: ClientMetricsConfigs.INTERVAL_MS_DEFAULT: the push interval when no subscription sets one.

@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import Mapping
 
 from broker.slices import run_in_slices
-from storage.log_manager import LogManager
+from storage.log_manager import LogManager, Steps
 from storage.topics import TopicInfo
 
 
@@ -35,7 +35,20 @@ class TopicChanges:
         topic another request is still creating waits for it and then gets TOPIC_ALREADY_EXISTS. The topic is
         not visible (Metadata, Produce, Fetch) until all of its partitions exist. The name checks run at once.
         """
-        steps = self._logs.create_topic_steps(name, self._partition_count(partitions), configs)
+        return await self.in_turn(self._logs.create_topic_steps(name, self._partition_count(partitions), configs))
+
+    def begin_creating(self, name: str, partitions: int, configs: Mapping[str, str]) -> Steps[TopicInfo]:
+        """The creation of ``name`` with its first step done; `in_turn` runs the rest, `close()` rolls it back.
+
+        From this call on the name is being created (CreateTopics answers TOPIC_ALREADY_EXISTS, Metadata does not
+        auto-create it): the broker's start takes the coordinator topics' names before its listeners serve and
+        makes their partitions while they already answer. Storage errors of the first partition are raised here."""
+        steps = self._logs.create_topic_steps(name, partitions, configs)
+        next(steps)  # takes the name (and makes partition 0); the commit to the catalogue is always a later step
+        return steps
+
+    async def in_turn(self, steps: Steps[TopicInfo]) -> TopicInfo:
+        """Run a topic change in slices, after the changes that came before it."""
         async with self._lock:
             return await run_in_slices(steps)
 
@@ -45,8 +58,7 @@ class TopicChanges:
 
     async def delete_topic(self, name: str) -> TopicInfo:
         """DeleteTopics, in slices (see `create_topic_in_slices`); storage.log_manager orders it for a full disk."""
-        async with self._lock:
-            return await run_in_slices(self._logs.delete_topic_steps(name))
+        return await self.in_turn(self._logs.delete_topic_steps(name))
 
     async def alter_configs(self, name: str, overrides: dict[str, str]) -> TopicInfo:
         """AlterConfigs of a topic (overrides already checked), in turn with the other topic changes."""
@@ -55,5 +67,4 @@ class TopicChanges:
 
     async def add_partitions(self, name: str, total: int) -> TopicInfo:
         """CreatePartitions, in slices (see `create_topic_in_slices`)."""
-        async with self._lock:
-            return await run_in_slices(self._logs.add_partitions_steps(name, total))
+        return await self.in_turn(self._logs.add_partitions_steps(name, total))

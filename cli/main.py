@@ -24,6 +24,7 @@ from typing import Any
 
 from broker.startup import StartupError
 from broker.storage_status import format_storage_status
+from cli import startup_imports
 from cli.client_security import read_command_config
 from cli.describe_format import format_describe, format_group_list, format_members, format_reset, format_state
 from cli.group_describe import GroupDescription, describe
@@ -312,6 +313,7 @@ def _control_options(parser: argparse.ArgumentParser) -> None:
 def _delegated(argv: Sequence[str]) -> int | None:
     """`serve`, `dump-log` and `certs` parse their own arguments (their --help lists their options): hand them over."""
     if argv and argv[0] == "serve":
+        startup_imports.begin()  # as server.py does; serve_main settles
         from cli.serve import main as serve_main
 
         return serve_main(list(argv[1:]), prog="group-broker serve")

@@ -17,6 +17,7 @@ import uvloop
 from broker.config import BrokerConfig, ConfigError, load_config
 from broker.logging import LOG_LEVELS, LogFile, configure_logging
 from broker.startup import StartupError, os_cause
+from cli import startup_imports
 from toolkit.kit import Toolkit
 
 
@@ -58,6 +59,7 @@ def open_log_file(path: str) -> LogFile:
 
 
 def main(argv: list[str], prog: str = "server.py") -> int:
+    startup_imports.settle()
     args = parse_args(argv, prog)
     try:
         config = load_config(args.properties, args.override)

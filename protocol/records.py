@@ -28,8 +28,8 @@ from enum import IntEnum
 from typing import Any, Generic, NamedTuple, TypeVar
 
 import cramjam
-import crc32c
 
+from protocol import checksum as crc32c
 from protocol.errors import DecodeError, EncodeError
 from protocol.varint import (
     INT32_MAX,

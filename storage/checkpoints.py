@@ -66,10 +66,10 @@ def read_checkpoint(path: Path, fields: int) -> list[tuple[str, ...]] | None:
     return entries
 
 
-def write_checkpoint(path: Path, entries: Sequence[Sequence[object]]) -> None:
-    """Replace ``path`` atomically with ``entries`` in the checkpoint format."""
+def write_checkpoint(path: Path, entries: Sequence[Sequence[object]], *, durable: bool = True) -> None:
+    """Replace ``path`` atomically with ``entries`` in the checkpoint format (``durable``: see ``atomic_write``)."""
     lines = [_VERSION, str(len(entries)), *(" ".join(str(field) for field in entry) for entry in entries)]
-    atomic_write(path, ("\n".join(lines) + "\n").encode("ascii"))
+    atomic_write(path, ("\n".join(lines) + "\n").encode("ascii"), durable=durable)
 
 
 def parse_int(value: str, what: str) -> int:

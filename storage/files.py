@@ -14,6 +14,7 @@ from pathlib import Path
 __all__ = [
     "atomic_write",
     "fsync_dir",
+    "is_empty_file",
     "pread_fully",
     "read_offset_checkpoint",
     "read_properties",
@@ -40,6 +41,14 @@ def pread_fully(fd: int, length: int, position: int) -> bytes:
     return b"".join(parts)
 
 
+def is_empty_file(path: Path) -> bool:
+    """``path`` exists and holds nothing."""
+    try:
+        return path.stat().st_size == 0
+    except FileNotFoundError:
+        return False
+
+
 def fsync_dir(path: Path) -> None:
     """Make entries created, renamed or removed in ``path`` durable (file fsync does not cover its name)."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
@@ -49,15 +58,21 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` so that readers after any crash see either the old or the new content."""
+def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Replace ``path`` with ``data`` so that readers after any crash see either the old or the new content.
+
+    ``durable=False`` skips both fsyncs, for a file whose content can be derived again from what is on disk: after a
+    power loss it may then be missing or empty (the rename survived, the data did not), which its reader must take
+    as "not written" (never half of the old and the new, as the rename stays atomic)."""
     tmp = path.with_name(path.name + _TMP_SUFFIX)
     with open(tmp, "wb") as f:
         f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
+        if durable:
+            f.flush()
+            os.fsync(f.fileno())
     os.replace(tmp, path)
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
 def read_properties(path: Path) -> dict[str, str]:

@@ -21,6 +21,8 @@ from array import array
 from pathlib import Path
 from typing import ClassVar, Self
 
+from storage.files import is_empty_file
+
 __all__ = ["IndexFile", "OffsetIndex", "TimeIndex"]
 
 _OFFSET_ENTRY = struct.Struct(">ii")
@@ -60,6 +62,10 @@ class IndexFile:
                 os.fsync(f.fileno())
 
     def rewrite(self, data: bytes, total: int) -> None:
+        if not data and is_empty_file(self.path):
+            # An empty segment's index, rebuilt at every load: the file already holds exactly that (no write).
+            self._written = 0
+            return
         with open(self.path, "wb") as f:
             f.write(data)
         self._written = total

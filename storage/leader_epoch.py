@@ -130,9 +130,10 @@ class LeaderEpochCache:
         self._entries = [entry for entry in self._entries if entry.start_offset < end_offset]
         self._changed(before, "truncated from end")
 
-    def flush(self) -> None:
-        """Write the entries to ``path`` (atomic); OSError propagates."""
-        write_checkpoint(self.path, [(entry.epoch, entry.start_offset) for entry in self._entries])
+    def flush(self, *, durable: bool = True) -> None:
+        """Write the entries to ``path`` (atomic); OSError propagates. ``durable=False`` (no fsync) only for entries
+        the log gives back by itself (see ``PartitionLog._load_epochs``)."""
+        write_checkpoint(self.path, [(entry.epoch, entry.start_offset) for entry in self._entries], durable=durable)
 
     def _changed(self, before: list[EpochEntry], how: str) -> None:
         """Persist a change; on a write failure the cache is put back as it was (memory never runs ahead of disk)."""

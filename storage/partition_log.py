@@ -89,7 +89,7 @@ from storage.errors import (
     RecordListTooLargeError,
     os_error_fields,
 )
-from storage.files import fsync_dir
+from storage.files import fsync_dir, is_empty_file
 from storage.leader_epoch import EpochEntry, LeaderEpochCache
 from storage.producer_snapshot import (
     SNAPSHOT_SUFFIX,
@@ -1258,19 +1258,27 @@ class PartitionLog:
         )
 
     def _load(self, recovery_point: int | None, now_ms: int) -> None:
+        # The directory is listed again only after a step changed it (most loads change nothing).
         names = os.listdir(self.directory)
+        changed = False
         for name in names:
             if name.endswith(_DISCARD_SUFFIXES):
                 (self.directory / name).unlink(missing_ok=True)
+                changed = True
         for name in sorted(names):
             base = parse_segment_name(name, LOG_SUFFIX + SWAP_SUFFIX)
             if base is not None:
                 self._complete_swap(base, now_ms)
-        names = os.listdir(self.directory)
+                changed = True
+        if changed:
+            names = os.listdir(self.directory)
+            changed = False
         for name in sorted(names):
             if _unparsable_segment_name(name) and (self.directory / name).is_file():
                 self._quarantine(name, "not a segment file name (<20-digit base offset>.log/.index/.timeindex)")
-        names = os.listdir(self.directory)
+                changed = True
+        if changed:
+            names = os.listdir(self.directory)
         bases = sorted(b for name in names if (b := parse_segment_name(name, LOG_SUFFIX)) is not None)
         known = set(bases)
         for name in names:
@@ -1355,6 +1363,9 @@ class PartitionLog:
         epochs from the batches it reads. An empty result is a new partition's: epoch 0 from the log end."""
         path = self._epochs.path
         name = (self.topic, self.partition)
+        if is_empty_file(path):
+            # All a power loss may leave of a checkpoint written without fsync (below): nothing was recorded yet.
+            path.unlink()
         try:
             loaded = LeaderEpochCache.load(path, name)
         except CheckpointError as exc:
@@ -1378,7 +1389,9 @@ class PartitionLog:
         if not rebuilt:
             entries.append(EpochEntry(0, self.log_end_offset))
         self._epochs = LeaderEpochCache(path, name, entries)
-        self._epochs.flush()
+        # A new partition's entry (epoch 0 from the log end) is what this rebuild gives again from the same log, so
+        # it is written without fsync: a fresh log.dirs creates 100 coordinator partitions at start, 200 fsyncs.
+        self._epochs.flush(durable=rebuilt)
         _log.log(
             logging.INFO if rebuilt else logging.DEBUG,
             "leader_epoch_cache.rebuilt" if rebuilt else "leader_epoch_cache.created",

@@ -22,8 +22,7 @@ import os
 import struct
 from pathlib import Path
 
-import crc32c
-
+from protocol import checksum as crc32c
 from protocol.records import NO_SEQUENCE
 from storage.files import atomic_write
 from storage.producer_state import BatchMetadata, ProducerEntry, ProducerStateManager

@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import NamedTuple
 
-import crc32c
-
+from protocol import checksum as crc32c
 from protocol.errors import DecodeError
 from protocol.record_scan import scan_records
 from protocol.records import (

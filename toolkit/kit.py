@@ -9,6 +9,7 @@ The broker itself never imports any of this. Build it inside the event loop that
 
 from __future__ import annotations
 
+import functools
 import ssl
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +17,6 @@ from broker.app import Broker
 from broker.config import BrokerConfig, ConfigError, parse_control_listener
 from broker.startup import StartupError
 from coordinator.persistence import RecordLog
-from toolkit.controls import BrokerControls
 from toolkit.coordinator_moves import CoordinatorMoves
 from toolkit.faults import FailingRecordLog, FaultGate, FaultMiddleware, Faults, Sleeper
 from toolkit.group_activity import GroupActivity
@@ -27,6 +27,7 @@ from toolkit.timeline.transactions import TransactionTimeline
 
 if TYPE_CHECKING:
     from toolkit.control_api import ControlApi
+    from toolkit.controls import BrokerControls
 
 
 class Toolkit:
@@ -56,7 +57,8 @@ class Toolkit:
         transactions.channel.intercept = self.marker_faults.intercept
         transactions.channel.observers.append(self.transaction_timeline.on_markers)
         transactions.events.subscribe(self.transaction_timeline.on_event)
-        self.controls = BrokerControls(broker, faults, moves, activity, self.marker_faults)
+        self._moves = moves
+        self._activity = activity
         broker.dispatcher.use(FaultMiddleware(faults, sleeper))
         broker.auth_gate = FaultGate(faults)
         broker.dispatcher.use(moves)
@@ -69,6 +71,14 @@ class Toolkit:
         self.control_api: ControlApi | None = None
         #: The server context of an `https://` control listener (`build` makes it), None for `http://`.
         self.control_tls: ssl.SSLContext | None = None
+
+    @functools.cached_property
+    def controls(self) -> BrokerControls:
+        """The controls (the control API's and the embedded handle's), made when first asked: the module and what
+        it imports are not needed to serve, so a broker without `control.listener` starts without them."""
+        from toolkit.controls import BrokerControls
+
+        return BrokerControls(self.broker, self.faults, self._moves, self._activity, self.marker_faults)
 
     @classmethod
     def build(cls, config: BrokerConfig) -> Toolkit:

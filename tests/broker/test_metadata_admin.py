@@ -1026,6 +1026,7 @@ async def test_metadata_never_auto_creates_when_the_broker_disables_it(tmp_path:
         # an illegal name is INVALID_TOPIC_EXCEPTION whether or not it could have been created
         [illegal] = (await metadata(client, 12, [MetadataRequestTopic(name="bad name!")])).topics
         assert illegal.error_code == ErrorCode.INVALID_TOPIC_EXCEPTION
+        await broker.loaded.wait()  # a fresh log.dirs' coordinator topics are made while the listener serves
         assert [t.name for t in broker.logs.topics()] == ["__consumer_offsets", "__transaction_state"]
         await client.close()
     finally:

@@ -3,6 +3,7 @@ truncations), persisted in ``leader-epoch-checkpoint`` and rebuilt from the batc
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -113,6 +114,48 @@ def test_a_missing_or_damaged_cache_is_rebuilt_from_the_batches(tmp_path: Path, 
     else:
         [moved] = quarantined
         assert moved.original == LEADER_EPOCH_CHECKPOINT and Path(moved.moved_to).read_bytes() == b"0\n7\nnonsense\n"
+    assert LeaderEpochCache.load(path, TP) is not None  # written again
+
+
+def _fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    calls: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (calls.append(fd), real(fd))[1])
+    return calls
+
+
+def test_a_new_partition_writes_its_cache_without_fsync(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fsyncs = _fsyncs(monkeypatch)
+    log = PartitionLog(tmp_path / "t-0", SMALL, now_ms=0)
+    assert fsyncs == []  # a fresh log.dirs creates 100 coordinator partitions at start: no disk flush for any
+    assert (tmp_path / "t-0" / LEADER_EPOCH_CHECKPOINT).read_text() == "0\n1\n0 0\n"  # Kafka's layout, as before
+    log.become_leader(2)  # an entry the log cannot give back: written durably
+    assert fsyncs
+
+
+def test_a_cache_rebuilt_from_batches_is_written_durably(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = PartitionLog(tmp_path / "t-0", SMALL, now_ms=0)
+    log.append(make_batch(2), now_ms=0, leader_epoch=4)
+    log.close()
+    (tmp_path / "t-0" / LEADER_EPOCH_CHECKPOINT).unlink()
+    fsyncs = _fsyncs(monkeypatch)
+    assert pairs(PartitionLog(tmp_path / "t-0", SMALL, now_ms=0)) == [(4, 0)]
+    assert fsyncs
+
+
+@pytest.mark.parametrize("batches", [[], [0, 0], [0, 3]])
+def test_an_empty_cache_file_is_read_as_never_written(tmp_path: Path, batches: list[int]) -> None:
+    """A power loss after the fsync-free write of a new partition's cache may leave the file empty (renamed, its
+    data never written): the log gives the entries back, and it is not damage to quarantine."""
+    log = PartitionLog(tmp_path / "t-0", SMALL, now_ms=0)
+    for epoch in batches:
+        log.append(make_batch(2), now_ms=0, leader_epoch=epoch)
+    expected = pairs(log)
+    log.close()
+    path = tmp_path / "t-0" / LEADER_EPOCH_CHECKPOINT
+    path.write_bytes(b"")
+    reopened = PartitionLog(tmp_path / "t-0", SMALL, now_ms=0)
+    assert (pairs(reopened), reopened.quarantined_files()) == (expected, [])
     assert LeaderEpochCache.load(path, TP) is not None  # written again
 
 

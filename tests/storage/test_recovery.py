@@ -281,3 +281,37 @@ def test_stale_overlapping_segment_is_quarantined(tmp_path: Path) -> None:
     [moved] = again.quarantined_files()
     assert moved.original == stale.name and not stale.exists()
     assert Path(moved.moved_to).read_bytes() == saved
+
+
+def _opened_for_writing(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Names of the files the code under test opens with ``open(..., "wb")`` (how an index is rewritten)."""
+    import builtins
+
+    written: list[str] = []
+    real_open = builtins.open
+
+    def spying_open(file: object, mode: str = "r", *args: object, **kwargs: object) -> object:
+        if "w" in mode:
+            written.append(Path(str(file)).name)
+        return real_open(file, mode, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(builtins, "open", spying_open)
+    return written
+
+
+def test_reopening_an_empty_partition_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A restart loads every empty partition (100 coordinator partitions on a fresh cluster): the rebuilt indexes
+    of an empty segment are what the files already hold, so none is written again."""
+    PartitionLog(tmp_path / "t-0", now_ms=0).close()
+    written = _opened_for_writing(monkeypatch)
+    log = PartitionLog(tmp_path / "t-0", now_ms=0)
+    assert (written, log.log_end_offset) == ([], 0)
+    assert log.append(make_batch(2), now_ms=0).base_offset == 0
+
+
+def test_an_empty_segments_index_with_entries_is_rewritten_empty(tmp_path: Path) -> None:
+    PartitionLog(tmp_path / "t-0", now_ms=0).close()
+    [index] = (tmp_path / "t-0").glob("*.index")
+    index.write_bytes(struct.pack(">ii", 5, 100))  # an entry no batch backs
+    log = PartitionLog(tmp_path / "t-0", now_ms=0)
+    assert (index.read_bytes(), log.log_end_offset) == (b"", 0)

@@ -45,7 +45,6 @@ from broker.context import RequestContext
 from protocol.errors import ErrorCode
 from protocol.registry import ApiKey
 from toolkit.timeline.bounded import BoundedLogs
-from toolkit.timeline.live import lanes, live_state, rebalances
 
 if TYPE_CHECKING:
     from coordinator.coordinator import GroupCoordinator
@@ -282,6 +281,8 @@ class Timeline:
     ) -> dict[str, Any] | None:
         """The JSON view every renderer works from; None when neither the timeline nor the coordinator knows
         the group."""
+        from toolkit.timeline.live import lanes, live_state, rebalances  # a view is asked for, not needed to serve
+
         log = self._groups.get(group_id)
         live = live_state(coordinator, group_id, now_ms) if coordinator is not None else None
         if log is None and live is None:
