@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from protocol import schema
+from protocol.codegen import write_package
 from protocol.declarations import MessageDecl
 from protocol.primitives import ZERO_UUID, Array, Blob, Fixed, KafkaType, NullableStruct, Struct
 
@@ -89,7 +90,7 @@ class _Module:
     def cls(self, cls: type) -> str:
         """The local name of a message class: its own, unless another module's class already took it."""
         if cls not in self.classes:
-            taken = set(self.classes.values())
+            taken = set(self.classes.values()) | _MODULE_NAMES
             alias = cls.__name__
             while alias in taken:
                 alias += "_"
@@ -105,6 +106,13 @@ class _Module:
         if isinstance(value, (int, float, str, bytes, list)) or value is None:
             return repr(value)
         return f"{self.cls(type(value))}()"
+
+
+#: The names a generated module defines or imports besides the message classes (which must not shadow them).
+_MODULE_NAMES = frozenset(
+    {"Any", "Struct", "UUID", "ZERO_UUID", "BUFFERS", "Reject", "read_tags", "tag_bytes", "tag_value", "write_tags"}
+    | {"write_uvarint", "DECODERS", "ENCODERS"}
+)
 
 
 class _Code:
@@ -226,30 +234,36 @@ def _read_array(code: _Code, ind: int, kind: Array, var: str) -> None:
     code.add(ind + 1, f"{var} = {items}")
 
 
+def _groups(fields: list[tuple[str, KafkaType]]) -> list[tuple[list[tuple[str, Fixed]], tuple[str, KafkaType]]]:
+    """The fields in wire order as (run, field): each run of consecutive fixed-width fields once, as a non-empty
+    `run` (one `struct.Struct` reads or writes it; `field` is then its first), every other field alone (`run` empty)."""
+    groups: list[tuple[list[tuple[str, Fixed]], tuple[str, KafkaType]]] = []
+    for attr, kind in fields:
+        if not isinstance(kind, Fixed):
+            groups.append(([], (attr, kind)))
+        elif groups and groups[-1][0]:
+            groups[-1][0].append((attr, kind))
+        else:
+            groups.append(([(attr, kind)], (attr, kind)))
+    return groups
+
+
 def _decoder(module: _Module, struct: Struct) -> str:
     """The name of the function decoding `struct`, emitting it (and the ones it calls) on first use."""
     cls = module.cls(struct.cls)
     code = _Code(module)
     code.add(0, f"def NAME(b: bytes, p: int) -> tuple[{cls}, int]:")
     args = []
-    fields = list(struct.fields)
-    i = 0
-    while i < len(fields):
-        attr, kind = fields[i]
-        if isinstance(kind, Fixed):
-            run = [fields[i]]
-            while i + len(run) < len(fields) and isinstance(fields[i + len(run)][1], Fixed):
-                run.append(fields[i + len(run)])
+    for run, (attr, kind) in _groups(struct.fields):
+        if run:
             targets = [code.var() for _ in run]
-            _read_fixed_run(code, 1, [k for _, k in run if isinstance(k, Fixed)], targets)
+            _read_fixed_run(code, 1, [k for _, k in run], targets)
             args += [f"{a}={t}" for (a, _), t in zip(run, targets, strict=True)]
-            i += len(run)
             continue
         var = code.var()
         code.add(1, f"{var}: Any")
         _read_value(code, 1, kind, var)
         args.append(f"{attr}={var}")
-        i += 1
     # `object.__new__` and one store per slot: half the cost of the keyword `__init__`, which the generated
     # classes only have for people. Every slot is set, absent and tagged fields to their defaults (a fresh one for
     # mutable defaults, as `__init__` makes them), so the object equals what the reference's `cls(**fields)` makes.
@@ -376,20 +390,11 @@ def _encoder(module: _Module, struct: Struct) -> str:
         if not ignorable:
             code.add(1, f"if o.{attr} != {module.default(default)}:")
             code.add(2, "raise Reject")
-    fields = list(struct.fields)
-    i = 0
-    while i < len(fields):
-        attr, kind = fields[i]
-        if isinstance(kind, Fixed):
-            run = [fields[i]]
-            while i + len(run) < len(fields) and isinstance(fields[i + len(run)][1], Fixed):
-                run.append(fields[i + len(run)])
-            kinds = [k for _, k in run if isinstance(k, Fixed)]
-            _write_fixed_run(code, 1, kinds, [f"o.{a}" for a, _ in run])
-            i += len(run)
-            continue
-        _write_value(code, 1, kind, f"o.{attr}")
-        i += 1
+    for run, (attr, kind) in _groups(struct.fields):
+        if run:
+            _write_fixed_run(code, 1, [k for _, k in run], [f"o.{a}" for a, _ in run])
+        else:
+            _write_value(code, 1, kind, f"o.{attr}")
     if struct.tagged is not None:
         if struct.tagged:
             code.add(1, "known: list[tuple[int, bytes]] = []")
@@ -494,14 +499,7 @@ def generate() -> dict[str, str]:
 
 
 def main() -> int:
-    FAST_DIR.mkdir(exist_ok=True)
-    files = generate()
-    for stale in FAST_DIR.glob("*.py"):
-        if stale.name not in files:
-            stale.unlink()
-    for name, text in files.items():
-        (FAST_DIR / name).write_text(text)
-    print(f"wrote {len(files)} fast codec modules to {FAST_DIR}")
+    write_package(FAST_DIR, generate())
     return 0
 
 
