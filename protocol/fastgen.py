@@ -69,6 +69,7 @@ class _Module:
     counter: int = 0
 
     bodies: dict[str, str] = field(default_factory=dict)
+    constants: dict[str, str] = field(default_factory=dict)
 
     def function(self, prefix: str, code: _Code) -> str:
         """Add the function in `code` (named `NAME` in its first line), or reuse an identical one: most versions
@@ -106,6 +107,16 @@ class _Module:
         if isinstance(value, (int, float, str, bytes, list)) or value is None:
             return repr(value)
         return f"{self.cls(type(value))}()"
+
+    def compared_default(self, value: Any) -> str:
+        """The same, for a comparison only: a struct default is then one module-level instance, not one built per
+        comparison (Fetch's tagged structs are compared on every partition)."""
+        expression = self.default(value)
+        if not expression.endswith("()"):
+            return expression
+        if expression not in self.constants:
+            self.constants[expression] = f"_DEFAULT{len(self.constants)}"
+        return self.constants[expression]
 
 
 #: The names a generated module defines or imports besides the message classes (which must not shadow them).
@@ -388,7 +399,7 @@ def _encoder(module: _Module, struct: Struct) -> str:
     code.add(0, "def NAME(o: Any, w: bytearray, d: list[Any]) -> None:")
     for attr, default, ignorable in struct.absent:
         if not ignorable:
-            code.add(1, f"if o.{attr} != {module.default(default)}:")
+            code.add(1, f"if o.{attr} != {module.compared_default(default)}:")
             code.add(2, "raise Reject")
     for run, (attr, kind) in _groups(struct.fields):
         if run:
@@ -399,7 +410,7 @@ def _encoder(module: _Module, struct: Struct) -> str:
         if struct.tagged:
             code.add(1, "known: list[tuple[int, bytes]] = []")
             for tag, (attr, kind, default) in struct.tagged.items():
-                code.add(1, f"if o.{attr} != {module.default(default)}:")
+                code.add(1, f"if o.{attr} != {module.compared_default(default)}:")
                 code.add(2, f"known.append(({tag}, tag_bytes(o.{attr}, {_tag_encoder(module, kind)})))")
             code.add(1, "write_tags(w, known, o.unknown_tagged_fields)")
         else:
@@ -444,6 +455,8 @@ def _render(title: str, module: _Module) -> str:
     lines += ["", "_new = object.__new__"]
     for fmt, name in sorted(module.formats.items(), key=lambda item: int(item[1][2:])):
         lines.append(f"{name} = Struct({'>' + fmt!r})")
+    for expression, name in module.constants.items():
+        lines.append(f"{name} = {expression}")
     for function in module.functions:
         lines += ["", "", function]
     lines += ["", ""]

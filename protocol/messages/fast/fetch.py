@@ -41,6 +41,9 @@ _S14 = Struct('>qi')
 _S15 = Struct('>16s')
 _S16 = Struct('>iiibii')
 _S17 = Struct('>q')
+_DEFAULT0 = EpochEndOffset()
+_DEFAULT1 = LeaderIdAndEpoch()
+_DEFAULT2 = SnapshotId()
 
 
 def _d1(b: bytes, p: int) -> tuple[FetchPartition, int]:
@@ -132,11 +135,11 @@ def _e4(o: Any, w: bytearray, d: list[Any]) -> None:
 
 
 def _e5(o: Any, w: bytearray, d: list[Any]) -> None:
-    if o.diverging_epoch != EpochEndOffset():
+    if o.diverging_epoch != _DEFAULT0:
         raise Reject
-    if o.current_leader != LeaderIdAndEpoch():
+    if o.current_leader != _DEFAULT1:
         raise Reject
-    if o.snapshot_id != SnapshotId():
+    if o.snapshot_id != _DEFAULT2:
         raise Reject
     if o.preferred_read_replica != -1:
         raise Reject
@@ -278,11 +281,11 @@ def _d10(b: bytes, p: int) -> tuple[FetchRequest, int]:
 
 
 def _e11(o: Any, w: bytearray, d: list[Any]) -> None:
-    if o.diverging_epoch != EpochEndOffset():
+    if o.diverging_epoch != _DEFAULT0:
         raise Reject
-    if o.current_leader != LeaderIdAndEpoch():
+    if o.current_leader != _DEFAULT1:
         raise Reject
-    if o.snapshot_id != SnapshotId():
+    if o.snapshot_id != _DEFAULT2:
         raise Reject
     if o.preferred_read_replica != -1:
         raise Reject
@@ -593,11 +596,11 @@ def _d20(b: bytes, p: int) -> tuple[FetchRequest, int]:
 
 
 def _e21(o: Any, w: bytearray, d: list[Any]) -> None:
-    if o.diverging_epoch != EpochEndOffset():
+    if o.diverging_epoch != _DEFAULT0:
         raise Reject
-    if o.current_leader != LeaderIdAndEpoch():
+    if o.current_leader != _DEFAULT1:
         raise Reject
-    if o.snapshot_id != SnapshotId():
+    if o.snapshot_id != _DEFAULT2:
         raise Reject
     w += _S7.pack(o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset)
     y1 = o.aborted_transactions
@@ -937,11 +940,11 @@ def _e36(o: Any, w: bytearray, d: list[Any]) -> None:
         else:
             d.append((len(w), y4))
     known: list[tuple[int, bytes]] = []
-    if o.diverging_epoch != EpochEndOffset():
+    if o.diverging_epoch != _DEFAULT0:
         known.append((0, tag_bytes(o.diverging_epoch, _et31)))
-    if o.current_leader != LeaderIdAndEpoch():
+    if o.current_leader != _DEFAULT1:
         known.append((1, tag_bytes(o.current_leader, _et33)))
-    if o.snapshot_id != SnapshotId():
+    if o.snapshot_id != _DEFAULT2:
         known.append((2, tag_bytes(o.snapshot_id, _et35)))
     write_tags(w, known, o.unknown_tagged_fields)
 

@@ -26,6 +26,7 @@ _S3 = Struct('>ihqq')
 _S4 = Struct('>ihqqq')
 _S5 = Struct('>ii')
 _S6 = Struct('>16s')
+_DEFAULT0 = LeaderIdAndEpoch()
 
 
 def _d1(b: bytes, p: int) -> tuple[PartitionProduceData, int]:
@@ -125,7 +126,7 @@ def _d3(b: bytes, p: int) -> tuple[ProduceRequest, int]:
 
 
 def _e4(o: Any, w: bytearray, d: list[Any]) -> None:
-    if o.current_leader != LeaderIdAndEpoch():
+    if o.current_leader != _DEFAULT0:
         raise Reject
     w += _S3.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms)
 
@@ -163,7 +164,7 @@ def _e6(o: Any, w: bytearray, d: list[Any]) -> None:
 
 
 def _e7(o: Any, w: bytearray, d: list[Any]) -> None:
-    if o.current_leader != LeaderIdAndEpoch():
+    if o.current_leader != _DEFAULT0:
         raise Reject
     w += _S4.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset)
 
@@ -214,7 +215,7 @@ def _e10(o: Any, w: bytearray, d: list[Any]) -> None:
 
 
 def _e11(o: Any, w: bytearray, d: list[Any]) -> None:
-    if o.current_leader != LeaderIdAndEpoch():
+    if o.current_leader != _DEFAULT0:
         raise Reject
     w += _S4.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset)
     y1 = o.record_errors
@@ -415,7 +416,7 @@ def _e17(o: Any, w: bytearray, d: list[Any]) -> None:
 
 
 def _e18(o: Any, w: bytearray, d: list[Any]) -> None:
-    if o.current_leader != LeaderIdAndEpoch():
+    if o.current_leader != _DEFAULT0:
         raise Reject
     w += _S4.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset)
     y1 = o.record_errors
@@ -533,7 +534,7 @@ def _e23(o: Any, w: bytearray, d: list[Any]) -> None:
             w += write_uvarint(c6)
         w += s5
     known: list[tuple[int, bytes]] = []
-    if o.current_leader != LeaderIdAndEpoch():
+    if o.current_leader != _DEFAULT0:
         known.append((0, tag_bytes(o.current_leader, _et22)))
     write_tags(w, known, o.unknown_tagged_fields)
 
