@@ -171,3 +171,23 @@ def test_non_bytes_frames_are_decoded_too() -> None:
     header = RequestHeader(request_api_key=ApiKey.HEARTBEAT, request_api_version=4, correlation_id=1, client_id="c")
     frame = api.encode_request(header, APIS[ApiKey.HEARTBEAT].request.struct.cls(group_id="g"))[4:]
     assert api.decode_request(memoryview(frame)) == api.decode_request(bytearray(frame)) == reference_decode(frame)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (b"caf\xe9", "caf\ufffd"),
+        (b"\xff\xfe", "\ufffd\ufffd"),
+        (b"a\xe2\x82", "a\ufffd"),
+        (b"\xed\xa0\x80", "\ufffd" * 3),  # an encoded surrogate: strict UTF-8 refuses it too
+    ],
+)
+@pytest.mark.parametrize("version", [0, 4])  # an int16 and a compact length
+def test_malformed_utf8_is_replaced_as_by_the_reference(raw: bytes, expected: str, version: int) -> None:
+    """The fast decoders try strict UTF-8 first; malformed bytes still become U+FFFD (test_lenient_strings.py)."""
+    header = RequestHeader(request_api_key=ApiKey.HEARTBEAT, request_api_version=version, correlation_id=1)
+    body = APIS[ApiKey.HEARTBEAT].request.struct.cls(group_id="#" * len(raw))
+    frame = api.encode_request(header, body)[4:].replace(b"#" * len(raw), raw, 1)
+    decoded = fast_decode(frame)
+    assert decoded == reference_decode(frame)
+    assert isinstance(decoded, api.Request) and decoded.body.group_id == expected

@@ -74,7 +74,10 @@ def _d5(b: bytes, p: int) -> tuple[ApiVersionsRequest, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     v4: Any
     n5 = b[p]
@@ -88,7 +91,10 @@ def _d5(b: bytes, p: int) -> tuple[ApiVersionsRequest, int]:
         e6 = p + n5
         if e6 > len(b):
             raise Reject
-        v4 = b[p:e6].decode('utf-8', 'replace')
+        try:
+            v4 = b[p:e6].decode()
+        except UnicodeDecodeError:
+            v4 = b[p:e6].decode('utf-8', 'replace')
         p = e6
     o = _new(ApiVersionsRequest)
     o.client_software_name = v1
@@ -227,7 +233,10 @@ def _d14(b: bytes, p: int) -> tuple[ApiVersionsRequest, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     v4: Any
     n5 = b[p]
@@ -241,7 +250,10 @@ def _d14(b: bytes, p: int) -> tuple[ApiVersionsRequest, int]:
         e6 = p + n5
         if e6 > len(b):
             raise Reject
-        v4 = b[p:e6].decode('utf-8', 'replace')
+        try:
+            v4 = b[p:e6].decode()
+        except UnicodeDecodeError:
+            v4 = b[p:e6].decode('utf-8', 'replace')
         p = e6
     v7: Any
     n8 = b[p]
@@ -255,7 +267,10 @@ def _d14(b: bytes, p: int) -> tuple[ApiVersionsRequest, int]:
         e9 = p + n8
         if e9 > len(b):
             raise Reject
-        v7 = b[p:e9].decode('utf-8', 'replace')
+        try:
+            v7 = b[p:e9].decode()
+        except UnicodeDecodeError:
+            v7 = b[p:e9].decode('utf-8', 'replace')
         p = e9
     (v10,) = _S1.unpack_from(b, p)
     p += 4

@@ -72,7 +72,10 @@ def _d2(b: bytes, p: int) -> tuple[FetchTopic, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     v4: Any
     (n5,) = _S1.unpack_from(b, p)
@@ -222,7 +225,10 @@ def _d9(b: bytes, p: int) -> tuple[FetchTopic, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     v4: Any
     (n5,) = _S1.unpack_from(b, p)
@@ -352,7 +358,10 @@ def _d14(b: bytes, p: int) -> tuple[ForgottenTopic, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     v4: Any
     (n5,) = _S1.unpack_from(b, p)
@@ -464,7 +473,10 @@ def _d18(b: bytes, p: int) -> tuple[FetchTopic, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     v4: Any
     (n5,) = _S1.unpack_from(b, p)
@@ -576,7 +588,10 @@ def _d20(b: bytes, p: int) -> tuple[FetchRequest, int]:
         e18 = p + n17
         if e18 > len(b):
             raise Reject
-        v16 = b[p:e18].decode('utf-8', 'replace')
+        try:
+            v16 = b[p:e18].decode()
+        except UnicodeDecodeError:
+            v16 = b[p:e18].decode('utf-8', 'replace')
         p = e18
     o = _new(FetchRequest)
     o.replica_id = v1
@@ -690,7 +705,10 @@ def _d25(b: bytes, p: int) -> tuple[FetchTopic, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     v4: Any
     n5 = b[p]
@@ -737,7 +755,10 @@ def _d26(b: bytes, p: int) -> tuple[ForgottenTopic, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     v4: Any
     n5 = b[p]
@@ -785,7 +806,10 @@ def _dt27(b: bytes, p: int) -> tuple[Any, int]:
         e2 = p + n1
         if e2 > len(b):
             raise Reject
-        v = b[p:e2].decode('utf-8', 'replace')
+        try:
+            v = b[p:e2].decode()
+        except UnicodeDecodeError:
+            v = b[p:e2].decode('utf-8', 'replace')
         p = e2
     return v, p
 
@@ -839,7 +863,10 @@ def _d28(b: bytes, p: int) -> tuple[FetchRequest, int]:
         e18 = p + n17
         if e18 > len(b):
             raise Reject
-        v16 = b[p:e18].decode('utf-8', 'replace')
+        try:
+            v16 = b[p:e18].decode()
+        except UnicodeDecodeError:
+            v16 = b[p:e18].decode('utf-8', 'replace')
         p = e18
     o = _new(FetchRequest)
     o.replica_id = v1
@@ -1121,7 +1148,10 @@ def _d41(b: bytes, p: int) -> tuple[FetchRequest, int]:
         e18 = p + n17
         if e18 > len(b):
             raise Reject
-        v16 = b[p:e18].decode('utf-8', 'replace')
+        try:
+            v16 = b[p:e18].decode()
+        except UnicodeDecodeError:
+            v16 = b[p:e18].decode('utf-8', 'replace')
         p = e18
     o = _new(FetchRequest)
     o.replica_id = v1
@@ -1262,7 +1292,10 @@ def _d46(b: bytes, p: int) -> tuple[FetchRequest, int]:
         e17 = p + n16
         if e17 > len(b):
             raise Reject
-        v15 = b[p:e17].decode('utf-8', 'replace')
+        try:
+            v15 = b[p:e17].decode()
+        except UnicodeDecodeError:
+            v15 = b[p:e17].decode('utf-8', 'replace')
         p = e17
     o = _new(FetchRequest)
     o.max_wait_ms = v1
@@ -1476,7 +1509,10 @@ def _d53(b: bytes, p: int) -> tuple[FetchRequest, int]:
         e17 = p + n16
         if e17 > len(b):
             raise Reject
-        v15 = b[p:e17].decode('utf-8', 'replace')
+        try:
+            v15 = b[p:e17].decode()
+        except UnicodeDecodeError:
+            v15 = b[p:e17].decode('utf-8', 'replace')
         p = e17
     o = _new(FetchRequest)
     o.max_wait_ms = v1
@@ -1627,7 +1663,10 @@ def _d57(b: bytes, p: int) -> tuple[FetchRequest, int]:
         e17 = p + n16
         if e17 > len(b):
             raise Reject
-        v15 = b[p:e17].decode('utf-8', 'replace')
+        try:
+            v15 = b[p:e17].decode()
+        except UnicodeDecodeError:
+            v15 = b[p:e17].decode('utf-8', 'replace')
         p = e17
     o = _new(FetchRequest)
     o.max_wait_ms = v1

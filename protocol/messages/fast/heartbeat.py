@@ -31,7 +31,10 @@ def _d1(b: bytes, p: int) -> tuple[HeartbeatRequest, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     (v4,) = _S1.unpack_from(b, p)
     p += 4
@@ -44,7 +47,10 @@ def _d1(b: bytes, p: int) -> tuple[HeartbeatRequest, int]:
         e7 = p + n6
         if e7 > len(b):
             raise Reject
-        v5 = b[p:e7].decode('utf-8', 'replace')
+        try:
+            v5 = b[p:e7].decode()
+        except UnicodeDecodeError:
+            v5 = b[p:e7].decode('utf-8', 'replace')
         p = e7
     o = _new(HeartbeatRequest)
     o.group_id = v1
@@ -73,7 +79,10 @@ def _d4(b: bytes, p: int) -> tuple[HeartbeatRequest, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     (v4,) = _S1.unpack_from(b, p)
     p += 4
@@ -86,7 +95,10 @@ def _d4(b: bytes, p: int) -> tuple[HeartbeatRequest, int]:
         e7 = p + n6
         if e7 > len(b):
             raise Reject
-        v5 = b[p:e7].decode('utf-8', 'replace')
+        try:
+            v5 = b[p:e7].decode()
+        except UnicodeDecodeError:
+            v5 = b[p:e7].decode('utf-8', 'replace')
         p = e7
     v8: Any
     (n9,) = _S0.unpack_from(b, p)
@@ -99,7 +111,10 @@ def _d4(b: bytes, p: int) -> tuple[HeartbeatRequest, int]:
         e10 = p + n9
         if e10 > len(b):
             raise Reject
-        v8 = b[p:e10].decode('utf-8', 'replace')
+        try:
+            v8 = b[p:e10].decode()
+        except UnicodeDecodeError:
+            v8 = b[p:e10].decode('utf-8', 'replace')
         p = e10
     o = _new(HeartbeatRequest)
     o.group_id = v1
@@ -123,7 +138,10 @@ def _d5(b: bytes, p: int) -> tuple[HeartbeatRequest, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     (v4,) = _S1.unpack_from(b, p)
     p += 4
@@ -139,7 +157,10 @@ def _d5(b: bytes, p: int) -> tuple[HeartbeatRequest, int]:
         e7 = p + n6
         if e7 > len(b):
             raise Reject
-        v5 = b[p:e7].decode('utf-8', 'replace')
+        try:
+            v5 = b[p:e7].decode()
+        except UnicodeDecodeError:
+            v5 = b[p:e7].decode('utf-8', 'replace')
         p = e7
     v8: Any
     n9 = b[p]
@@ -153,7 +174,10 @@ def _d5(b: bytes, p: int) -> tuple[HeartbeatRequest, int]:
         e10 = p + n9
         if e10 > len(b):
             raise Reject
-        v8 = b[p:e10].decode('utf-8', 'replace')
+        try:
+            v8 = b[p:e10].decode()
+        except UnicodeDecodeError:
+            v8 = b[p:e10].decode('utf-8', 'replace')
         p = e10
     o = _new(HeartbeatRequest)
     o.group_id = v1

@@ -35,7 +35,10 @@ def _d1(b: bytes, p: int) -> tuple[JoinGroupRequestProtocol, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     v4: Any
     (n5,) = _S1.unpack_from(b, p)
@@ -65,7 +68,10 @@ def _d2(b: bytes, p: int) -> tuple[JoinGroupRequest, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     (v4,) = _S1.unpack_from(b, p)
     p += 4
@@ -78,7 +84,10 @@ def _d2(b: bytes, p: int) -> tuple[JoinGroupRequest, int]:
         e7 = p + n6
         if e7 > len(b):
             raise Reject
-        v5 = b[p:e7].decode('utf-8', 'replace')
+        try:
+            v5 = b[p:e7].decode()
+        except UnicodeDecodeError:
+            v5 = b[p:e7].decode('utf-8', 'replace')
         p = e7
     v8: Any
     (n9,) = _S0.unpack_from(b, p)
@@ -89,7 +98,10 @@ def _d2(b: bytes, p: int) -> tuple[JoinGroupRequest, int]:
         e10 = p + n9
         if e10 > len(b):
             raise Reject
-        v8 = b[p:e10].decode('utf-8', 'replace')
+        try:
+            v8 = b[p:e10].decode()
+        except UnicodeDecodeError:
+            v8 = b[p:e10].decode('utf-8', 'replace')
         p = e10
     v11: Any
     (n12,) = _S1.unpack_from(b, p)
@@ -189,7 +201,10 @@ def _d5(b: bytes, p: int) -> tuple[JoinGroupRequest, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     (v4, v5,) = _S3.unpack_from(b, p)
     p += 8
@@ -202,7 +217,10 @@ def _d5(b: bytes, p: int) -> tuple[JoinGroupRequest, int]:
         e8 = p + n7
         if e8 > len(b):
             raise Reject
-        v6 = b[p:e8].decode('utf-8', 'replace')
+        try:
+            v6 = b[p:e8].decode()
+        except UnicodeDecodeError:
+            v6 = b[p:e8].decode('utf-8', 'replace')
         p = e8
     v9: Any
     (n10,) = _S0.unpack_from(b, p)
@@ -213,7 +231,10 @@ def _d5(b: bytes, p: int) -> tuple[JoinGroupRequest, int]:
         e11 = p + n10
         if e11 > len(b):
             raise Reject
-        v9 = b[p:e11].decode('utf-8', 'replace')
+        try:
+            v9 = b[p:e11].decode()
+        except UnicodeDecodeError:
+            v9 = b[p:e11].decode('utf-8', 'replace')
         p = e11
     v12: Any
     (n13,) = _S1.unpack_from(b, p)
@@ -292,7 +313,10 @@ def _d7(b: bytes, p: int) -> tuple[JoinGroupRequest, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     (v4, v5,) = _S3.unpack_from(b, p)
     p += 8
@@ -305,7 +329,10 @@ def _d7(b: bytes, p: int) -> tuple[JoinGroupRequest, int]:
         e8 = p + n7
         if e8 > len(b):
             raise Reject
-        v6 = b[p:e8].decode('utf-8', 'replace')
+        try:
+            v6 = b[p:e8].decode()
+        except UnicodeDecodeError:
+            v6 = b[p:e8].decode('utf-8', 'replace')
         p = e8
     v9: Any
     (n10,) = _S0.unpack_from(b, p)
@@ -318,7 +345,10 @@ def _d7(b: bytes, p: int) -> tuple[JoinGroupRequest, int]:
         e11 = p + n10
         if e11 > len(b):
             raise Reject
-        v9 = b[p:e11].decode('utf-8', 'replace')
+        try:
+            v9 = b[p:e11].decode()
+        except UnicodeDecodeError:
+            v9 = b[p:e11].decode('utf-8', 'replace')
         p = e11
     v12: Any
     (n13,) = _S0.unpack_from(b, p)
@@ -329,7 +359,10 @@ def _d7(b: bytes, p: int) -> tuple[JoinGroupRequest, int]:
         e14 = p + n13
         if e14 > len(b):
             raise Reject
-        v12 = b[p:e14].decode('utf-8', 'replace')
+        try:
+            v12 = b[p:e14].decode()
+        except UnicodeDecodeError:
+            v12 = b[p:e14].decode('utf-8', 'replace')
         p = e14
     v15: Any
     (n16,) = _S1.unpack_from(b, p)
@@ -441,7 +474,10 @@ def _d10(b: bytes, p: int) -> tuple[JoinGroupRequestProtocol, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     v4: Any
     n5 = b[p]
@@ -484,7 +520,10 @@ def _d11(b: bytes, p: int) -> tuple[JoinGroupRequest, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     (v4, v5,) = _S3.unpack_from(b, p)
     p += 8
@@ -500,7 +539,10 @@ def _d11(b: bytes, p: int) -> tuple[JoinGroupRequest, int]:
         e8 = p + n7
         if e8 > len(b):
             raise Reject
-        v6 = b[p:e8].decode('utf-8', 'replace')
+        try:
+            v6 = b[p:e8].decode()
+        except UnicodeDecodeError:
+            v6 = b[p:e8].decode('utf-8', 'replace')
         p = e8
     v9: Any
     n10 = b[p]
@@ -514,7 +556,10 @@ def _d11(b: bytes, p: int) -> tuple[JoinGroupRequest, int]:
         e11 = p + n10
         if e11 > len(b):
             raise Reject
-        v9 = b[p:e11].decode('utf-8', 'replace')
+        try:
+            v9 = b[p:e11].decode()
+        except UnicodeDecodeError:
+            v9 = b[p:e11].decode('utf-8', 'replace')
         p = e11
     v12: Any
     n13 = b[p]
@@ -528,7 +573,10 @@ def _d11(b: bytes, p: int) -> tuple[JoinGroupRequest, int]:
         e14 = p + n13
         if e14 > len(b):
             raise Reject
-        v12 = b[p:e14].decode('utf-8', 'replace')
+        try:
+            v12 = b[p:e14].decode()
+        except UnicodeDecodeError:
+            v12 = b[p:e14].decode('utf-8', 'replace')
         p = e14
     v15: Any
     n16 = b[p]
@@ -741,7 +789,10 @@ def _d15(b: bytes, p: int) -> tuple[JoinGroupRequest, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     (v4, v5,) = _S3.unpack_from(b, p)
     p += 8
@@ -757,7 +808,10 @@ def _d15(b: bytes, p: int) -> tuple[JoinGroupRequest, int]:
         e8 = p + n7
         if e8 > len(b):
             raise Reject
-        v6 = b[p:e8].decode('utf-8', 'replace')
+        try:
+            v6 = b[p:e8].decode()
+        except UnicodeDecodeError:
+            v6 = b[p:e8].decode('utf-8', 'replace')
         p = e8
     v9: Any
     n10 = b[p]
@@ -771,7 +825,10 @@ def _d15(b: bytes, p: int) -> tuple[JoinGroupRequest, int]:
         e11 = p + n10
         if e11 > len(b):
             raise Reject
-        v9 = b[p:e11].decode('utf-8', 'replace')
+        try:
+            v9 = b[p:e11].decode()
+        except UnicodeDecodeError:
+            v9 = b[p:e11].decode('utf-8', 'replace')
         p = e11
     v12: Any
     n13 = b[p]
@@ -785,7 +842,10 @@ def _d15(b: bytes, p: int) -> tuple[JoinGroupRequest, int]:
         e14 = p + n13
         if e14 > len(b):
             raise Reject
-        v12 = b[p:e14].decode('utf-8', 'replace')
+        try:
+            v12 = b[p:e14].decode()
+        except UnicodeDecodeError:
+            v12 = b[p:e14].decode('utf-8', 'replace')
         p = e14
     v15: Any
     n16 = b[p]
@@ -816,7 +876,10 @@ def _d15(b: bytes, p: int) -> tuple[JoinGroupRequest, int]:
         e21 = p + n20
         if e21 > len(b):
             raise Reject
-        v19 = b[p:e21].decode('utf-8', 'replace')
+        try:
+            v19 = b[p:e21].decode()
+        except UnicodeDecodeError:
+            v19 = b[p:e21].decode('utf-8', 'replace')
         p = e21
     o = _new(JoinGroupRequest)
     o.group_id = v1

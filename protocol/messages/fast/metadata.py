@@ -38,7 +38,10 @@ def _d1(b: bytes, p: int) -> tuple[MetadataRequestTopic, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     o = _new(MetadataRequestTopic)
     o.name = v1
@@ -571,7 +574,10 @@ def _d23(b: bytes, p: int) -> tuple[MetadataRequestTopic, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     o = _new(MetadataRequestTopic)
     o.name = v1
@@ -786,7 +792,10 @@ def _d29(b: bytes, p: int) -> tuple[MetadataRequestTopic, int]:
         e4 = p + n3
         if e4 > len(b):
             raise Reject
-        v2 = b[p:e4].decode('utf-8', 'replace')
+        try:
+            v2 = b[p:e4].decode()
+        except UnicodeDecodeError:
+            v2 = b[p:e4].decode('utf-8', 'replace')
         p = e4
     o = _new(MetadataRequestTopic)
     o.topic_id = v1

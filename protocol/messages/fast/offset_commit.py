@@ -41,7 +41,10 @@ def _d1(b: bytes, p: int) -> tuple[OffsetCommitRequestPartition, int]:
         e5 = p + n4
         if e5 > len(b):
             raise Reject
-        v3 = b[p:e5].decode('utf-8', 'replace')
+        try:
+            v3 = b[p:e5].decode()
+        except UnicodeDecodeError:
+            v3 = b[p:e5].decode('utf-8', 'replace')
         p = e5
     o = _new(OffsetCommitRequestPartition)
     o.partition_index = v1
@@ -62,7 +65,10 @@ def _d2(b: bytes, p: int) -> tuple[OffsetCommitRequestTopic, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     v4: Any
     (n5,) = _S1.unpack_from(b, p)
@@ -96,7 +102,10 @@ def _d3(b: bytes, p: int) -> tuple[OffsetCommitRequest, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     (v4,) = _S1.unpack_from(b, p)
     p += 4
@@ -109,7 +118,10 @@ def _d3(b: bytes, p: int) -> tuple[OffsetCommitRequest, int]:
         e7 = p + n6
         if e7 > len(b):
             raise Reject
-        v5 = b[p:e7].decode('utf-8', 'replace')
+        try:
+            v5 = b[p:e7].decode()
+        except UnicodeDecodeError:
+            v5 = b[p:e7].decode('utf-8', 'replace')
         p = e7
     (v8,) = _S2.unpack_from(b, p)
     p += 8
@@ -192,7 +204,10 @@ def _d8(b: bytes, p: int) -> tuple[OffsetCommitRequest, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     (v4,) = _S1.unpack_from(b, p)
     p += 4
@@ -205,7 +220,10 @@ def _d8(b: bytes, p: int) -> tuple[OffsetCommitRequest, int]:
         e7 = p + n6
         if e7 > len(b):
             raise Reject
-        v5 = b[p:e7].decode('utf-8', 'replace')
+        try:
+            v5 = b[p:e7].decode()
+        except UnicodeDecodeError:
+            v5 = b[p:e7].decode('utf-8', 'replace')
         p = e7
     v8: Any
     (n9,) = _S1.unpack_from(b, p)
@@ -246,7 +264,10 @@ def _d9(b: bytes, p: int) -> tuple[OffsetCommitRequestPartition, int]:
         e6 = p + n5
         if e6 > len(b):
             raise Reject
-        v4 = b[p:e6].decode('utf-8', 'replace')
+        try:
+            v4 = b[p:e6].decode()
+        except UnicodeDecodeError:
+            v4 = b[p:e6].decode('utf-8', 'replace')
         p = e6
     o = _new(OffsetCommitRequestPartition)
     o.partition_index = v1
@@ -267,7 +288,10 @@ def _d10(b: bytes, p: int) -> tuple[OffsetCommitRequestTopic, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     v4: Any
     (n5,) = _S1.unpack_from(b, p)
@@ -301,7 +325,10 @@ def _d11(b: bytes, p: int) -> tuple[OffsetCommitRequest, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     (v4,) = _S1.unpack_from(b, p)
     p += 4
@@ -314,7 +341,10 @@ def _d11(b: bytes, p: int) -> tuple[OffsetCommitRequest, int]:
         e7 = p + n6
         if e7 > len(b):
             raise Reject
-        v5 = b[p:e7].decode('utf-8', 'replace')
+        try:
+            v5 = b[p:e7].decode()
+        except UnicodeDecodeError:
+            v5 = b[p:e7].decode('utf-8', 'replace')
         p = e7
     v8: Any
     (n9,) = _S1.unpack_from(b, p)
@@ -351,7 +381,10 @@ def _d12(b: bytes, p: int) -> tuple[OffsetCommitRequest, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     (v4,) = _S1.unpack_from(b, p)
     p += 4
@@ -364,7 +397,10 @@ def _d12(b: bytes, p: int) -> tuple[OffsetCommitRequest, int]:
         e7 = p + n6
         if e7 > len(b):
             raise Reject
-        v5 = b[p:e7].decode('utf-8', 'replace')
+        try:
+            v5 = b[p:e7].decode()
+        except UnicodeDecodeError:
+            v5 = b[p:e7].decode('utf-8', 'replace')
         p = e7
     v8: Any
     (n9,) = _S0.unpack_from(b, p)
@@ -377,7 +413,10 @@ def _d12(b: bytes, p: int) -> tuple[OffsetCommitRequest, int]:
         e10 = p + n9
         if e10 > len(b):
             raise Reject
-        v8 = b[p:e10].decode('utf-8', 'replace')
+        try:
+            v8 = b[p:e10].decode()
+        except UnicodeDecodeError:
+            v8 = b[p:e10].decode('utf-8', 'replace')
         p = e10
     v11: Any
     (n12,) = _S1.unpack_from(b, p)
@@ -419,7 +458,10 @@ def _d13(b: bytes, p: int) -> tuple[OffsetCommitRequestPartition, int]:
         e6 = p + n5
         if e6 > len(b):
             raise Reject
-        v4 = b[p:e6].decode('utf-8', 'replace')
+        try:
+            v4 = b[p:e6].decode()
+        except UnicodeDecodeError:
+            v4 = b[p:e6].decode('utf-8', 'replace')
         p = e6
     o = _new(OffsetCommitRequestPartition)
     o.partition_index = v1
@@ -450,7 +492,10 @@ def _d14(b: bytes, p: int) -> tuple[OffsetCommitRequestTopic, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     v4: Any
     n5 = b[p]
@@ -497,7 +542,10 @@ def _d15(b: bytes, p: int) -> tuple[OffsetCommitRequest, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     (v4,) = _S1.unpack_from(b, p)
     p += 4
@@ -513,7 +561,10 @@ def _d15(b: bytes, p: int) -> tuple[OffsetCommitRequest, int]:
         e7 = p + n6
         if e7 > len(b):
             raise Reject
-        v5 = b[p:e7].decode('utf-8', 'replace')
+        try:
+            v5 = b[p:e7].decode()
+        except UnicodeDecodeError:
+            v5 = b[p:e7].decode('utf-8', 'replace')
         p = e7
     v8: Any
     n9 = b[p]
@@ -527,7 +578,10 @@ def _d15(b: bytes, p: int) -> tuple[OffsetCommitRequest, int]:
         e10 = p + n9
         if e10 > len(b):
             raise Reject
-        v8 = b[p:e10].decode('utf-8', 'replace')
+        try:
+            v8 = b[p:e10].decode()
+        except UnicodeDecodeError:
+            v8 = b[p:e10].decode('utf-8', 'replace')
         p = e10
     v11: Any
     n12 = b[p]
@@ -669,7 +723,10 @@ def _d20(b: bytes, p: int) -> tuple[OffsetCommitRequest, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     (v4,) = _S1.unpack_from(b, p)
     p += 4
@@ -685,7 +742,10 @@ def _d20(b: bytes, p: int) -> tuple[OffsetCommitRequest, int]:
         e7 = p + n6
         if e7 > len(b):
             raise Reject
-        v5 = b[p:e7].decode('utf-8', 'replace')
+        try:
+            v5 = b[p:e7].decode()
+        except UnicodeDecodeError:
+            v5 = b[p:e7].decode('utf-8', 'replace')
         p = e7
     v8: Any
     n9 = b[p]
@@ -699,7 +759,10 @@ def _d20(b: bytes, p: int) -> tuple[OffsetCommitRequest, int]:
         e10 = p + n9
         if e10 > len(b):
             raise Reject
-        v8 = b[p:e10].decode('utf-8', 'replace')
+        try:
+            v8 = b[p:e10].decode()
+        except UnicodeDecodeError:
+            v8 = b[p:e10].decode('utf-8', 'replace')
         p = e10
     v11: Any
     n12 = b[p]

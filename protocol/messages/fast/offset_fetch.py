@@ -37,7 +37,10 @@ def _d1(b: bytes, p: int) -> tuple[OffsetFetchRequestTopic, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     v4: Any
     (n5,) = _S1.unpack_from(b, p)
@@ -71,7 +74,10 @@ def _d2(b: bytes, p: int) -> tuple[OffsetFetchRequest, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     v4: Any
     (n5,) = _S1.unpack_from(b, p)
@@ -151,7 +157,10 @@ def _d6(b: bytes, p: int) -> tuple[OffsetFetchRequest, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     v4: Any
     (n5,) = _S1.unpack_from(b, p)
@@ -265,7 +274,10 @@ def _d12(b: bytes, p: int) -> tuple[OffsetFetchRequestTopic, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     v4: Any
     n5 = b[p]
@@ -312,7 +324,10 @@ def _d13(b: bytes, p: int) -> tuple[OffsetFetchRequest, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     v4: Any
     n5 = b[p]
@@ -431,7 +446,10 @@ def _d17(b: bytes, p: int) -> tuple[OffsetFetchRequest, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     v4: Any
     n5 = b[p]
@@ -481,7 +499,10 @@ def _d18(b: bytes, p: int) -> tuple[OffsetFetchRequestTopics, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     v4: Any
     n5 = b[p]
@@ -529,7 +550,10 @@ def _d19(b: bytes, p: int) -> tuple[OffsetFetchRequestGroup, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     v4: Any
     n5 = b[p]
@@ -664,7 +688,10 @@ def _d23(b: bytes, p: int) -> tuple[OffsetFetchRequestGroup, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     v4: Any
     n5 = b[p]
@@ -678,7 +705,10 @@ def _d23(b: bytes, p: int) -> tuple[OffsetFetchRequestGroup, int]:
         e6 = p + n5
         if e6 > len(b):
             raise Reject
-        v4 = b[p:e6].decode('utf-8', 'replace')
+        try:
+            v4 = b[p:e6].decode()
+        except UnicodeDecodeError:
+            v4 = b[p:e6].decode('utf-8', 'replace')
         p = e6
     (v7,) = _S1.unpack_from(b, p)
     p += 4
@@ -801,7 +831,10 @@ def _d26(b: bytes, p: int) -> tuple[OffsetFetchRequestGroup, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     v4: Any
     n5 = b[p]
@@ -815,7 +848,10 @@ def _d26(b: bytes, p: int) -> tuple[OffsetFetchRequestGroup, int]:
         e6 = p + n5
         if e6 > len(b):
             raise Reject
-        v4 = b[p:e6].decode('utf-8', 'replace')
+        try:
+            v4 = b[p:e6].decode()
+        except UnicodeDecodeError:
+            v4 = b[p:e6].decode('utf-8', 'replace')
         p = e6
     (v7,) = _S1.unpack_from(b, p)
     p += 4

@@ -62,7 +62,10 @@ def _d2(b: bytes, p: int) -> tuple[TopicProduceData, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     v4: Any
     (n5,) = _S2.unpack_from(b, p)
@@ -98,7 +101,10 @@ def _d3(b: bytes, p: int) -> tuple[ProduceRequest, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     (v4, v5,) = _S1.unpack_from(b, p)
     p += 6
@@ -312,7 +318,10 @@ def _d15(b: bytes, p: int) -> tuple[TopicProduceData, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     v4: Any
     n5 = b[p]
@@ -359,7 +368,10 @@ def _d16(b: bytes, p: int) -> tuple[ProduceRequest, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     (v4, v5,) = _S1.unpack_from(b, p)
     p += 6
@@ -681,7 +693,10 @@ def _d29(b: bytes, p: int) -> tuple[ProduceRequest, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     (v4, v5,) = _S1.unpack_from(b, p)
     p += 6

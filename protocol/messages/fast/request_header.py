@@ -34,7 +34,10 @@ def _d1(b: bytes, p: int) -> tuple[RequestHeader, int]:
         e6 = p + n5
         if e6 > len(b):
             raise Reject
-        v4 = b[p:e6].decode('utf-8', 'replace')
+        try:
+            v4 = b[p:e6].decode()
+        except UnicodeDecodeError:
+            v4 = b[p:e6].decode('utf-8', 'replace')
         p = e6
     o = _new(RequestHeader)
     o.request_api_key = v1
@@ -59,7 +62,10 @@ def _d2(b: bytes, p: int) -> tuple[RequestHeader, int]:
         e6 = p + n5
         if e6 > len(b):
             raise Reject
-        v4 = b[p:e6].decode('utf-8', 'replace')
+        try:
+            v4 = b[p:e6].decode()
+        except UnicodeDecodeError:
+            v4 = b[p:e6].decode('utf-8', 'replace')
         p = e6
     o = _new(RequestHeader)
     o.request_api_key = v1

@@ -32,7 +32,10 @@ def _d1(b: bytes, p: int) -> tuple[SyncGroupRequestAssignment, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     v4: Any
     (n5,) = _S1.unpack_from(b, p)
@@ -62,7 +65,10 @@ def _d2(b: bytes, p: int) -> tuple[SyncGroupRequest, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     (v4,) = _S1.unpack_from(b, p)
     p += 4
@@ -75,7 +81,10 @@ def _d2(b: bytes, p: int) -> tuple[SyncGroupRequest, int]:
         e7 = p + n6
         if e7 > len(b):
             raise Reject
-        v5 = b[p:e7].decode('utf-8', 'replace')
+        try:
+            v5 = b[p:e7].decode()
+        except UnicodeDecodeError:
+            v5 = b[p:e7].decode('utf-8', 'replace')
         p = e7
     v8: Any
     (n9,) = _S1.unpack_from(b, p)
@@ -139,7 +148,10 @@ def _d5(b: bytes, p: int) -> tuple[SyncGroupRequest, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     (v4,) = _S1.unpack_from(b, p)
     p += 4
@@ -152,7 +164,10 @@ def _d5(b: bytes, p: int) -> tuple[SyncGroupRequest, int]:
         e7 = p + n6
         if e7 > len(b):
             raise Reject
-        v5 = b[p:e7].decode('utf-8', 'replace')
+        try:
+            v5 = b[p:e7].decode()
+        except UnicodeDecodeError:
+            v5 = b[p:e7].decode('utf-8', 'replace')
         p = e7
     v8: Any
     (n9,) = _S0.unpack_from(b, p)
@@ -165,7 +180,10 @@ def _d5(b: bytes, p: int) -> tuple[SyncGroupRequest, int]:
         e10 = p + n9
         if e10 > len(b):
             raise Reject
-        v8 = b[p:e10].decode('utf-8', 'replace')
+        try:
+            v8 = b[p:e10].decode()
+        except UnicodeDecodeError:
+            v8 = b[p:e10].decode('utf-8', 'replace')
         p = e10
     v11: Any
     (n12,) = _S1.unpack_from(b, p)
@@ -206,7 +224,10 @@ def _d6(b: bytes, p: int) -> tuple[SyncGroupRequestAssignment, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     v4: Any
     n5 = b[p]
@@ -249,7 +270,10 @@ def _d7(b: bytes, p: int) -> tuple[SyncGroupRequest, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     (v4,) = _S1.unpack_from(b, p)
     p += 4
@@ -265,7 +289,10 @@ def _d7(b: bytes, p: int) -> tuple[SyncGroupRequest, int]:
         e7 = p + n6
         if e7 > len(b):
             raise Reject
-        v5 = b[p:e7].decode('utf-8', 'replace')
+        try:
+            v5 = b[p:e7].decode()
+        except UnicodeDecodeError:
+            v5 = b[p:e7].decode('utf-8', 'replace')
         p = e7
     v8: Any
     n9 = b[p]
@@ -279,7 +306,10 @@ def _d7(b: bytes, p: int) -> tuple[SyncGroupRequest, int]:
         e10 = p + n9
         if e10 > len(b):
             raise Reject
-        v8 = b[p:e10].decode('utf-8', 'replace')
+        try:
+            v8 = b[p:e10].decode()
+        except UnicodeDecodeError:
+            v8 = b[p:e10].decode('utf-8', 'replace')
         p = e10
     v11: Any
     n12 = b[p]
@@ -351,7 +381,10 @@ def _d9(b: bytes, p: int) -> tuple[SyncGroupRequest, int]:
         e3 = p + n2
         if e3 > len(b):
             raise Reject
-        v1 = b[p:e3].decode('utf-8', 'replace')
+        try:
+            v1 = b[p:e3].decode()
+        except UnicodeDecodeError:
+            v1 = b[p:e3].decode('utf-8', 'replace')
         p = e3
     (v4,) = _S1.unpack_from(b, p)
     p += 4
@@ -367,7 +400,10 @@ def _d9(b: bytes, p: int) -> tuple[SyncGroupRequest, int]:
         e7 = p + n6
         if e7 > len(b):
             raise Reject
-        v5 = b[p:e7].decode('utf-8', 'replace')
+        try:
+            v5 = b[p:e7].decode()
+        except UnicodeDecodeError:
+            v5 = b[p:e7].decode('utf-8', 'replace')
         p = e7
     v8: Any
     n9 = b[p]
@@ -381,7 +417,10 @@ def _d9(b: bytes, p: int) -> tuple[SyncGroupRequest, int]:
         e10 = p + n9
         if e10 > len(b):
             raise Reject
-        v8 = b[p:e10].decode('utf-8', 'replace')
+        try:
+            v8 = b[p:e10].decode()
+        except UnicodeDecodeError:
+            v8 = b[p:e10].decode('utf-8', 'replace')
         p = e10
     v11: Any
     n12 = b[p]
@@ -395,7 +434,10 @@ def _d9(b: bytes, p: int) -> tuple[SyncGroupRequest, int]:
         e13 = p + n12
         if e13 > len(b):
             raise Reject
-        v11 = b[p:e13].decode('utf-8', 'replace')
+        try:
+            v11 = b[p:e13].decode()
+        except UnicodeDecodeError:
+            v11 = b[p:e13].decode('utf-8', 'replace')
         p = e13
     v14: Any
     n15 = b[p]
@@ -409,7 +451,10 @@ def _d9(b: bytes, p: int) -> tuple[SyncGroupRequest, int]:
         e16 = p + n15
         if e16 > len(b):
             raise Reject
-        v14 = b[p:e16].decode('utf-8', 'replace')
+        try:
+            v14 = b[p:e16].decode()
+        except UnicodeDecodeError:
+            v14 = b[p:e16].decode('utf-8', 'replace')
         p = e16
     v17: Any
     n18 = b[p]
