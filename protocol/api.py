@@ -94,7 +94,9 @@ def decode_request(frame: bytes) -> Request:
     A hot API goes through its generated fast decoder (`protocol.fastcodec`); when that one refuses the frame, the
     construct reference decodes it again, to raise the DecodeError that names the field and offset.
     """
-    api_key, api_version, correlation_id = peek_header(frame)
+    if len(frame) < _PEEK.size:
+        peek_header(frame)  # raises its DecodeError
+    api_key, api_version, correlation_id = _PEEK.unpack_from(frame)  # peek_header without a call: hot path
     fast = _FAST_DECODERS.get((api_key, api_version), _UNKNOWN)
     if fast is _UNKNOWN:
         fast = _fast_decoders(api_key, api_version, correlation_id)
