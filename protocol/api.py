@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from io import BytesIO
 from typing import Any
 
-from protocol import schema
+from protocol import fastcodec, schema
 from protocol.errors import DecodeError, EncodeError, UnsupportedVersionError
 from protocol.messages.request_header import REQUEST_HEADER, RequestHeader
 from protocol.messages.response_header import RESPONSE_HEADER, ResponseHeader
@@ -21,6 +21,7 @@ from protocol.registry import APIS, ApiKey, ApiSpec
 
 _PEEK = struct.Struct(">hhi")
 _SIZE = struct.Struct(">i")
+_HEADER = struct.Struct(">ii")  # size placeholder, correlation id
 _DECODE_FAILURES = (struct.error, ValueError, IndexError, TypeError, OverflowError)
 
 
@@ -88,17 +89,93 @@ def _build(io: BytesIO, decl: Any, version: int, value: Any) -> None:
 
 
 def decode_request(frame: bytes) -> Request:
-    """Decode one request frame (without its size prefix). Raises only DecodeError or UnsupportedVersionError."""
-    api_key, api_version, correlation_id = peek_header(frame)
+    """Decode one request frame (without its size prefix). Raises only DecodeError or UnsupportedVersionError.
+
+    A hot API goes through its generated fast decoder (`protocol.fastcodec`); when that one refuses the frame, the
+    construct reference decodes it again, to raise the DecodeError that names the field and offset.
+    """
+    if len(frame) < _PEEK.size:
+        peek_header(frame)  # raises its DecodeError
+    api_key, api_version, correlation_id = _PEEK.unpack_from(frame)  # peek_header without a call: hot path
+    fast = _FAST_DECODERS.get((api_key, api_version), _UNKNOWN)
+    if fast is _UNKNOWN:
+        fast = _fast_decoders(api_key, api_version, correlation_id)
+    if fast is not None:
+        if frame.__class__ is not bytes:
+            frame = bytes(frame)
+        try:
+            header, position = fast[0](frame, 0)
+            return Request(header, fast[1](frame, position)[0])
+        except fastcodec.FAILURES:
+            pass
+    return _decode_request_reference(frame, spec_for(api_key, api_version, correlation_id), api_version)
+
+
+_UNKNOWN: Any = object()
+#: (api_key, version) -> (request header decoder, body decoder), or None where the reference decodes.
+_FAST_DECODERS: dict[tuple[int, int], tuple[fastcodec.Decoder, fastcodec.Decoder] | None] = {}
+#: (api_key, version) -> (body encoder, whether the response header has a tagged-field section).
+_FAST_ENCODERS: dict[tuple[int, int], tuple[fastcodec.Encoder, bool] | None] = {}
+
+
+def _fast_decoders(
+    api_key: int, api_version: int, correlation_id: int
+) -> tuple[fastcodec.Decoder, fastcodec.Decoder] | None:
+    """Looked up once per (api, version) the broker meets; an unsupported one raises and is not cached."""
     spec = spec_for(api_key, api_version, correlation_id)
+    decoder = fastcodec.request_decoder(api_key, api_version)
+    fast = None
+    if decoder is not None:
+        fast = (fastcodec.request_header_decoder(request_header_version(spec, api_version)), decoder)
+    _FAST_DECODERS[(api_key, api_version)] = fast
+    return fast
+
+
+def _decode_request_reference(frame: bytes, spec: ApiSpec, api_version: int) -> Request:
     io = BytesIO(frame)
     header = _parse(io, REQUEST_HEADER, request_header_version(spec, api_version))
     body = _parse(io, spec.request, api_version)
     return Request(header, body)
 
 
+def _encode_response_fast(api_key: int, api_version: int, correlation_id: int, body: Any) -> tuple[bytes, list[Any]]:
+    """The frame by the API's generated encoder as (bytes, deferred payloads), or raise one of
+    `fastcodec.FAILURES` (no fast encoder, or a value the reference must judge)."""
+    fast = _FAST_ENCODERS.get((api_key, api_version), _UNKNOWN)
+    if fast is _UNKNOWN:
+        encoder = fastcodec.response_encoder(api_key, api_version)
+        tagged = encoder is not None and response_header_version(APIS[api_key], api_version) == 1
+        fast = _FAST_ENCODERS[(api_key, api_version)] = None if encoder is None else (encoder, tagged)
+    if fast is None:
+        raise fastcodec.Reject
+    out = bytearray(_HEADER.pack(0, correlation_id))
+    if fast[1]:
+        out.append(0)  # a response header without tagged fields
+    deferred: list[Any] = []
+    fast[0](body, out, deferred)
+    size = len(out) - 4
+    if deferred:
+        size += sum(len(payload) for _, payload in deferred)
+    _SIZE.pack_into(out, 0, size)
+    return bytes(out), deferred
+
+
 def encode_response(api_key: int, api_version: int, correlation_id: int, body: Any) -> bytes:
-    """A whole response frame, size prefix included, ready for the socket."""
+    """A whole response frame, size prefix included, ready for the socket.
+
+    A hot API goes through its generated fast encoder; any value it does not take (one the reference refuses with
+    an EncodeError, or a payload that is not bytes) is encoded by the construct reference instead.
+    """
+    try:
+        frame, deferred = _encode_response_fast(api_key, api_version, correlation_id, body)
+        if not deferred:
+            return frame
+    except fastcodec.FAILURES:
+        pass
+    return _encode_response_reference(api_key, api_version, correlation_id, body)
+
+
+def _encode_response_reference(api_key: int, api_version: int, correlation_id: int, body: Any) -> bytes:
     spec = APIS[api_key]
     io = BytesIO()
     io.write(b"\0\0\0\0")
@@ -144,6 +221,23 @@ def encode_response_parts(api_key: int, api_version: int, correlation_id: int, b
     it is left out of the encoded bytes, and the caller sends it between the parts around it. The size prefix at the
     start of the first part counts every part.
     """
+    try:
+        frame, deferred = _encode_response_fast(api_key, api_version, correlation_id, body)
+    except fastcodec.FAILURES:
+        return _encode_response_parts_reference(api_key, api_version, correlation_id, body)
+    parts: list[Any] = []
+    start = 0
+    for position, payload in deferred:
+        if position > start:
+            parts.append(frame[start:position])
+        parts.append(payload)
+        start = position
+    if start < len(frame) or not parts:
+        parts.append(frame[start:])
+    return parts
+
+
+def _encode_response_parts_reference(api_key: int, api_version: int, correlation_id: int, body: Any) -> list[Any]:
     spec = APIS[api_key]
     io = _SplicingWriter()
     io.write(b"\0\0\0\0")

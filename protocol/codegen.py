@@ -3,13 +3,14 @@
 Each API gets one module holding its request and response: version-independent dataclasses with Kafka's field
 names in snake_case and Kafka's defaults, plus the field tables `protocol.schema` compiles per version. The output
 is committed; `tests/protocol/test_codegen.py` fails when it is stale. Hand-written field tables drift, generated
-ones do not.
+ones do not. `main` then runs protocol/fastgen.py, which writes the hot APIs' fast codecs to `messages/fast/`.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -388,16 +389,22 @@ def generate() -> dict[str, str]:
     return files
 
 
-def main(argv: list[str]) -> int:
-    OUTPUT_DIR.mkdir(exist_ok=True)
-    files = generate()
-    for stale in OUTPUT_DIR.glob("*.py"):
+def write_package(directory: Path, files: dict[str, str]) -> None:
+    """Write the generated `files` into `directory`, removing the modules that are no longer generated."""
+    directory.mkdir(exist_ok=True)
+    for stale in directory.glob("*.py"):
         if stale.name not in files:
             stale.unlink()
     for name, text in files.items():
-        (OUTPUT_DIR / name).write_text(text)
-    print(f"wrote {len(files)} modules to {OUTPUT_DIR}")
-    return 0
+        (directory / name).write_text(text)
+    print(f"wrote {len(files)} modules to {directory}")
+
+
+def main(argv: list[str]) -> int:
+    write_package(OUTPUT_DIR, generate())
+    # The fast codecs are generated from the message modules just written (protocol/fastgen.py walks their field
+    # tables), so in a fresh interpreter that imports these, not the ones this process may have loaded.
+    return subprocess.run([sys.executable, "-m", "protocol.fastgen"], check=False).returncode
 
 
 if __name__ == "__main__":

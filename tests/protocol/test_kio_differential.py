@@ -5,7 +5,9 @@ Kafka wants a legacy one, a wrong header version); an independent oracle can. Fo
 `all_pairs()`, request and response, values drawn from our strategies are converted by the generic bridge in
 `tests/protocol/kio_bridge.py` and checked three ways: kio's bytes equal our `encode_body` bytes, our `decode_body`
 of kio's bytes gives our value back, and kio's decoding of our bytes converts back to our value. Whole frames are
-compared too, which checks the header version chosen per (api, version) against kio's `__header_schema__`.
+compared too, which checks the header version chosen per (api, version) against kio's `__header_schema__`; for the
+hot APIs, the generated fast decoder and encoder (protocol/fastgen.py) are also called alone on those frames (no
+fall-back to the construct reference) and must agree with kio as well.
 
 Known differences, each asserted by a test below (nothing is skipped):
 
@@ -55,6 +57,7 @@ from protocol.messages.request_header import REQUEST_HEADER, RequestHeader
 from protocol.messages.response_header import RESPONSE_HEADER, ResponseHeader
 from protocol.registry import APIS, ApiKey
 from tests.protocol import kio_bridge as kb
+from tests.protocol.fast_paths import HOT_PAIRS, fast_decode, fast_encode
 from tests.protocol.strategies import all_pairs, message_strategy
 
 Triple = tuple[int, int, kb.Kind]
@@ -175,6 +178,11 @@ def test_frame_matches_kio(triple: Triple, data: st.DataObject, correlation_id: 
         assert (decoded.header, decoded.body) == (header, body)
     else:
         assert api.decode_response(key, version, kio_payload) == (header, body)
+    if (key, version) in HOT_PAIRS:
+        if kind == "request":
+            assert fast_decode(kio_payload) == api.Request(header, body)  # type: ignore[arg-type]
+        else:
+            assert fast_encode(key, version, correlation_id, body) == (frame, [])
 
 
 # ---- known difference 3: error codes kio's enum lacks -----------------------------------------------------------
