@@ -329,7 +329,7 @@ class Connection(asyncio.Protocol):
                 return
             if self._transport is None or self._transport.is_closing():
                 return
-            started = eager.start(self._handle(frame), self._context, asyncio.get_running_loop())
+            started = eager.start(self._handle(frame), self._context, asyncio.get_running_loop(), self._answered)
             if isinstance(started, eager.Done):
                 size += self._add(started.value, batch)
                 if size >= FLUSH_BYTES:
@@ -367,43 +367,34 @@ class Connection(asyncio.Protocol):
 
     def _park(self, task: asyncio.Task[Any]) -> None:
         """The request in flight waits (a parked handler) or its answer is being streamed: nothing else is handled
-        until it is done, and meanwhile the connection is not idle (the broker is the one holding it)."""
+        until it is done (`_answered`, called from inside `task`), and meanwhile the connection is not idle (the
+        broker is the one holding it)."""
         self._busy = True
         self._task = task
         if self._idle is not None:
             self._idle.hold(self)
-        task.add_done_callback(self._unparked)
 
-    def _unparked(self, task: asyncio.Task[Any]) -> None:
-        if task is not self._task:  # cancelled by close: nothing more to answer
-            if not task.cancelled() and task.exception() is None and isinstance(task.result(), list):
-                _close_slices(task.result())  # a handler that finished all the same: its record sets are released
-            return
+    def _answered(self, parts: list[Any] | None, failure: Exception | None) -> None:
+        """A parked request is answered (or its streamed answer written; inside its task, so in the connection's
+        context): send it and go on with the frames buffered behind it."""
         self._task = None
         self._busy = False
-        self._context.run(self._resume, task)
-
-    def _resume(self, task: asyncio.Task[Any]) -> None:
-        """A parked request is answered (or its streamed answer written): send it and go on with the frames
-        buffered behind it."""
+        if self.closed.is_set():  # a handler that finished all the same: its record sets are released
+            _close_slices(parts or [])
+            return
         self._active()
-        if task.cancelled():  # cancelled from elsewhere: the request has no answer, the connection cannot go on
-            self._close_on(CloseConnection("request cancelled"))
-            return
-        failure = task.exception()
-        if isinstance(failure, CloseConnection):
-            self._close_on(failure)
-            return
-        if isinstance(failure, ConnectionError):
-            log.debug("connection.reset")
-            self.close()
-            return
-        if failure is not None:  # not a handler's failure (those are CloseConnection): a fault of the streaming
-            self._close_on(CloseConnection(f"internal error writing the answer: {failure!r}"))
+        if failure is not None:
+            if isinstance(failure, ConnectionError):
+                log.debug("connection.reset")
+                self.close()
+            elif isinstance(failure, CloseConnection):
+                self._close_on(failure)
+            else:  # handlers' failures are CloseConnection (`_handle`): this is a fault of the streaming itself
+                self._close_on(CloseConnection(f"internal error writing the answer: {failure!r}"))
             return
         batch: list[Any] = []
         try:
-            self._add(task.result(), batch)
+            self._add(parts, batch)
         except CloseConnection as exc:
             self._close_on(exc)
             return
@@ -414,22 +405,25 @@ class Connection(asyncio.Protocol):
 
     async def _stream(self, parts: list[Any]) -> None:
         """Write the rest of an answer from its first large record set on, waiting while the transport is paused;
-        every record set is released however it ends."""
+        every record set is released however it ends, then the connection goes on (`_answered`)."""
         transport = self._transport
         assert transport is not None
+        failure: Exception | None = None
         try:
             for part in parts:
                 if transport.is_closing():
-                    return
+                    break
                 if isinstance(part, RecordSlices):
-                    try:
-                        await part.write_to(transport, self._wait_writable, self._active)
-                    except RecordsShrankError as exc:  # the frame's size is promised: only closing is honest
-                        raise CloseConnection(f"fetch response cut short: {exc}") from None
+                    await part.write_to(transport, self._wait_writable, self._active)
                 else:
                     transport.write(part)
+        except RecordsShrankError as exc:  # the frame's size is promised: only closing is honest
+            failure = CloseConnection(f"fetch response cut short: {exc}")
+        except Exception as exc:
+            failure = exc
         finally:
             _close_slices(parts)
+        self._answered(None, failure)
 
     def _write(self, batch: list[Any]) -> None:
         """Everything batched in one call (one system call on uvloop)."""

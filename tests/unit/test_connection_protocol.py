@@ -235,3 +235,15 @@ async def test_an_end_of_input_behind_a_parked_request_still_gets_its_answers() 
         await asyncio.sleep(0)
     assert transport.answered() == [[1, 2]]
     assert transport.closing
+
+
+async def test_a_client_pipelining_without_reading_its_answers_is_paused() -> None:
+    connection, transport, _, _ = serving()
+    connection.pause_writing()  # the transport's buffer is full: the client is not reading
+    flood = heartbeat(1)
+    count = MAX_PENDING_BYTES // len(flood) + 1
+    connection.data_received(flood * count)
+    assert not transport.reading and transport.answered() == []
+    connection.resume_writing()
+    assert transport.reading
+    assert sum(len(ids) for ids in transport.answered()) == count
