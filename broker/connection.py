@@ -157,7 +157,8 @@ class Connection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self.closed.is_set():
             return
-        self._active()
+        if not self._busy:  # while the broker holds a request, the connection stays out of the idle order
+            self._active()
         if self._first_read:
             self._first_read = False
             if data.startswith(TLS_RECORD_START):

@@ -13,6 +13,7 @@ import structlog
 from broker.connection import MAX_PENDING_BYTES, Connection
 from broker.context import RequestContext
 from broker.dispatch import Dispatcher
+from broker.idle_connections import IdleConnections
 from broker.listeners import current_listener
 from protocol import api
 from protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
@@ -113,13 +114,13 @@ class Observer:
         self.finished.append(response)
 
 
-def serving() -> tuple[Connection, FakeTransport, Handlers, Observer]:
+def serving(idle: IdleConnections | None = None) -> tuple[Connection, FakeTransport, Handlers, Observer]:
     handlers = Handlers()
     observer = Observer()
     dispatcher = Dispatcher()
     dispatcher.register(ApiKey.HEARTBEAT, handlers.heartbeat)
     dispatcher.observe(observer)
-    connection = Connection(dispatcher, 1 << 20, listener="internal")
+    connection = Connection(dispatcher, 1 << 20, listener="internal", idle=idle)
     transport = FakeTransport(connection)
     connection.connection_made(transport)  # type: ignore[arg-type]
     return connection, transport, handlers, observer
@@ -247,3 +248,18 @@ async def test_a_client_pipelining_without_reading_its_answers_is_paused() -> No
     connection.resume_writing()
     assert transport.reading
     assert sum(len(ids) for ids in transport.answered()) == count
+
+
+async def test_a_connection_whose_request_is_parked_is_not_idle_even_if_more_arrives() -> None:
+    idle = IdleConnections(1000, lambda: 0)
+    connection, _, handlers, _ = serving(idle)
+    assert len(idle) == 1
+    connection.data_received(heartbeat(1, group="park"))
+    assert len(idle) == 0
+    connection.data_received(heartbeat(2))  # pipelined behind it: still the broker's turn, not the client's
+    assert len(idle) == 0
+    assert handlers.release is not None
+    handlers.release.set_result(None)
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert len(idle) == 1
