@@ -8,7 +8,7 @@ around the coordinator's record log (`wrap_record_log`, the only one that must e
 the clock (`advance_time`, `clock.freeze`).
 
 Shutdown follows uvicorn and mini-redis: stop accepting, let in-flight requests finish (bounded), flush storage,
-close. Connection handling is capped by `max.connections` with a semaphore.
+close. Connection handling is capped by `max.connections` (`broker.connection_slots`).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from broker.compaction import Compaction
 from broker.config import BrokerConfig
 from broker.config_layers import BrokerLayers
 from broker.connection import Connection, ListenerSecurity
+from broker.connection_slots import ConnectionSlots
 from broker.dispatch import Dispatcher
 from broker.dynamic_config import DynamicConfigs
 from broker.events import EventTap
@@ -106,7 +107,7 @@ class Broker:
         self._servers: list[asyncio.Server | TlsServer] = []
         self._connections: set[Connection] = set()
         self._tasks: set[asyncio.Task[None]] = set()
-        self._slots = asyncio.Semaphore(config["max.connections"])
+        self._slots = ConnectionSlots(config["max.connections"], self._admit)
         self.on_stop: list[Callable[[], None]] = []
         self.stopped = asyncio.Event()
         self.loaded = asyncio.Event()
@@ -303,10 +304,12 @@ class Broker:
         for (name, host, port), sock in zip(self.config.listeners, self._sockets, strict=True):
             context = self._tls.get(name.upper())
             if context is None:
-                self._servers.append(await asyncio.start_server(self._acceptor(name), sock=sock))
+                loop = asyncio.get_running_loop()
+                self._servers.append(await loop.create_server(self._connection_factory(name), sock=sock))
             else:
                 timeout_s = self.config["connections.max.idle.ms"] / 1000
-                self._servers.append(TlsServer(sock, context, name, self._acceptor(name), timeout_s, self.auth_gate))
+                factory = self._connection_factory(name)
+                self._servers.append(TlsServer(sock, context, name, factory, timeout_s, self.auth_gate))
             mutual_tls = context is not None and context.verify_mode == ssl.CERT_REQUIRED
             authenticated = mutual_tls or self._security[name.upper()].sasl is not None
             if is_wildcard_host(host) and not authenticated:
@@ -316,13 +319,25 @@ class Broker:
                     reason="bound to a wildcard address: anyone who can reach the port is served, unauthenticated",
                 )
 
-    def _acceptor(
-        self, listener: str
-    ) -> Callable[[asyncio.StreamReader, asyncio.StreamWriter], Coroutine[Any, Any, None]]:
-        async def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            await self._accept(reader, writer, listener)
+    def _connection_factory(self, listener: str) -> Callable[[], Connection]:
+        """The protocol factory of a listener: each accepted socket becomes a `Connection`, served once it has one
+        of the `max.connections` slots."""
+        max_frame_bytes = self.config["socket.request.max.bytes"]
+        security = self._security.get(listener.upper())
 
-        return accept
+        def connection() -> Connection:
+            return Connection(
+                self.dispatcher,
+                max_frame_bytes,
+                listener,
+                self.idle,
+                security,
+                self.auth_gate,
+                opened=self._accept,
+                lost=self._connection_lost,
+            )
+
+        return connection
 
     # -- topics and the offsets topic --------------------------------------------------------------------------
 
@@ -479,24 +494,19 @@ class Broker:
         self.clock.advance(ms)
         self.driver.fire_now()
 
-    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, listener: str) -> None:
-        async with self._slots:
-            self.connections_accepted += 1
-            connection = Connection(
-                self.dispatcher,
-                reader,
-                writer,
-                self.config["socket.request.max.bytes"],
-                listener,
-                self.idle,
-                self._security.get(listener.upper()),
-                self.auth_gate,
-            )
-            self._connections.add(connection)
-            try:
-                await connection.run()
-            finally:
-                self._connections.discard(connection)
+    def _accept(self, connection: Connection) -> None:
+        if not self._slots.request(connection):
+            connection.wait_for_slot()
+
+    def _admit(self, connection: Connection) -> None:
+        self.connections_accepted += 1
+        self._connections.add(connection)
+        connection.start()
+
+    def _connection_lost(self, connection: Connection) -> None:
+        admitted = connection in self._connections
+        self._connections.discard(connection)
+        self._slots.leave(connection, admitted)
 
     async def stop(self) -> None:
         for server in self._servers:
@@ -507,7 +517,7 @@ class Broker:
         in_flight = [c.closed.wait() for c in self._connections]
         if in_flight:
             await asyncio.wait([asyncio.ensure_future(w) for w in in_flight], timeout=SHUTDOWN_GRACE_S)
-        for connection in list(self._connections):
+        for connection in [*self._connections, *self._slots.waiting]:
             connection.close()
         for server in self._servers:
             with contextlib.suppress(asyncio.TimeoutError):

@@ -4,11 +4,23 @@ Kafka mutes a socket while a request is in flight, and clients match responses t
 so requests are handled one at a time: a parked JoinGroup holds the requests behind it on the same connection,
 exactly as in Kafka. Pipelined requests that are already buffered are answered in order as each completes.
 Anything malformed ends this connection with one structured warning; the broker and every other client go on.
+
+The connection is an `asyncio.Protocol`: no stream reader and writer, and no task parked per connection (an idle
+connection is this object and its transport). `data_received` decodes every complete frame of the read and runs
+each handler synchronously (`broker.eager`); the answers of one read go out in one `writelines`. A handler that
+parks becomes a Task, and the frames behind it wait in the frame buffer until it is answered. Everything runs in the
+connection's own `contextvars.Context`, where its log fields (`conn_id`, `peer`, `listener`, `principal`) and
+`current_listener` are bound, as a task per connection had them.
+
+Flow control: while the frames cannot be handled (a parked request, a response being streamed, a client that does
+not read its answers so the transport paused writing) reading pauses once `MAX_PENDING_BYTES` are buffered, so a
+client pipelining without reading cannot grow the broker's memory; it resumes once the backlog is handled.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import itertools
 import struct
 import time
@@ -18,10 +30,11 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from broker import eager
 from broker.auth_gate import AuthGate
 from broker.context import ConnectionSession, RequestContext
 from broker.listeners import current_listener
-from broker.record_slices import RecordSlices, RecordsShrankError
+from broker.record_slices import INLINE_READ_BYTES, RecordSlices, RecordsShrankError
 from broker.responses import as_written
 from broker.security.authenticator import SaslAuthenticator, SaslSettings, Step
 from broker.security.principal import NoMatchingRule, SslPrincipalMapper
@@ -38,7 +51,12 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("broker.connection")
 _conn_ids = itertools.count(1)
-READ_SIZE = 256 * 1024
+#: Received bytes not yet handled above which reading pauses while the connection cannot handle them.
+MAX_PENDING_BYTES = 1 << 20
+#: Answers batched past this size are written before more frames are handled (a pipelined flood of Fetches).
+FLUSH_BYTES = 256 * 1024
+_SIZE_AND_CORRELATION = struct.Struct(">ii")
+_NO_CONTEXT = contextvars.Context()
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,35 +73,189 @@ class CloseConnection(Exception):
     """Raised inside request handling when the only correct answer is to drop the connection."""
 
 
-class Connection:
+class Connection(asyncio.Protocol):
+    """`opened` is called once the transport exists (the broker admits the connection under `max.connections`,
+    calling `start`, or holds it paused until a slot frees); `lost` once it is gone. Without `opened` the
+    connection starts at once. Slotted: an idle connection costs this object, its transport and its context."""
+
+    __slots__ = (
+        "_auth",
+        "_busy",
+        "_close_after_send",
+        "_closed_as_idle",
+        "_context",
+        "_dispatcher",
+        "_eof",
+        "_first_read",
+        "_frames",
+        "_gate",
+        "_idle",
+        "_listener",
+        "_lost",
+        "_max_frame_bytes",
+        "_opened",
+        "_read_paused",
+        "_security",
+        "_stopping",
+        "_task",
+        "_transport",
+        "_unmapped",
+        "_writable",
+        "_write_paused",
+        "closed",
+        "session",
+    )
+
     def __init__(
         self,
         dispatcher: Dispatcher,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
         max_frame_bytes: int,
         listener: str = "PLAINTEXT",
         idle: IdleConnections | None = None,
         security: ListenerSecurity | None = None,
         gate: AuthGate | None = None,
+        opened: Callable[[Connection], None] | None = None,
+        lost: Callable[[Connection], None] | None = None,
     ) -> None:
-        peer = writer.get_extra_info("peername") or ("?", 0)
-        self.session = ConnectionSession(next(_conn_ids), str(peer[0]), int(peer[1]), listener)
-        ssl_object = writer.get_extra_info("ssl_object")
-        self._first_read = ssl_object is None  # only a plaintext connection's first bytes can be a TLS ClientHello
         self._dispatcher = dispatcher
-        self._reader = reader
-        self._writer = writer
-        self._frames = FrameBuffer(max_frame_bytes)
         self._max_frame_bytes = max_frame_bytes
-        self._secure(security or ListenerSecurity(), ssl_object, f"{peer[0]}:{peer[1]}", gate)
-        self.closed = asyncio.Event()
+        self._listener = listener
+        self._idle = idle
+        self._security = security or ListenerSecurity()
+        self._gate = gate
+        self._opened = opened
+        self._lost = lost
+        self._frames = FrameBuffer(max_frame_bytes)
+        self.closed = Closed()
+        self._transport: asyncio.Transport | None = None
+        self._context: contextvars.Context = _NO_CONTEXT  # the connection's own, from `connection_made`
+        self._task: asyncio.Task[Any] | None = None  # a parked handler, or a response being streamed
         self._busy = False
         self._stopping = False
-        self._idle = idle
+        self._eof = False
         self._closed_as_idle = False
-        if idle is not None:
-            idle.touch(self)  # accepting is activity: a client that never sends a byte is idle from here
+        self._read_paused = False
+        self._write_paused = False
+        self._writable: asyncio.Future[None] | None = None
+
+    # -- the transport's callbacks -------------------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = transport  # type: ignore[assignment]  # uvloop's transports are not asyncio.Transport
+        peer = transport.get_extra_info("peername") or ("?", 0)
+        self.session = ConnectionSession(next(_conn_ids), str(peer[0]), int(peer[1]), self._listener)
+        ssl_object = transport.get_extra_info("ssl_object")
+        self._first_read = ssl_object is None  # only a plaintext connection's first bytes can be a TLS ClientHello
+        self._secure(self._security, ssl_object, f"{peer[0]}:{peer[1]}", self._gate)
+        self._context = contextvars.copy_context()  # as a task per connection inherited its creator's
+        self._context.run(self._bind)
+        if self._opened is not None:
+            self._opened(self)
+        else:
+            self.start()
+
+    def data_received(self, data: bytes) -> None:
+        if self.closed.is_set():
+            return
+        if not self._busy:  # while the broker holds a request, the connection stays out of the idle order
+            self._active()
+        if self._first_read:
+            self._first_read = False
+            if data.startswith(TLS_RECORD_START):
+                self._context.run(self._refuse_tls)
+                return
+        try:
+            self._frames.feed(data)
+        except FrameError as exc:
+            self._context.run(self._close_on, CloseConnection(str(exc)))
+            return
+        if self._busy or self._write_paused:
+            self._limit_input()
+        else:
+            self._context.run(self._serve)
+
+    def eof_received(self) -> bool:
+        """The client will send nothing more: answer what it sent (as a stream read would have), then close."""
+        self._eof = True
+        if self._busy or self._write_paused:
+            return True  # keep the transport open for the answers still to come
+        self._context.run(self._end_of_input)
+        return False
+
+    def pause_writing(self) -> None:
+        self._write_paused = True
+
+    def resume_writing(self) -> None:
+        self._write_paused = False
+        self._wake_writer()
+        if not self._busy and not self.closed.is_set():
+            self._context.run(self._serve)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if exc is not None and not self.closed.is_set():
+            self._context.run(log.debug, "connection.reset")
+        self.close()
+        lost, self._lost = self._lost, None
+        if lost is not None:
+            lost(self)
+
+    # -- admission, shutdown, expiry ----------------------------------------------------------------------------
+
+    def wait_for_slot(self) -> None:
+        """`max.connections` are open: read nothing until `start` (a slot freed)."""
+        self._pause_reading()
+
+    def start(self) -> None:
+        """Serve: accepting is activity (a client that never sends a byte is idle from here)."""
+        if self._unmapped is not None:
+            self._context.run(
+                log.warning,
+                "connection.principal_mapping_failed",
+                listener=self.session.listener,
+                reason=self._unmapped,
+            )
+            self.close()
+            return
+        if self._idle is not None:
+            self._idle.touch(self)
+        self._resume_reading()
+
+    @property
+    def pending_bytes(self) -> int:
+        """Bytes received but not yet handled (a stalled client's half frame shows here)."""
+        return self._frames.pending_bytes
+
+    def stop_reading(self) -> None:
+        """Graceful shutdown: finish the request in flight (if any), answer it, then close."""
+        self._stopping = True
+        if not self._busy:
+            self.close()
+
+    def close_idle(self, idle_ms: int) -> None:
+        """`connections.max.idle.ms` passed with no byte read or written: close, with one line saying so."""
+        self._closed_as_idle = True
+        log.info(
+            "connection.idle_closed",
+            conn_id=self.session.conn_id,
+            peer=f"{self.session.peer_host}:{self.session.peer_port}",
+            idle_ms=idle_ms,
+            pending_bytes=self._frames.pending_bytes,
+        )
+        self.close()
+
+    def close(self) -> None:
+        """Close now: what was written still goes out; a parked handler is cancelled where it waits."""
+        if self._transport is not None and not self._transport.is_closing():
+            self._transport.close()
+        if self._idle is not None:
+            self._idle.forget(self)
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+        self._wake_writer()
+        self.closed.set()
+
+    # -- setup ---------------------------------------------------------------------------------------------------
 
     def _secure(self, security: ListenerSecurity, ssl_object: Any, peer: str, gate: AuthGate | None) -> None:
         """The principal from a client certificate (through the listener's mapping rules), and on a SASL listener
@@ -103,94 +275,214 @@ class Connection:
             self._frames.max_frame_bytes = min(self._max_frame_bytes, security.sasl.max_receive_bytes)
             self._frames.limit_key = "sasl.server.max.receive.size"
 
-    @property
-    def pending_bytes(self) -> int:
-        """Bytes of a frame received but not yet complete (a stalled client shows here)."""
-        return self._frames.pending_bytes
-
-    async def run(self) -> None:
-        session = self.session  # every log line of this connection says who it is (SASL rebinds `principal`)
+    def _bind(self) -> None:
+        """Every log line of this connection says who it is (SASL rebinds `principal`); answers use the address of
+        the listener it came in on."""
+        session = self.session
         structlog.contextvars.bind_contextvars(
             conn_id=session.conn_id, peer=session.peer_host, listener=session.listener, principal=session.principal
         )
-        current_listener.set(self.session.listener.upper())  # this task's context only: answers use its address
+        current_listener.set(session.listener.upper())
+
+    def _refuse_tls(self) -> None:
+        log.warning(
+            "connection.tls_on_plaintext_listener",
+            listener=self.session.listener,
+            reason="the client started a TLS handshake on a listener without TLS: "
+            "set its security.protocol to PLAINTEXT or connect to an SSL listener",
+        )
+        self.close()
+
+    # -- serving (always inside the connection's context) -------------------------------------------------------
+
+    def _serve(self, batch: list[Any] | None = None) -> None:
+        """Answer every complete frame buffered, in order, until one parks; write the answers (after `batch`, those
+        already waiting) in one go."""
+        if batch is None:
+            batch = []
         try:
-            await self._serve()
-        except (ConnectionError, asyncio.IncompleteReadError):
-            log.debug("connection.reset")
+            self._answer_buffered(batch)
         except CloseConnection as exc:
-            log.warning("connection.closed_on_bad_request", reason=str(exc))
-        finally:
-            self.close()
-
-    def stop_reading(self) -> None:
-        """Graceful shutdown: finish the request in flight (if any), answer it, then close."""
-        self._stopping = True
-        if not self._busy:
-            self.close()
-
-    async def _serve(self) -> None:
-        if self._unmapped is not None:
-            log.warning("connection.principal_mapping_failed", listener=self.session.listener, reason=self._unmapped)
+            self._write(batch)
+            self._close_on(exc)
             return
-        while not self._stopping:
-            data = await self._reader.read(READ_SIZE)
-            if not data:
-                if self._frames.pending_bytes and not self._closed_as_idle:
-                    log.warning("connection.eof_mid_frame", pending_bytes=self._frames.pending_bytes)
-                return
-            self._active()
-            if self._first_read:
-                self._first_read = False
-                if data.startswith(TLS_RECORD_START):
-                    log.warning(
-                        "connection.tls_on_plaintext_listener",
-                        listener=self.session.listener,
-                        reason="the client started a TLS handshake on a listener without TLS: "
-                        "set its security.protocol to PLAINTEXT or connect to an SSL listener",
-                    )
-                    return
+        except ConnectionError:
+            log.debug("connection.reset")
+            self.close()
+            return
+        self._write(batch)
+        if self._close_after_send is not None or (self._stopping and not self._busy):
+            self.close()  # the authenticator's answer is final (logged there); a stopping broker's answer is out
+        elif self._eof and not self._busy:
+            self._end_of_input()
+        else:
+            self._limit_input()
+
+    def _answer_buffered(self, batch: list[Any]) -> None:
+        frames = self._frames
+        size = 0
+        while not (self._busy or self._stopping or self._write_paused or self._close_after_send is not None):
             try:
-                self._frames.feed(data)
-                while not self._stopping and (frame := self._frames.next_frame()) is not None:
-                    self._busy = True
-                    if self._idle is not None:
-                        self._idle.hold(self)
-                    try:
-                        try:
-                            parts = await self._handle(frame)
-                        finally:
-                            self._active()
-                        if parts is not None:
-                            await self._send(parts)
-                    finally:
-                        self._busy = False
-                    if self._close_after_send is not None:  # the authenticator's answer is final (logged there)
-                        await self._writer.drain()
-                        return
+                frame = frames.next_frame()
             except FrameError as exc:
                 raise CloseConnection(str(exc)) from None
-            await self._writer.drain()
+            if frame is None:
+                return
+            if self._transport is None or self._transport.is_closing():
+                return
+            started = eager.start(self._handle(frame), self._context, asyncio.get_running_loop(), self._answered)
+            if isinstance(started, eager.Done):
+                size += self._add(started.value, batch)
+                if size >= FLUSH_BYTES:
+                    self._write(batch)
+                    size = 0
+            else:
+                self._write(batch)  # the answers before a parked request do not wait for it
+                size = 0
+                self._park(started)
 
-    async def _send(self, parts: list[Any]) -> None:
-        """Write one response: encoded bytes as they are, record sets streamed from the segment files with
-        backpressure. Nothing else is written on this connection meanwhile, so answers stay in request order;
-        a closed peer (shutdown, dropped) gets nothing, and every record set is released either way."""
+    def _add(self, parts: list[Any] | None, batch: list[Any]) -> int:
+        """Queue one answer's parts behind the batch; a large record set is streamed (the connection is busy
+        until it is written). Returns the bytes queued."""
+        if parts is None:
+            return 0
+        size = 0
+        for index, part in enumerate(parts):
+            if not isinstance(part, RecordSlices):
+                batch.append(part)
+                size += len(part)
+            elif len(part) <= INLINE_READ_BYTES:
+                try:
+                    batch.append(part.read())
+                except RecordsShrankError as exc:  # the frame's size is promised: only closing is honest
+                    _close_slices(parts)
+                    raise CloseConnection(f"fetch response cut short: {exc}") from None
+                finally:
+                    part.close()
+                size += len(batch[-1])
+            else:
+                self._write(batch)
+                self._park(asyncio.get_running_loop().create_task(self._stream(parts[index:]), context=self._context))
+                return 0
+        return size
+
+    def _park(self, task: asyncio.Task[Any]) -> None:
+        """The request in flight waits (a parked handler) or its answer is being streamed: nothing else is handled
+        until it is done (`_answered`, called from inside `task`), and meanwhile the connection is not idle (the
+        broker is the one holding it)."""
+        self._busy = True
+        self._task = task
+        if self._idle is not None:
+            self._idle.hold(self)
+
+    def _answered(self, parts: list[Any] | None, failure: Exception | None) -> None:
+        """A parked request is answered (or its streamed answer written; inside its task, so in the connection's
+        context): send it and go on with the frames buffered behind it."""
+        self._task = None
+        self._busy = False
+        if self.closed.is_set():  # a handler that finished all the same: its record sets are released
+            _close_slices(parts or [])
+            return
+        self._active()
+        if failure is not None:
+            if isinstance(failure, ConnectionError):
+                log.debug("connection.reset")
+                self.close()
+            elif isinstance(failure, CloseConnection):
+                self._close_on(failure)
+            else:  # handlers' failures are CloseConnection (`_handle`): this is a fault of the streaming itself
+                self._close_on(CloseConnection(f"internal error writing the answer: {failure!r}"))
+            return
+        batch: list[Any] = []
+        try:
+            self._add(parts, batch)
+        except CloseConnection as exc:
+            self._close_on(exc)
+            return
+        if self._busy:  # its record sets are being streamed
+            self._write(batch)
+        else:
+            self._serve(batch)
+
+    async def _stream(self, parts: list[Any]) -> None:
+        """Write the rest of an answer from its first large record set on, waiting while the transport is paused;
+        every record set is released however it ends, then the connection goes on (`_answered`)."""
+        transport = self._transport
+        assert transport is not None
+        failure: Exception | None = None
         try:
             for part in parts:
-                if self._writer.is_closing():
-                    return
+                if transport.is_closing():
+                    break
                 if isinstance(part, RecordSlices):
-                    try:
-                        await part.write_to(self._writer, self._active)
-                    except RecordsShrankError as exc:  # the frame's size is promised: only closing is honest
-                        raise CloseConnection(f"fetch response cut short: {exc}") from None
+                    await part.write_to(transport, self._wait_writable, self._active)
                 else:
-                    self._writer.write(part)
+                    transport.write(part)
+        except RecordsShrankError as exc:  # the frame's size is promised: only closing is honest
+            failure = CloseConnection(f"fetch response cut short: {exc}")
+        except Exception as exc:
+            failure = exc
         finally:
-            for part in parts:
-                if isinstance(part, RecordSlices):
-                    part.close()
+            _close_slices(parts)
+        self._answered(None, failure)
+
+    def _write(self, batch: list[Any]) -> None:
+        """Everything batched in one call (one system call on uvloop)."""
+        if not batch:
+            return
+        transport = self._transport
+        if transport is not None and not transport.is_closing():
+            if len(batch) == 1:
+                transport.write(batch[0])
+            else:
+                transport.writelines(batch)
+            self._active()
+        batch.clear()
+
+    async def _wait_writable(self) -> None:
+        while self._write_paused and not self.closed.is_set():
+            if self._writable is None:
+                self._writable = asyncio.get_running_loop().create_future()
+            await self._writable
+
+    def _wake_writer(self) -> None:
+        writable, self._writable = self._writable, None
+        if writable is not None and not writable.done():
+            writable.set_result(None)
+
+    def _limit_input(self) -> None:
+        """Pause reading while a backlog that cannot be handled now is large; resume once it is handled."""
+        if self.closed.is_set():
+            return
+        if self._frames.pending_bytes >= MAX_PENDING_BYTES and (self._busy or self._write_paused):
+            self._pause_reading()
+        elif self._read_paused and self._frames.pending_bytes < MAX_PENDING_BYTES:
+            self._resume_reading()
+
+    def _pause_reading(self) -> None:
+        if not self._read_paused and self._transport is not None:
+            self._read_paused = True
+            self._transport.pause_reading()
+
+    def _resume_reading(self) -> None:
+        if self._read_paused and self._transport is not None and not self._transport.is_closing():
+            self._read_paused = False
+            self._transport.resume_reading()
+
+    def _end_of_input(self) -> None:
+        if self._frames.pending_bytes and not self._closed_as_idle:
+            log.warning("connection.eof_mid_frame", pending_bytes=self._frames.pending_bytes)
+        self.close()
+
+    def _close_on(self, exc: CloseConnection) -> None:
+        log.warning("connection.closed_on_bad_request", reason=str(exc))
+        self.close()
+
+    def _active(self) -> None:
+        if self._idle is not None and not self.closed.is_set():
+            self._idle.touch(self)
+
+    # -- one request ---------------------------------------------------------------------------------------------
 
     async def _handle(self, frame: bytes) -> list[Any] | None:
         if self._auth is not None and self._auth.expects_raw_token:
@@ -226,6 +518,10 @@ class Connection:
         try:
             if request.api_key == ApiKey.FETCH:  # the only response whose records may still be in segment files
                 return api.encode_response_parts(request.api_key, request.api_version, request.correlation_id, body)
+            if request.api_key == ApiKey.API_VERSIONS:  # the same answer every time: encoded once per version
+                encoded = self._dispatcher.encoded_api_versions(request.api_version, body)
+                if encoded is not None:
+                    return [_SIZE_AND_CORRELATION.pack(len(encoded) + 4, request.correlation_id), encoded]
             return [api.encode_response(request.api_key, request.api_version, request.correlation_id, body)]
         except EncodeError as exc:
             log.exception("response.encode_failed", api_key=request.api_key, api_version=request.api_version)
@@ -265,25 +561,35 @@ class Connection:
             return CloseConnection(f"malformed request header: {exc}")
         return CloseConnection(f"malformed {APIS[api_key].key.name} v{api_version}: {exc}")
 
-    def _active(self) -> None:
-        if self._idle is not None and not self.closed.is_set():
-            self._idle.touch(self)
 
-    def close_idle(self, idle_ms: int) -> None:
-        """`connections.max.idle.ms` passed with no byte read or written: close, with one line saying so."""
-        self._closed_as_idle = True
-        log.info(
-            "connection.idle_closed",
-            conn_id=self.session.conn_id,
-            peer=f"{self.session.peer_host}:{self.session.peer_port}",
-            idle_ms=idle_ms,
-            pending_bytes=self._frames.pending_bytes,
-        )
-        self.close()
+class Closed:
+    """Whether the connection is closed, and a wait for it (what `asyncio.Event` offers, without the deque of
+    waiters every Event carries: there are thousands of connections and at most one waiter, at shutdown)."""
 
-    def close(self) -> None:
-        if not self._writer.is_closing():
-            self._writer.close()
-        if self._idle is not None:
-            self._idle.forget(self)
-        self.closed.set()
+    __slots__ = ("_set", "_waiter")
+
+    def __init__(self) -> None:
+        self._set = False
+        self._waiter: asyncio.Future[None] | None = None
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def set(self) -> None:
+        self._set = True
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def wait(self) -> None:
+        if self._set:
+            return
+        if self._waiter is None:
+            self._waiter = asyncio.get_running_loop().create_future()
+        await asyncio.shield(self._waiter)
+
+
+def _close_slices(parts: list[Any]) -> None:
+    for part in parts:
+        if isinstance(part, RecordSlices):
+            part.close()

@@ -24,6 +24,7 @@ import structlog
 
 from broker.context import RequestContext
 from broker.features import NO_FEATURES, FeatureLevels
+from protocol.api import encode_response
 from protocol.errors import ErrorCode
 from protocol.messages.api_versions import ApiVersion, ApiVersionsRequest, ApiVersionsResponse
 from protocol.registry import APIS, ApiKey
@@ -79,15 +80,27 @@ class Dispatcher:
         """`identity` is what KIP-1242's ApiVersions v5 check compares with; without it (a dispatcher in a unit
         test) the check is skipped."""
         self._identity = identity
-        #: What ApiVersions v3+ reports as supported and finalized features (the broker sets its own).
-        self.features: FeatureLevels = NO_FEATURES
+        self._features: FeatureLevels = NO_FEATURES
         self.routes: dict[int, Route] = {}
+        #: Per version, the successful ApiVersions answer and its encoded body once encoded: both depend only on
+        #: the routes and the features, so they are built once and dropped when either changes.
+        self._api_versions_answers: dict[int, tuple[ApiVersionsResponse, bytes | None]] = {}
         self.observers: tuple[RequestObserver, ...] = ()
         self.middlewares: tuple[Middleware, ...] = ()
         #: Each route's handler wrapped in the middlewares, composed once (not per request) and rebuilt when a
         #: middleware or a route is added.
         self._chains: dict[int, Handler] = {}
         self.register(ApiKey.API_VERSIONS, self._api_versions)
+
+    @property
+    def features(self) -> FeatureLevels:
+        """What ApiVersions v3+ reports as supported and finalized features (the broker sets its own)."""
+        return self._features
+
+    @features.setter
+    def features(self, features: FeatureLevels) -> None:
+        self._features = features
+        self._api_versions_answers.clear()
 
     def use(self, middleware: Middleware) -> None:
         """Add a middleware; the first added is the outermost."""
@@ -149,6 +162,7 @@ class Dispatcher:
         assert spec.min_version <= lo <= hi <= spec.max_version, (api_key, lo, hi)
         self.routes[api_key] = Route(api_key, lo, hi, handler, advertise)
         self._chains.pop(api_key, None)
+        self._api_versions_answers.clear()
 
     def route(self, api_key: int, api_version: int) -> Route | None:
         route = self.routes.get(api_key)
@@ -188,13 +202,30 @@ class Dispatcher:
                 client_id=ctx.client_id,
             )
             return ApiVersionsResponse(error_code=ErrorCode.REBOOTSTRAP_REQUIRED)
-        return ApiVersionsResponse(
-            error_code=ErrorCode.NONE,
-            api_keys=self.advertised(),
-            supported_features=self.features.supported_keys(v),
-            finalized_features_epoch=self.features.epoch,
-            finalized_features=self.features.finalized_keys(),
-        )
+        cached = self._api_versions_answers.get(v)
+        if cached is None:
+            answer = ApiVersionsResponse(
+                error_code=ErrorCode.NONE,
+                api_keys=self.advertised(),
+                supported_features=self.features.supported_keys(v),
+                finalized_features_epoch=self.features.epoch,
+                finalized_features=self.features.finalized_keys(),
+            )
+            cached = self._api_versions_answers[v] = (answer, None)
+        return cached[0]
+
+    def encoded_api_versions(self, api_version: int, body: Any) -> bytes | None:
+        """The encoded body of `body` if it is this dispatcher's successful ApiVersions answer at `api_version`
+        (what follows the size and the correlation id: ApiVersions answers always use response header v0), encoded
+        the first time it is asked; None for any other answer (a refusal, a middleware's own)."""
+        cached = self._api_versions_answers.get(api_version)
+        if cached is None or cached[0] is not body:
+            return None
+        answer, encoded = cached
+        if encoded is None:
+            encoded = encode_response(ApiKey.API_VERSIONS, api_version, 0, answer)[8:]
+            self._api_versions_answers[api_version] = (answer, encoded)
+        return encoded
 
     def _is_us(self, cluster_id: str | None, node_id: int) -> bool:
         """Whether KIP-1242's (cluster id, node id) names this broker (always, without an identity to compare)."""

@@ -1,5 +1,5 @@
-"""Serve one SSL listener: accept, look at the first bytes, shake hands without blocking the loop, then hand the
-decrypted streams to the broker exactly as a plaintext listener's are.
+"""Serve one SSL listener: accept, look at the first bytes, shake hands without blocking the loop, then serve the
+decrypted stream with the broker's protocol exactly as a plaintext listener's is.
 
 `asyncio.start_server(ssl=...)` drops a failed handshake silently (a plaintext client on an SSL port just sees a
 close). Accepting by hand lets the broker peek at the first bytes (`MSG_PEEK`, nothing consumed): a TLS record
@@ -14,8 +14,7 @@ import asyncio
 import contextlib
 import socket
 import ssl
-from collections.abc import Callable, Coroutine
-from typing import Any
+from collections.abc import Callable
 
 import structlog
 
@@ -23,7 +22,8 @@ from broker.auth_gate import OPEN_GATE, AuthGate
 
 log = structlog.get_logger("broker.tls")
 TLS_RECORD_START = b"\x16\x03"
-ConnectionCallback = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Coroutine[Any, Any, None]]
+#: Makes the protocol that serves one connection once its handshake is done (the broker's `Connection`).
+ProtocolFactory = Callable[[], asyncio.BaseProtocol]
 
 
 class TlsServer:
@@ -34,7 +34,7 @@ class TlsServer:
         sock: socket.socket,
         context: ssl.SSLContext,
         listener: str,
-        serve: ConnectionCallback,
+        serve: ProtocolFactory,
         timeout_s: float,
         gate: AuthGate = OPEN_GATE,
     ) -> None:
@@ -79,22 +79,14 @@ class TlsServer:
                 log.warning("connection.tls_handshake_failed", listener=self._listener, peer=peer, reason=refused)
                 client.close()  # the ClientHello unread: the client sees its handshake cut off
                 return
-            reader, writer = await self._handshake(client)
+            # The protocol is told `connection_made` once the handshake is done; from then on the transport drives
+            # it, and this task ends (no task stays parked per connection).
+            await asyncio.get_running_loop().connect_accepted_socket(
+                self._serve, client, ssl=self._context, ssl_handshake_timeout=self._timeout_s
+            )
         except (TimeoutError, OSError) as exc:
             log.warning("connection.tls_handshake_failed", listener=self._listener, peer=peer, reason=_why(exc))
             client.close()
-            return
-        await self._serve(reader, writer)
-
-    async def _handshake(self, client: socket.socket) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader(limit=2**16, loop=loop)
-        protocol = asyncio.StreamReaderProtocol(reader, loop=loop)
-        # uvloop returns its own SSL protocol here, not ours: the writer must drain through the stream protocol.
-        transport, _ = await loop.connect_accepted_socket(
-            lambda: protocol, client, ssl=self._context, ssl_handshake_timeout=self._timeout_s
-        )
-        return reader, asyncio.StreamWriter(transport, protocol, reader, loop)
 
     def close(self) -> None:
         self._accepting.cancel()

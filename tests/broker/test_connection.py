@@ -140,3 +140,26 @@ async def test_disconnect_mid_frame_does_not_disturb_others(broker: Broker) -> N
     await asyncio.sleep(0)
     assert (await healthy.call(ApiKey.API_VERSIONS, 0, ApiVersionsRequest())).error_code == ErrorCode.NONE
     await healthy.close()
+
+
+async def test_a_connection_beyond_max_connections_is_served_once_a_slot_frees(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """As Kafka's acceptor waits for a slot: the second connection is accepted but not read until the first closes."""
+    from tests.broker.conftest import broker_config
+    from tests.support.broker_process import wait_until_async
+
+    limited = Broker(broker_config(tmp_path, max_connections="1"))
+    await limited.start()
+    try:
+        first = await WireClient.connect(limited.ports[0])
+        assert (await first.call(ApiKey.API_VERSIONS, 0, ApiVersionsRequest())).error_code == ErrorCode.NONE
+        second = await WireClient.connect(limited.ports[0])
+        correlation, frame = second.frame(ApiKey.API_VERSIONS, 0, ApiVersionsRequest())
+        second.writer.write(frame)
+        await wait_until_async(lambda: len(limited._slots.waiting) == 1, what="the second connection waiting")
+        assert len(limited.connections) == 1
+        await first.close()
+        header, body = api.decode_response(ApiKey.API_VERSIONS, 0, await second.read_frame())
+        assert (header.correlation_id, body.error_code) == (correlation, ErrorCode.NONE)
+        await second.close()
+    finally:
+        await limited.stop()

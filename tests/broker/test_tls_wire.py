@@ -221,3 +221,28 @@ async def test_a_certificate_no_rule_maps_is_closed_with_one_line(tmp_path: Path
         assert line["reason"].startswith("No rules apply to CN=alice")
     finally:
         await broker.stop()
+
+
+def test_a_fetch_streamed_over_tls_on_uvloop_decodes_to_the_same_records(tmp_path: Path, tls: TlsFiles) -> None:
+    """A multi-megabyte Fetch answer is streamed through the SSL transport from buffers reused once sent
+    (broker/record_slices.py): every byte arrives as written, also on uvloop's SSL transport."""
+    from tests.broker.test_fetch_limits import FETCH_VERSION, INT32_MAX, filled, request
+
+    async def scenario() -> bool:
+        broker = await start(tmp_path, tls, "required")
+        try:
+            values = [bytes([65 + i]) * (700 * 1024) for i in range(6)]  # 4 MB: several 1 MiB chunks
+            producer = await filled(broker, "over-tls", {0: values})
+            await producer.close()
+            expected = broker.logs.get("over-tls", 0).read(0, INT32_MAX)
+            client = await tls_client(broker.ports[1], tls.client_context())
+            answers = []
+            for _ in range(2):  # the second reuses nothing of the first's buffers: each fetch has its own
+                response = await client.call(ApiKey.FETCH, FETCH_VERSION, request("over-tls", [0]))
+                answers.append(response.responses[0].partitions[0].records == expected)
+            await client.close()
+            return all(answers)
+        finally:
+            await broker.stop()
+
+    assert uvloop.run(scenario())
