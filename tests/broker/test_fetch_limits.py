@@ -19,13 +19,13 @@ import pytest
 from broker.app import Broker
 from protocol import api
 from protocol.errors import ErrorCode
-from protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
+from protocol.messages.fetch import FetchRequest
 from protocol.registry import ApiKey
 from tests.broker.conftest import broker_config
+from tests.broker.fetch_wire import INT32_MAX, filled, request
 from tests.broker.wire import WireClient
-from tests.support.data_plane import FETCH_VERSION, batch, produce
+from tests.support.data_plane import FETCH_VERSION, batch
 
-INT32_MAX = 2**31 - 1
 FETCH_MAX = 4096  # the broker's fetch.max.bytes in these tests
 VALUE = b"v" * 900
 BATCH = len(batch(VALUE))  # every batch below has this size
@@ -39,15 +39,6 @@ async def capped(tmp_path: Path) -> AsyncIterator[Broker]:
     await instance.stop()
 
 
-def request(
-    topic: str, partitions: list[int], *, max_bytes: int = INT32_MAX, partition_max_bytes: int = INT32_MAX
-) -> FetchRequest:
-    wanted = [FetchPartition(partition=p, fetch_offset=0, partition_max_bytes=partition_max_bytes) for p in partitions]
-    return FetchRequest(
-        max_wait_ms=0, min_bytes=1, max_bytes=max_bytes, topics=[FetchTopic(topic=topic, partitions=wanted)]
-    )
-
-
 async def record_bytes(client: WireClient, fetch: FetchRequest) -> list[int]:
     """How many record bytes each partition of the response carries."""
     response = await client.call(ApiKey.FETCH, FETCH_VERSION, fetch)
@@ -55,15 +46,6 @@ async def record_bytes(client: WireClient, fetch: FetchRequest) -> list[int]:
     partitions = response.responses[0].partitions
     assert all(p.error_code == ErrorCode.NONE for p in partitions)
     return [len(p.records or b"") for p in partitions]
-
-
-async def filled(broker: Broker, topic: str, batches: dict[int, list[bytes]]) -> WireClient:
-    broker.create_topic(topic, len(batches), {})
-    client = await WireClient.connect(broker.ports[0])
-    for partition, values in batches.items():
-        for value in values:
-            assert (await produce(client, topic, batch(value), partition=partition)).error_code == ErrorCode.NONE
-    return client
 
 
 async def test_fetch_max_bytes_caps_a_huge_request_max_bytes(capped: Broker) -> None:

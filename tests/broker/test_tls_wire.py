@@ -226,7 +226,8 @@ async def test_a_certificate_no_rule_maps_is_closed_with_one_line(tmp_path: Path
 def test_a_fetch_streamed_over_tls_on_uvloop_decodes_to_the_same_records(tmp_path: Path, tls: TlsFiles) -> None:
     """A multi-megabyte Fetch answer is streamed through the SSL transport from buffers reused once sent
     (broker/record_slices.py): every byte arrives as written, also on uvloop's SSL transport."""
-    from tests.broker.test_fetch_limits import FETCH_VERSION, INT32_MAX, filled, request
+    from tests.broker.fetch_wire import INT32_MAX, filled, request
+    from tests.support.data_plane import FETCH_VERSION
 
     async def scenario() -> bool:
         broker = await start(tmp_path, tls, "required")

@@ -13,6 +13,7 @@ import asyncio
 import time
 from typing import Any
 
+from protocol.errors import ErrorCode
 from protocol.messages.alter_configs import AlterableConfig, AlterConfigsRequest, AlterConfigsResource
 from protocol.messages.consumer_group_describe import ConsumerGroupDescribeRequest
 from protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
@@ -150,13 +151,18 @@ async def _until_topic_denied(conn: Conn, topic: str) -> None:
         await asyncio.sleep(0.1)
 
 
+#: FindCoordinator's refusal of a key the principal may not describe, by key type (group, transactional id).
+_KEY_DENIED = {0: ErrorCode.GROUP_AUTHORIZATION_FAILED, 1: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}
+
+
 async def _until_key_denied(conn: Conn, key: str, key_type: int) -> None:
-    """Wait (unrecorded) until FindCoordinator refuses ``key``."""
+    """Wait (unrecorded) until FindCoordinator refuses ``key`` for authorization: any other error (Kafka's
+    COORDINATOR_NOT_AVAILABLE while it creates `__transaction_state`) comes before its authorizer has the ACL."""
     probe = FindCoordinatorRequest(key_type=key_type, coordinator_keys=[key])
     deadline = time.monotonic() + WAIT_S
     while time.monotonic() < deadline:
         answer = await ask(conn, ApiKey.FIND_COORDINATOR, 4, probe)
-        if answer is not None and answer.coordinators and answer.coordinators[0].error_code != 0:
+        if answer is None or (answer.coordinators and answer.coordinators[0].error_code == _KEY_DENIED[key_type]):
             return
         await asyncio.sleep(0.1)
 

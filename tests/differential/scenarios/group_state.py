@@ -4,6 +4,7 @@ and requests whose answer is recorded only in part (ListGroups sees every run's 
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from protocol import api
@@ -111,11 +112,23 @@ async def make_topic(s: Session, conn: Conn, topic: str, partitions: int) -> Non
 
 async def _partitions_known(conn: Conn, topic: str, partitions: int, window_s: float = 10.0) -> bool:
     """Kafka answers CreateTopics when the controller has the topic; its own metadata cache (what OffsetCommit
-    checks) may lag a moment behind, and its replica manager (what Produce and Fetch check) may become leader a moment
-    after the cache shows the partition: a Produce then gets NOT_LEADER_OR_FOLLOWER. Wait until Metadata shows every
-    partition and ListOffsets, which asks the replica manager, answers for each without an error, as a client that
-    retries would."""
+    checks) may lag a moment behind. Wait until Metadata shows every partition and each one's leader serves
+    (`leaders_serve`), as a client that retries would."""
     metadata = MetadataRequest(topics=[MetadataRequestTopic(name=topic)], allow_auto_topic_creation=False)
+    deadline = time.monotonic() + window_s
+    while time.monotonic() < deadline:
+        answer = await ask(conn, ApiKey.METADATA, 12, metadata)
+        listed = answer is not None and answer.topics and len(answer.topics[0].partitions) == partitions
+        if listed and await leaders_serve(lambda *request: ask(conn, *request), topic, partitions):
+            return True
+        await conn.session.sleep_ms(50)
+    return False
+
+
+async def leaders_serve(asking: Callable[[int, int, Any], Awaitable[Any]], topic: str, partitions: int) -> bool:
+    """Whether ListOffsets answers every partition of ``topic`` without an error. Kafka's replica manager (what
+    Produce and Fetch ask) becomes leader a moment after its metadata cache lists the partition with its leader:
+    a Produce in that moment gets NOT_LEADER_OR_FOLLOWER. ListOffsets asks the replica manager too."""
     latest = ListOffsetsRequest(
         replica_id=-1,
         topics=[
@@ -125,15 +138,8 @@ async def _partitions_known(conn: Conn, topic: str, partitions: int, window_s: f
             )
         ],
     )
-    deadline = time.monotonic() + window_s
-    while time.monotonic() < deadline:
-        answer = await ask(conn, ApiKey.METADATA, 12, metadata)
-        if answer is not None and answer.topics and len(answer.topics[0].partitions) == partitions:
-            offsets = await ask(conn, ApiKey.LIST_OFFSETS, 7, latest)
-            if offsets is not None and all(p.error_code == 0 for t in offsets.topics for p in t.partitions):
-                return True
-        await conn.session.sleep_ms(50)
-    return False
+    offsets = await asking(ApiKey.LIST_OFFSETS, 7, latest)
+    return offsets is not None and all(p.error_code == 0 for t in offsets.topics for p in t.partitions)
 
 
 ORDER_KEYS = ("group_id", "name", "partition_index")

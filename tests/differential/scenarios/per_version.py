@@ -48,6 +48,7 @@ from tests.differential.normalize import plain
 from tests.differential.registry import Known, scenario
 from tests.differential.scenarios.advertised import MISSING, RANGES
 from tests.differential.scenarios.common import join_body, one_partition_plan, sync_body
+from tests.differential.scenarios.group_state import leaders_serve
 from tests.differential.session import Conn, Session
 from tests.support.data_plane import batch, fetch_request, produce_request
 
@@ -129,7 +130,8 @@ LOAD_IN_PROGRESS = 14  # COORDINATOR_LOAD_IN_PROGRESS: retriable
 
 
 async def make_topic(f: Fixture, name: str, partitions: int = 1) -> uuid.UUID:
-    """Create ``name`` and wait until Metadata shows every partition with a leader; its topic id."""
+    """Create ``name`` and wait until Metadata shows every partition with a leader, and each leader serves
+    (`leaders_serve`); its topic id."""
     body = CreateTopicsRequest(
         topics=[CreatableTopic(name=name, num_partitions=partitions, replication_factor=1)], timeout_ms=10_000
     )
@@ -140,6 +142,11 @@ async def make_topic(f: Fixture, name: str, partitions: int = 1) -> uuid.UUID:
         lambda t: t.error_code == 0 and len(t.partitions) == partitions and all(p.leader_id >= 0 for p in t.partitions),
         "is not visible",
     )
+    deadline = time.monotonic() + TOPIC_VISIBLE_S
+    while not await leaders_serve(f.ask, name, partitions):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"topic {name}'s leaders do not serve ListOffsets after {TOPIC_VISIBLE_S} s")
+        await asyncio.sleep(0.05)
     return topic.topic_id  # type: ignore[no-any-return]
 
 
