@@ -35,6 +35,16 @@ CONSUMER_SESSION_SETTINGS: dict[str, str] = {
     "group.consumer.min.heartbeat.interval.ms": "500",
 }
 
+#: For the KIP-890 scenario that sends a transactional Produce v11, on a pair of brokers of its own. Kafka's partition
+#: leader batches the verifications bound for one coordinator node and answers the whole batch in the mode of the
+#: Produce that opened the batch (AddPartitionsToTxnManager's `operationExpected`), so another scenario's older
+#: transactional Produce at the same moment turns this one's TRANSACTION_ABORTABLE into INVALID_TXN_STATE. The
+#: setting is Kafka's default, named only so that the pair is this scenario's alone.
+TXN_VERIFICATION_SETTINGS: dict[str, str] = {
+    **SHARED_GROUP_SETTINGS,
+    "transaction.partition.verification.enable": "true",
+}
+
 #: Kafka's KRaft ACL authorizer, which group-broker serves under the same class name.
 STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 

@@ -42,6 +42,7 @@ from tests.differential.normalize import plain
 from tests.differential.registry import scenario
 from tests.differential.scenarios.group_state import _in_order, ask, make_topic
 from tests.differential.session import Conn, Session
+from tests.reference.settings import TXN_VERIFICATION_SETTINGS
 from tests.support.data_plane import batch, produce_request
 
 #: (InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit) per client.
@@ -396,11 +397,13 @@ async def txn_offset_commit(s: Session) -> None:
     await t.settled(ApiKey.OFFSET_FETCH, 7, stable, "OffsetFetch require_stable once aborted", _unstable)
 
 
-@scenario("#16 Produce v12 KIP-890")
+@scenario("#16 Produce v12 KIP-890", settings=TXN_VERIFICATION_SETTINGS)
 async def txn_produce_v12_adds_the_partition_itself(s: Session) -> None:
     """KIP-890 part 2: a transactional Produce v12+ adds its partition to the producer's transaction itself (no
     AddPartitionsToTxn), where v11 is refused; an old epoch and an unknown producer id are refused; the transaction
-    then ends with an EndTxn of transaction version 0/1 and its records are committed."""
+    then ends with an EndTxn of transaction version 0/1 and its records are committed. On brokers of its own: Kafka
+    answers the v11 refusal in the mode of whichever Produce opened its batch of verifications
+    (`TXN_VERIFICATION_SETTINGS`)."""
     t = Txns(s, await s.connect("txn-v12"))
     topic = await _topic(s, t, "txn-v12-t", 3)
     tid = s.name("txn-v12")
