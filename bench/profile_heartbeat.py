@@ -1,5 +1,5 @@
-"""`python -m bench.profile_heartbeat [--profile FILE] [--reads N] [--depth D] [--groups G]`: our broker's CPU per
-Heartbeat without a socket or a load generator in the figure.
+"""`python -m bench.profile_heartbeat [--profile FILE] [--reads N] [--depth D] [--groups G] [--override k=v]`: our
+broker's CPU per Heartbeat without a socket or a load generator in the figure.
 
 The broker runs in this process with its toolkit, as `server.py` runs it (every request observer and middleware the
 toolkit installs). `G` single-member classic groups are formed over a real connection (the JoinGroup and SyncGroup
@@ -21,6 +21,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +70,9 @@ class CountingTransport:
         raise RuntimeError("the broker closed the measured connection: a heartbeat was refused")
 
 
-async def measure(reads: int, depth: int, groups: int, profile: Path | None) -> list[float]:
+async def measure(
+    reads: int, depth: int, groups: int, profile: Path | None, overrides: Sequence[str] = ()
+) -> list[float]:
     from broker.config import load_config
     from broker.connection import Connection as BrokerConnection
     from toolkit.kit import Toolkit
@@ -77,7 +80,7 @@ async def measure(reads: int, depth: int, groups: int, profile: Path | None) -> 
     with tempfile.TemporaryDirectory(prefix="profile-heartbeat-") as tmp:
         config = load_config(
             None,
-            ["listeners=PLAINTEXT://127.0.0.1:0", f"log.dirs={tmp}", "group.initial.rebalance.delay.ms=0"],
+            ["listeners=PLAINTEXT://127.0.0.1:0", f"log.dirs={tmp}", "group.initial.rebalance.delay.ms=0", *overrides],
         )
         kit = Toolkit.build(config)
         await kit.start()
@@ -131,13 +134,14 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--depth", type=int, default=16)
     parser.add_argument("--groups", type=int, default=50)
     parser.add_argument("--profile", type=Path)
+    parser.add_argument("--override", action="append", default=[], help="a broker setting, key=value")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     from broker.logging import configure_logging
 
     with open(os.devnull, "w") as devnull:
         configure_logging("info", json=True, stream=devnull)  # as server.py logs (JSON lines), thrown away
-        figures = run_async(measure(args.reads, args.depth, args.groups, args.profile))
+        figures = run_async(measure(args.reads, args.depth, args.groups, args.profile, args.override))
     print(
         f"heartbeats: {args.depth} per read, {args.groups} groups: {min(figures):.2f} us of CPU each (best of 5;"
         f" all: {', '.join(f'{f:.2f}' for f in figures)})"
