@@ -22,9 +22,12 @@ Every row reuses the measurement another bench module already makes (nothing her
   `idle_connections` connections (each confirmed by one ApiVersions round trip, then left idle), delta divided by
   the count. This process raises its fd limit first; the brokers inherit it.
 
-Columns: `BENCH_TARGETS_PEERS` (comma-separated, default `ours,mock`; `kafka` and `kfake` are the other peers of
-`bench.peers` and add minutes). `BENCH_QUICK=1` shrinks every row to a CI-sized run. `BENCH_PROFILE_DIR=DIR` runs
-our broker under cProfile, one `DIR/<row>.prof` per row (bench/PROFILES.md reads them). Each row's notes give the
+Columns: `BENCH_TARGETS_PEERS` (comma-separated, default `ours,floor,mock`; `kafka` and `kfake` are the other peers
+of `bench.peers` and add minutes). `floor` (bench/floors.py) is the least a uvloop Protocol server does per
+Heartbeat (frame split, canned answer) under the same load generator: it takes part in the heartbeat rows only, with
+members it does not form, and `ours/floor` says how far our broker is from it. The heartbeat rows' notes give each
+peer's CPU per heartbeat. `BENCH_QUICK=1` shrinks every row to a CI-sized run. `BENCH_PROFILE_DIR=DIR` runs our
+broker under cProfile, one `DIR/<row>.prof` per row (bench/PROFILES.md reads them). Each row's notes give the
 load average when it started: the machine has 2 cores shared with other work, so compare within a run (the ratio),
 never across runs. Figures only: nothing fails on time.
 """
@@ -55,6 +58,7 @@ from bench.bench_broker import (
 )
 from bench.bench_fetch_memory import _status_kb
 from bench.bench_offsets import CommitWindow, _commit_windows
+from bench.floors import FLOOR, floor_members
 from bench.group_protocols import CLASSIC
 from bench.heartbeat_load import HeartbeatPlan, Member, run_in_child, spread
 from bench.peers import (
@@ -82,7 +86,7 @@ from bench.wire_load import (
     run_async,
 )
 
-DEFAULT_PEERS = "ours,mock"
+DEFAULT_PEERS = "ours,floor,mock"
 T = TypeVar("T")
 #: 50 members in one group: 10 s, as bench_broker (the mock waits session.timeout - 1 s for a late joiner).
 HB_SESSION_TIMEOUT_MS = 10_000
@@ -132,9 +136,11 @@ def scale(env: Mapping[str, str] = os.environ) -> Scale:
 
 
 def columns(env: Mapping[str, str] = os.environ) -> list[Peer]:
-    """The peers named by BENCH_TARGETS_PEERS (default ours and mock), in `bench.peers` order."""
+    """The peers named by BENCH_TARGETS_PEERS (default ours, the floor and the mock), in `bench.peers` order with
+    the floor after ours."""
     wanted = {name.strip() for name in env.get("BENCH_TARGETS_PEERS", DEFAULT_PEERS).split(",") if name.strip()}
-    return [peer for peer in peers() if peer.name in wanted or peer.name == "ours"]
+    ours, *others = peers()
+    return [peer for peer in (ours, FLOOR, *others) if peer.name in wanted or peer is ours]
 
 
 # -- targets -------------------------------------------------------------------------------------------------------
@@ -217,7 +223,7 @@ class Context:
         failures: dict[str, str] = {}
         scratch = self.work_dir / row
         results = each_peer(
-            self.peers,
+            [peer for peer in self.peers if peer.rows is None or row in peer.rows],
             lambda peer: measure(self.peer_for(peer, row), scratch / f"{peer.name}-{time.time_ns()}"),
             failures,
         )
@@ -292,9 +298,12 @@ def _heartbeat_row(ctx: Context, row: str, label: str, shape: HeartbeatShape, ta
 
     def measure(peer: Peer, scratch: Path) -> Cell:
         with started(peer, scratch) as server:
-            setup = min(shape.connections, shape.groups * shape.per_group)
-            forming = _form_members(server, shape.groups, shape.per_group, setup, shape.session_timeout_ms)
-            members = run_async(within(forming, PEER_BUDGET_S))
+            if peer.name == FLOOR.name:  # it forms no group: it answers any member's Heartbeat
+                members = floor_members(shape.groups, shape.per_group)
+            else:
+                setup = min(shape.connections, shape.groups * shape.per_group)
+                forming = _form_members(server, shape.groups, shape.per_group, setup, shape.session_timeout_ms)
+                members = run_async(within(forming, PEER_BUDGET_S))
             plan = HeartbeatPlan(
                 server.host,
                 server.port,
@@ -307,8 +316,9 @@ def _heartbeat_row(ctx: Context, row: str, label: str, shape: HeartbeatShape, ta
             windows = run_in_child(plan, PEER_BUDGET_S)
         best: PumpWindow = max(windows, key=lambda w: w.rate)
         failed = sum(w.failures for w in windows)
+        per_beat = f" ({best.server_cpu / best.rate * 1e6:.1f} us of broker CPU each)" if best.server_cpu else ""
         cpu[peer.name] = (
-            f"{peer.name} broker CPU {best.server_cpu or 0:.2f}, generator CPU {best.client_cpu:.2f},"
+            f"{peer.name} broker CPU {best.server_cpu or 0:.2f}{per_beat}, generator CPU {best.client_cpu:.2f},"
             f" failed answers {failed}"
         )
         return best.rate

@@ -77,6 +77,8 @@ class Peer:
     wait_ready: Callable[[Broker], None] | None = None
     #: For a peer without CreateTopics: make it with these topics (name -> partitions) created at start.
     seeded: Callable[[Path, Mapping[str, int]], Broker] | None = None
+    #: The `bench_targets` rows it takes part in (None: every row); a floor (bench/floors.py) serves only some.
+    rows: frozenset[str] | None = None
 
     @property
     def available(self) -> bool:

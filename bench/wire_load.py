@@ -320,6 +320,14 @@ class Pump:
         return frame
 
 
+def no_delay(transport: asyncio.BaseTransport) -> None:
+    """TCP_NODELAY on the transport's socket (as the brokers set it): a small answer is not held back."""
+    sock = transport.get_extra_info("socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
 class Connection(asyncio.Protocol):
     def __init__(self) -> None:
         self._frames = FrameBuffer(MAX_RESPONSE_BYTES)
@@ -337,10 +345,7 @@ class Connection(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]  # uvloop's transports are not asyncio.Transport
-        sock = transport.get_extra_info("socket")
-        if sock is not None:
-            with contextlib.suppress(OSError):
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        no_delay(transport)
 
     def data_received(self, data: bytes) -> None:
         frames = self._frames

@@ -24,7 +24,7 @@ import contextvars
 import itertools
 import struct
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +33,7 @@ import structlog
 from broker import eager
 from broker.auth_gate import AuthGate
 from broker.context import ConnectionSession, RequestContext
+from broker.dispatch import Later
 from broker.listeners import current_listener
 from broker.record_slices import INLINE_READ_BYTES, RecordSlices, RecordsShrankError
 from broker.responses import as_written
@@ -57,6 +58,9 @@ MAX_PENDING_BYTES = 1 << 20
 FLUSH_BYTES = 256 * 1024
 _SIZE_AND_CORRELATION = struct.Struct(">ii")
 _NO_CONTEXT = contextvars.Context()
+#: The APIs whose answers `_encoded` treats apart, as plain ints (an enum member's lookup costs a request ~80 ns).
+_FETCH = int(ApiKey.FETCH)
+_API_VERSIONS = int(ApiKey.API_VERSIONS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,16 +334,21 @@ class Connection(asyncio.Protocol):
                 return
             if self._transport is None or self._transport.is_closing():
                 return
-            started = eager.start(self._handle(frame), self._context, asyncio.get_running_loop(), self._answered)
-            if isinstance(started, eager.Done):
-                size += self._add(started.value, batch)
-                if size >= FLUSH_BYTES:
-                    self._write(batch)
-                    size = 0
+            answer = self._answer(frame)
+            if answer is None:
+                continue
+            if isinstance(answer, bytes):  # a whole response frame (nearly every answer)
+                batch.append(answer)
+                size += len(answer)
+            elif isinstance(answer, list):
+                size += self._add(answer, batch)
             else:
                 self._write(batch)  # the answers before a parked request do not wait for it
                 size = 0
-                self._park(started)
+                self._park(answer)
+            if size >= FLUSH_BYTES:
+                self._write(batch)
+                size = 0
 
     def _add(self, parts: list[Any] | None, batch: list[Any]) -> int:
         """Queue one answer's parts behind the batch; a large record set is streamed (the connection is busy
@@ -375,9 +384,10 @@ class Connection(asyncio.Protocol):
         if self._idle is not None:
             self._idle.hold(self)
 
-    def _answered(self, parts: list[Any] | None, failure: Exception | None) -> None:
+    def _answered(self, answer: bytes | list[Any] | None, failure: Exception | None) -> None:
         """A parked request is answered (or its streamed answer written; inside its task, so in the connection's
         context): send it and go on with the frames buffered behind it."""
+        parts = [answer] if isinstance(answer, bytes) else answer
         self._task = None
         self._busy = False
         if self.closed.is_set():  # a handler that finished all the same: its record sets are released
@@ -390,7 +400,7 @@ class Connection(asyncio.Protocol):
                 self.close()
             elif isinstance(failure, CloseConnection):
                 self._close_on(failure)
-            else:  # handlers' failures are CloseConnection (`_handle`): this is a fault of the streaming itself
+            else:  # handlers' failures are CloseConnection (`_answer`): this is a fault of the streaming itself
                 self._close_on(CloseConnection(f"internal error writing the answer: {failure!r}"))
             return
         batch: list[Any] = []
@@ -484,47 +494,80 @@ class Connection(asyncio.Protocol):
 
     # -- one request ---------------------------------------------------------------------------------------------
 
-    async def _handle(self, frame: bytes) -> list[Any] | None:
-        if self._auth is not None and self._auth.expects_raw_token:
-            return self._authenticator_step(self._auth.on_raw_token(frame), None)
+    def _answer(self, frame: bytes) -> bytes | list[Any] | asyncio.Task[Any] | None:
+        """One request, as far as it goes without waiting: its answer (a whole frame, or its parts when a Fetch's
+        record sets are still in files; None: no answer), or the Task that carries on a handler that parked (it
+        calls `_answered`). A route the dispatcher serves synchronously
+        (`Dispatcher.call_now`) costs no coroutine; any other is driven by `eager.start`, a Task only if it parks."""
+        auth = self._auth
+        if auth is not None and auth.expects_raw_token:
+            return self._authenticator_step(auth.on_raw_token(frame), None)
         try:
             request = api.decode_request(frame)
         except UnsupportedVersionError as exc:
             return self._not_served(exc.api_key, exc.api_version, exc.correlation_id)
         except DecodeError as exc:
             raise self._malformed(frame, exc) from None
-        if self._auth is not None:
-            step = self._auth.on_request(request.api_key, request.api_version, request.body, request.header.client_id)
+        header = request.header
+        api_key = header.request_api_key
+        api_version = header.request_api_version
+        if auth is not None:
+            step = auth.on_request(api_key, api_version, request.body, header.client_id)
             if step is not None:
                 return self._authenticator_step(step, request)
-        route = self._dispatcher.route(request.api_key, request.api_version)
+        dispatcher = self._dispatcher
+        route = dispatcher.route(api_key, api_version)
         if route is None:
-            return self._not_served(request.api_key, request.api_version, request.correlation_id)
-        header = request.header
-        self.session.client_id = header.client_id
-        ctx = RequestContext(
-            self.session, header.request_api_key, header.request_api_version, header.correlation_id, header.client_id
-        )
+            return self._not_served(api_key, api_version, header.correlation_id)
+        session = self.session
+        session.client_id = header.client_id
+        ctx = RequestContext(session, api_key, api_version, header.correlation_id, header.client_id)
         try:
-            body = await self._dispatcher.call(ctx, route, request.body)
+            body = dispatcher.call_now(ctx, route, request.body)
         except CloseConnection:
             raise
         except Exception as exc:
-            log.exception("request.handler_failed", api_key=request.api_key, api_version=request.api_version)
-            raise CloseConnection(f"internal error handling api key {request.api_key}: {exc!r}") from exc
+            raise self._failed(api_key, api_version, exc) from exc
+        if body.__class__ is not Later:
+            return self._encoded(request, body)
+        loop = asyncio.get_running_loop()
+        started = eager.start(self._answer_later(request, body.awaitable), self._context, loop, self._answered)
+        return started.value if isinstance(started, eager.Done) else started
+
+    async def _answer_later(self, request: api.Request, answer: Awaitable[Any]) -> bytes | list[Any] | None:
+        """The encoded answer once the handler gives it."""
+        try:
+            body = await answer
+        except CloseConnection:
+            raise
+        except Exception as exc:
+            raise self._failed(request.header.request_api_key, request.header.request_api_version, exc) from exc
+        return self._encoded(request, body)
+
+    @staticmethod
+    def _failed(api_key: int, api_version: int, exc: Exception) -> CloseConnection:
+        """A handler's own failure (logged with its traceback, inside the `except`): the connection closes."""
+        log.exception("request.handler_failed", api_key=api_key, api_version=api_version)
+        return CloseConnection(f"internal error handling api key {api_key}: {exc!r}")
+
+    def _encoded(self, request: api.Request, body: Any) -> bytes | list[Any] | None:
+        """The response frame, or its parts (a Fetch's record sets may still be in segment files)."""
         if body is None:
             return None
-        body = as_written(request.api_key, request.api_version, body)
+        header = request.header
+        api_key = header.request_api_key
+        api_version = header.request_api_version
+        body = as_written(api_key, api_version, body)
         try:
-            if request.api_key == ApiKey.FETCH:  # the only response whose records may still be in segment files
-                return api.encode_response_parts(request.api_key, request.api_version, request.correlation_id, body)
-            if request.api_key == ApiKey.API_VERSIONS:  # the same answer every time: encoded once per version
-                encoded = self._dispatcher.encoded_api_versions(request.api_version, body)
+            if api_key == _FETCH:  # the only response whose records may still be in segment files
+                return api.encode_response_parts(api_key, api_version, header.correlation_id, body)
+            if api_key == _API_VERSIONS:  # the same answer every time: encoded once per version
+                encoded = self._dispatcher.encoded_api_versions(api_version, body)
                 if encoded is not None:
-                    return [_SIZE_AND_CORRELATION.pack(len(encoded) + 4, request.correlation_id), encoded]
-            return [api.encode_response(request.api_key, request.api_version, request.correlation_id, body)]
+                    return [_SIZE_AND_CORRELATION.pack(len(encoded) + 4, header.correlation_id), encoded]
+            return api.encode_response(api_key, api_version, header.correlation_id, body)
         except EncodeError as exc:
-            log.exception("response.encode_failed", api_key=request.api_key, api_version=request.api_version)
+            log.exception("response.encode_failed", api_key=api_key, api_version=api_version)
             raise CloseConnection(f"cannot encode response: {exc}") from exc
 
     def _authenticator_step(self, step: Step, request: api.Request | None) -> list[Any] | None:

@@ -134,6 +134,10 @@ class BrokerMetrics:
 
     # -- the dispatcher's observer hook ----------------------------------------------------------------------
 
+    def observes(self, api_key: int) -> tuple[bool, bool]:
+        """Every answer (its latency and error code), never a start."""
+        return False, True
+
     def request_started(self, ctx: RequestContext, api_key: int, request: Any) -> None:
         return
 

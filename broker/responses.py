@@ -20,6 +20,7 @@ from protocol.messages.produce import PartitionProduceResponse, ProduceResponse,
 from protocol.registry import APIS, ApiKey
 
 JOIN_GROUP_NULLABLE_PROTOCOL_NAME = 7
+_JOIN_GROUP = int(ApiKey.JOIN_GROUP)  # `as_written` runs on every answer: a plain int, not an enum lookup
 
 
 def has_top_level_error_code(api_key: int, api_version: int) -> bool:
@@ -138,7 +139,7 @@ def as_written(api_key: int, api_version: int, body: Any) -> Any:
     modern clients. The coordinator answers in one shape for every version; this turns it into the shape of the
     version on the wire. A copy where a value changes, else ``body`` itself (a parked response may be shared).
     """
-    if api_key == ApiKey.JOIN_GROUP:
+    if api_key == _JOIN_GROUP:
         nullable = api_version >= JOIN_GROUP_NULLABLE_PROTOCOL_NAME
         if nullable and body.protocol_name == "":
             return dataclasses.replace(body, protocol_name=None)

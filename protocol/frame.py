@@ -10,6 +10,9 @@ import struct
 
 DEFAULT_MAX_FRAME_BYTES = 104857600  # socket.request.max.bytes
 _SIZE = struct.Struct(">i")
+#: Frames up to this size are copied out by slicing (two copies, but no memoryview to make and release: ~0.2 us less
+#: for a Heartbeat); larger ones through a memoryview, copied once.
+_SLICE_COPY_BYTES = 4096
 
 
 class FrameError(Exception):
@@ -46,8 +49,11 @@ class FrameBuffer:
         end = 4 + size
         if len(buffer) < end:
             return None
-        with memoryview(buffer) as view:  # one copy: slicing the bytearray itself would copy twice
-            frame = bytes(view[4:end])
+        if size <= _SLICE_COPY_BYTES:
+            frame = bytes(buffer[4:end])
+        else:
+            with memoryview(buffer) as view:  # one copy: slicing the bytearray itself would copy twice
+                frame = bytes(view[4:end])
         del buffer[:end]
         if len(buffer) >= 4:
             self._check_size(_SIZE.unpack_from(buffer)[0])

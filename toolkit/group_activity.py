@@ -23,6 +23,10 @@ class GroupActivity:
         """How many requests named this group so far."""
         return self._requests[group_id]
 
+    def observes(self, api_key: int) -> tuple[bool, bool]:
+        """Counted when a request arrives; its end does not matter."""
+        return True, False
+
     def request_started(self, ctx: RequestContext, api_key: int, request: Any) -> None:
         group_id = getattr(request, "group_id", None)
         if isinstance(group_id, str):

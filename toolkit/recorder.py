@@ -56,6 +56,10 @@ class Recorder:
         self._now_ms = now_ms
         self._exchanges: deque[Exchange] = deque(maxlen=capacity)
 
+    def observes(self, api_key: int) -> tuple[bool, bool]:
+        """Every answer (while `enabled`, checked per answer: it is switched on and off at run time)."""
+        return False, True
+
     def request_started(self, ctx: RequestContext, api_key: int, request: Any) -> None:
         return
 

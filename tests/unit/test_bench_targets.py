@@ -33,8 +33,8 @@ def test_bench_quick_picks_the_ci_sized_run() -> None:
     assert set(FULL.formation_sizes) == {1, 10, 100, 1000} <= set(FULL.formation_runs)
 
 
-def test_the_columns_are_ours_and_the_mock_unless_more_peers_are_asked_for() -> None:
-    assert [p.name for p in columns({})] == ["ours", "mock"]
+def test_the_columns_are_ours_the_floor_and_the_mock_unless_more_peers_are_asked_for() -> None:
+    assert [p.name for p in columns({})] == ["ours", "floor", "mock"]
     assert [p.name for p in columns({"BENCH_TARGETS_PEERS": "kfake, mock"})] == ["ours", "mock", "kfake"]
     assert [p.name for p in columns({"BENCH_TARGETS_PEERS": "mock"})] == ["ours", "mock"]  # ours is always there
 
@@ -167,3 +167,11 @@ def test_bench_targets_rows_picks_rows_by_name() -> None:
     ]
     with pytest.raises(SystemExit, match="unknown nope"):
         bench_targets.selected_rows({"BENCH_TARGETS_ROWS": "nope"})
+
+
+def test_a_peer_takes_part_only_in_the_rows_it_names(tmp_path: Path) -> None:
+    ours = Peer("ours", "-", lambda data_dir: ServerProcess.ours(data_dir))
+    floor = Peer("floor", "-", lambda _: ServerProcess.mock(0), rows=frozenset({"heartbeats-many"}))
+    ctx = Context([ours, floor], QUICK, tmp_path)
+    assert ctx.each("startup", lambda peer, _: peer.name)[0] == {"ours": "ours"}
+    assert ctx.each("heartbeats-many", lambda peer, _: peer.name)[0] == {"ours": "ours", "floor": "floor"}

@@ -1,18 +1,20 @@
 """The connection as an `asyncio.Protocol`, driven through a fake transport: the answers of one read go out in one
-write, handlers that do not wait run without a Task, a parked handler holds the requests behind it, a flood is
-paused, and closing cancels a parked handler (its observers told once)."""
+write, handlers that do not wait run without a Task (a `SyncHandler` without a coroutine either), a parked handler
+holds the requests behind it, a flood is paused, and closing cancels a parked handler (its observers told once)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import struct
+from collections.abc import Iterator
 from typing import Any
 
 import structlog
 
 from broker.connection import MAX_PENDING_BYTES, Connection
 from broker.context import RequestContext
-from broker.dispatch import Dispatcher
+from broker.dispatch import Dispatcher, Later, SyncHandler
 from broker.idle_connections import IdleConnections
 from broker.listeners import current_listener
 from protocol import api
@@ -136,7 +138,9 @@ async def test_the_answers_of_one_read_go_out_in_one_write() -> None:
     assert transport.answered() == [[1, 2, 3, 4, 5], [6], [7]]
 
 
-async def test_a_handler_that_does_not_wait_runs_without_a_task_in_the_connections_context() -> None:
+@contextlib.contextmanager
+def counting_tasks() -> Iterator[list[Any]]:
+    """The coroutines the running loop makes Tasks of, while inside."""
     loop = asyncio.get_running_loop()
     created: list[Any] = []
     original = loop.create_task
@@ -147,15 +151,20 @@ async def test_a_handler_that_does_not_wait_runs_without_a_task_in_the_connectio
 
     loop.create_task = counting  # type: ignore[method-assign]
     try:
+        yield created
+    finally:
+        loop.create_task = original  # type: ignore[method-assign]
+
+
+async def test_a_handler_that_does_not_wait_runs_without_a_task_in_the_connections_context() -> None:
+    with counting_tasks() as created:
         connection, transport, handlers, _ = serving()
         connection.data_received(heartbeat(1) + heartbeat(2))
         assert created == []
         assert transport.answered() == [[1, 2]]
         connection.data_received(heartbeat(3, group="park"))
         assert len(created) == 1  # only the request that waits becomes a task
-    finally:
-        loop.create_task = original  # type: ignore[method-assign]
-        connection.close()
+    connection.close()
     assert handlers.seen[0] == ("INTERNAL", connection.session.conn_id)
     assert current_listener.get() is None  # bound in the connection's context, not the caller's
 
@@ -263,3 +272,45 @@ async def test_a_connection_whose_request_is_parked_is_not_idle_even_if_more_arr
     for _ in range(3):
         await asyncio.sleep(0)
     assert len(idle) == 1
+
+
+class SyncHeartbeat(SyncHandler):
+    """Answers at once (no coroutine), except for group "park": `Later`, until the test releases it."""
+
+    def __init__(self) -> None:
+        self.release: asyncio.Future[HeartbeatResponse] | None = None
+
+    def now(self, ctx: RequestContext, request: HeartbeatRequest) -> Any:
+        if request.group_id == "park":
+            self.release = asyncio.get_running_loop().create_future()
+            return Later(self.release)
+        return HeartbeatResponse()
+
+    async def __call__(self, ctx: RequestContext, request: HeartbeatRequest) -> Any:
+        raise AssertionError("awaited as a coroutine: not the synchronous path")
+
+
+async def test_a_sync_route_answers_without_a_task_and_in_order_with_a_parked_one() -> None:
+    handler, observer = SyncHeartbeat(), Observer()
+    dispatcher = Dispatcher()
+    dispatcher.register(ApiKey.HEARTBEAT, handler)
+    dispatcher.observe(observer)
+    connection = Connection(dispatcher, 1 << 20)
+    transport = FakeTransport(connection)
+    with counting_tasks() as created:
+        connection.connection_made(transport)  # type: ignore[arg-type]
+        connection.data_received(heartbeat(1) + heartbeat(2))
+        assert created == [] and transport.answered() == [[1, 2]]
+        connection.data_received(heartbeat(3) + heartbeat(4, group="park") + heartbeat(5))
+        assert len(created) == 1  # only the request that waits becomes a task
+        assert transport.answered() == [[1, 2], [3]]
+        assert handler.release is not None
+        handler.release.set_result(HeartbeatResponse(error_code=27))
+        for _ in range(3):
+            await asyncio.sleep(0)
+    connection.close()
+    assert transport.answered() == [[1, 2], [3], [4, 5]]
+    assert observer.started == len(observer.finished) == 5
+    assert observer.finished[3].error_code == 27
+    parked = transport.writes[2][0]
+    assert parked == api.encode_response(ApiKey.HEARTBEAT, HEARTBEAT_VERSION, 4, HeartbeatResponse(error_code=27))

@@ -58,6 +58,8 @@ CONSUMER_GROUP_HEARTBEAT = int(ApiKey.CONSUMER_GROUP_HEARTBEAT)
 LEAVE_GROUP = int(ApiKey.LEAVE_GROUP)
 API_NAMES = {JOIN_GROUP: "JoinGroup", SYNC_GROUP: "SyncGroup", HEARTBEAT: "Heartbeat", LEAVE_GROUP: "LeaveGroup"}
 PARKABLE = frozenset({JOIN_GROUP, SYNC_GROUP})
+#: The requests whose end `request_finished` records (the dispatcher does not call it for others: `observes`).
+_FINISHES = PARKABLE | {HEARTBEAT, CONSUMER_GROUP_HEARTBEAT, LEAVE_GROUP}
 NO_RESPONSE = -1  # the handler raised or was cancelled: the client got no answer (its connection was closed)
 SKIPPED_EVENTS = frozenset({"offsets.committed"})  # one per commit: counted by the metrics, not worth a mark
 
@@ -125,6 +127,10 @@ class Timeline:
         log.events.append(event)
 
     # -- the dispatcher's observer hook (every request: keep the non-group path to two comparisons) ------------
+
+    def observes(self, api_key: int) -> tuple[bool, bool]:
+        """The starts of JoinGroup and SyncGroup (a parked request's wait), the ends of the group requests recorded."""
+        return api_key in PARKABLE, api_key in _FINISHES
 
     def request_started(self, ctx: RequestContext, api_key: int, request: Any) -> None:
         if api_key in PARKABLE:

@@ -210,6 +210,10 @@ class TransactionTimeline:
 
     # -- the dispatcher's observer hook ----------------------------------------------------------------------
 
+    def observes(self, api_key: int) -> tuple[bool, bool]:
+        """Only the transaction APIs' answers."""
+        return False, api_key in TXN_APIS
+
     def request_started(self, ctx: RequestContext, api_key: int, request: Any) -> None:
         return
 
