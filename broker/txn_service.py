@@ -242,19 +242,24 @@ class TransactionService:
         """Replay every `__transaction_state` partition (read in a worker thread, replayed on the loop); a partition
         that cannot be read is FAILED (NOT_COORDINATOR for its ids) and the others load regardless. Returns how
         many records were replayed."""
-        clock = self._clock
         replayed = 0
         for partition in self.partitions:
-            try:
-                records = await asyncio.to_thread(self.log.read_transactions, partition)
-            except Exception as exc:
-                reason = f"reading the partition failed: {exc!r}"
-                self.coordinator.fail_loading(partition, reason, clock.monotonic_ms())
-                continue
-            if self.coordinator.load_partition(partition, records, clock.monotonic_ms(), clock.wall_ms()):
-                replayed += len(records)
-            self._rearm()
+            replayed += await self.load_partition(partition)
         return replayed
+
+    async def load_partition(self, partition: int) -> int:
+        """Replay one partition that is loading (at the start, or moved to another node); the records replayed."""
+        clock = self._clock
+        try:
+            records = await asyncio.to_thread(self.log.read_transactions, partition)
+        except Exception as exc:
+            self.coordinator.fail_loading(partition, f"reading the partition failed: {exc!r}", clock.monotonic_ms())
+            return 0
+        if self.coordinator.owned_partitions().get(partition) != "loading":
+            return 0  # moved again while it was read: unloaded, or loaded by a later move
+        loaded = self.coordinator.load_partition(partition, records, clock.monotonic_ms(), clock.wall_ms())
+        self._rearm()
+        return len(records) if loaded else 0
 
     def _deliver_durability(self, outcomes: list[tuple[AppendCallback, ErrorCode]]) -> None:
         """Tell the coordinator its records are durable, after bringing its clock to now."""
