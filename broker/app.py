@@ -57,6 +57,7 @@ from broker.maintenance import Maintenance
 from broker.metrics import BrokerMetrics
 from broker.node_control import NodeControl
 from broker.offsets_log import OFFSETS_TOPIC, OffsetsLog
+from broker.partition_loads import read_for_load
 from broker.producer_state import ProducerIdAllocator
 from broker.sasl_listeners import sasl_settings
 from broker.scheduler import TimerDriver
@@ -532,12 +533,8 @@ class Broker:
         longer loading once its records are read (its leadership moved again meanwhile, and it was unloaded or a
         later load finished first) is left as it is."""
         clock = self.clock
-        try:
-            records = await asyncio.to_thread(self.offsets_log.read_all, partition)
-        except Exception as exc:
-            self.coordinator.fail_loading(partition, f"reading the partition failed: {exc!r}", clock.monotonic_ms())
-            return 0
-        if self.coordinator.owned_partitions().get(partition) != "loading":
+        records = await read_for_load(self.coordinator, partition, self.offsets_log.read_all, clock.monotonic_ms)
+        if records is None:
             return 0
         partition_log = self.logs.get(OFFSETS_TOPIC, partition)
         for damage in partition_log.damaged_ranges() if partition_log is not None else []:

@@ -31,6 +31,7 @@ from broker.clock import BrokerClock
 from broker.events import EventTap
 from broker.handlers.bridge import awaited
 from broker.offsets_log import OFFSETS_TOPIC
+from broker.partition_loads import read_for_load
 from broker.transaction_state_log import TransactionStateLog
 from broker.txn_markers import TxnMarkerWriter
 from broker.txn_verification import TxnAdd, TxnVerification
@@ -250,13 +251,9 @@ class TransactionService:
     async def load_partition(self, partition: int) -> int:
         """Replay one partition that is loading (at the start, or moved to another node); the records replayed."""
         clock = self._clock
-        try:
-            records = await asyncio.to_thread(self.log.read_transactions, partition)
-        except Exception as exc:
-            self.coordinator.fail_loading(partition, f"reading the partition failed: {exc!r}", clock.monotonic_ms())
+        records = await read_for_load(self.coordinator, partition, self.log.read_transactions, clock.monotonic_ms)
+        if records is None:
             return 0
-        if self.coordinator.owned_partitions().get(partition) != "loading":
-            return 0  # moved again while it was read: unloaded, or loaded by a later move
         loaded = self.coordinator.load_partition(partition, records, clock.monotonic_ms(), clock.wall_ms())
         self._rearm()
         return len(records) if loaded else 0
