@@ -15,6 +15,11 @@ from protocol.messages.find_coordinator import FindCoordinatorRequest
 from protocol.messages.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
 from protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 from protocol.messages.offset_fetch import OffsetFetchRequest
+from protocol.messages.offset_for_leader_epoch import (
+    OffsetForLeaderEpochRequest,
+    OffsetForLeaderPartition,
+    OffsetForLeaderTopic,
+)
 from protocol.registry import ApiKey
 from tests.broker.conftest import running_broker
 from tests.broker.group_wire import join_request
@@ -103,7 +108,6 @@ async def test_only_the_coordinators_node_serves_a_group(cluster: Broker) -> Non
 
 
 async def test_stopping_a_node_moves_its_leaders_and_coordinators_with_new_epochs(cluster: Broker) -> None:
-    cluster.create_topic("replicated", 3, {})
     client = await connect(cluster, 1)
     victim_connection = await connect(cluster, 2)
     group_partition = cluster.coordinator.partition_for("billing")
@@ -133,3 +137,32 @@ async def test_stopping_a_node_moves_its_leaders_and_coordinators_with_new_epoch
     assert (await produce(back, "orders", batch(b"x"), partition=1)).error_code == ErrorCode.NONE
     for connection in (client, back):
         await connection.close()
+
+
+async def test_after_a_leader_change_a_consumers_position_is_validated_not_reset(cluster: Broker) -> None:
+    """What KIP-320 clients do: the old epoch is fenced at the new leader, and OffsetForLeaderEpoch for the epoch the
+    consumer last fetched says where that epoch ended, so a position at or below it is kept."""
+    info = cluster.topics.create_topic("moving", 1, {}, 3)  # three replicas: the partition moves, nothing lost
+    assert info.replication_factor == 3
+    old_leader = await connect(cluster, 1)
+    for value in (b"a", b"b", b"c"):
+        assert (await produce(old_leader, "moving", batch(value))).error_code == ErrorCode.NONE
+    await old_leader.close()
+    [change] = [c for c in cluster.nodes.stop(1) if c.topic == "moving"]
+    new_leader = await connect(cluster, change.after)
+    stale = fetch_request("moving", 3)
+    stale.topics[0].partitions[0].current_leader_epoch = 0
+    fenced = await new_leader.call(ApiKey.FETCH, 12, stale)
+    assert fenced.responses[0].partitions[0].error_code == ErrorCode.FENCED_LEADER_EPOCH
+    validate = OffsetForLeaderEpochRequest(
+        replica_id=-1,
+        topics=[
+            OffsetForLeaderTopic(
+                topic="moving", partitions=[OffsetForLeaderPartition(current_leader_epoch=1, leader_epoch=0)]
+            )
+        ],
+    )
+    answer = await new_leader.call(ApiKey.OFFSET_FOR_LEADER_EPOCH, 4, validate)
+    [result] = answer.topics[0].partitions
+    assert (result.error_code, result.leader_epoch, result.end_offset) == (ErrorCode.NONE, 0, 3)
+    await new_leader.close()
