@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 import ssl
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -24,7 +25,7 @@ import structlog
 from broker.auth_gate import OPEN_GATE, AuthGate
 from broker.authorization import Authorization
 from broker.clock import BrokerClock
-from broker.cluster import ClusterView, SingleNodeCluster
+from broker.cluster import NodesCluster
 from broker.compaction import Compaction
 from broker.config import BrokerConfig
 from broker.config_layers import BrokerLayers
@@ -49,10 +50,14 @@ from broker.handlers.security import SecurityHandlers
 from broker.handlers.telemetry import TelemetryHandlers
 from broker.handlers.transactions import TransactionHandlers
 from broker.idle_connections import IdleConnections
+from broker.leader_logs import LeaderLogs
+from broker.leadership import Leadership
 from broker.listeners import AdvertisedListeners
 from broker.maintenance import Maintenance
 from broker.metrics import BrokerMetrics
+from broker.node_control import NodeControl
 from broker.offsets_log import OFFSETS_TOPIC, OffsetsLog
+from broker.partition_loads import read_for_load
 from broker.producer_state import ProducerIdAllocator
 from broker.sasl_listeners import sasl_settings
 from broker.scheduler import TimerDriver
@@ -104,7 +109,9 @@ class Broker:
         # ApiVersions v5 (KIP-1242) checks the client meant this cluster and node; asked only once requests arrive.
         self.dispatcher = Dispatcher(lambda: (self.cluster.cluster_id, self.cluster.local.node_id))
         self.fetches = FetchPurgatory()
-        self._servers: list[asyncio.Server | TlsServer] = []
+        #: Per node index (0 is `node.id`), the servers of its listeners, in `listeners` order.
+        self._servers: dict[int, list[asyncio.Server | TlsServer]] = {}
+        self._node_ids = config.node_ids
         self._connections: set[Connection] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._slots = ConnectionSlots(config["max.connections"], self._admit)
@@ -124,7 +131,16 @@ class Broker:
         #: Per listener (upper-cased): SASL settings and TLS principal mapping, checked before anything is written.
         self.credentials: ScramCredentialStore | None = None
         self._security = self._listener_security(config, clock)
-        self._sockets = [bind_listener(f"{n}://{h}:{p}", h, p) for n, h, p in config.listeners]
+        #: Per node index, its listeners' sockets, bound before anything is written (a busy port refuses the start),
+        #: and the ports they got (a stopped node binds them again when it starts).
+        self._sockets: dict[int, list[socket.socket]] = {}
+        self._bound_ports: dict[int, list[int]] = {}
+        try:
+            for index in range(len(self._node_ids)):
+                self._sockets[index] = self._bind_node(index, [0] * len(config.listeners))
+        except StartupError:
+            self._close_sockets()
+            raise
         try:
             self.dir_lock = lock_data_dir(config.log_dir)
         except StartupError:
@@ -153,10 +169,19 @@ class Broker:
             events=Events(self.events),
             topics=LogTopicCatalog(self.logs),
             verify_transaction=lambda request: self.transactions.verify_offsets(request),
+            serves=self._serves_offsets_partition if len(self._node_ids) > 1 else None,
         )
-        self.advertised = AdvertisedListeners(config.listeners, config.advertised_listeners, lambda: self.ports)
-        self.cluster: ClusterView = SingleNodeCluster(self.logs.cluster_id, config.node_id, self.advertised.address)
-        self.topics = TopicChanges(self.logs, config["num.partitions"])
+        self.advertised = AdvertisedListeners(config.listeners, config.advertised_listeners, self.node_ports)
+        self.cluster = NodesCluster(
+            self.logs.cluster_id,
+            self._node_ids,
+            self.advertised.address,
+            Leadership(self._node_ids),
+            self._replication_factor,
+        )
+        self.topics = TopicChanges(
+            self.logs, config["num.partitions"], self._capped_factor(config["default.replication.factor"])
+        )
         self.metrics = BrokerMetrics(
             self.coordinator,
             self.logs,
@@ -181,9 +206,12 @@ class Broker:
         self.telemetry = TelemetryHandlers(clock, lambda: {c.session.conn_id for c in self._connections})
         self.telemetry.register(self.dispatcher)
         #: The data plane; the transaction coordinator installs its Produce verifier as `records.verifier`.
-        self.records = RecordHandlers(config, self.logs, clock, self.real_clock, self.fetches, self.rearm_timers)
+        leader_logs = LeaderLogs(self.logs, self.cluster)
+        self.records = RecordHandlers(
+            config, self.logs, clock, self.real_clock, self.fetches, self.rearm_timers, leader_logs
+        )
         self.records.register(self.dispatcher)
-        LogAdminHandlers(self.logs).register(self.dispatcher)
+        LogAdminHandlers(self.logs, leader_logs).register(self.dispatcher)
         SecurityHandlers(self.credentials).register(self.dispatcher)
         #: Where the transaction coordinator writes its COMMIT/ABORT markers (broker.txn_markers).
         self.txn_markers = TxnMarkerWriter(self.logs, self.fetches, clock.wall_ms)
@@ -218,6 +246,18 @@ class Broker:
             loop, clock, [self.coordinator, self.transactions.coordinator, self.maintenance, self.idle]
         )
         self.driver.after_tick.append(self._start_reloads)
+        #: Stopping and starting nodes, moving leaders (a several-node cluster: `cluster.nodes`).
+        self.nodes = NodeControl(
+            self.cluster,
+            self.logs,
+            self,
+            {
+                OFFSETS_TOPIC: (self.coordinator, self._load_moved_offsets_partition),
+                TRANSACTION_STATE_TOPIC: (self.transactions.coordinator, self.transactions.load_partition),
+            },
+            lambda: (clock.monotonic_ms(), clock.wall_ms()),
+            self._spawn,
+        )
         self.fetch_driver = TimerDriver(loop, self.real_clock, [self.fetches])
         self.compaction: Compaction | None = None
         if config["log.cleaner.enable"]:
@@ -248,9 +288,34 @@ class Broker:
             self.compaction.reconfigure(CleanerConfig.from_broker_properties(values), values["log.cleaner.backoff.ms"])
         self.transactions.verification = values["transaction.partition.verification.enable"]
 
+    def _bind_node(self, index: int, given_ports: list[int]) -> list[socket.socket]:
+        """Node `index`'s listener sockets: each configured port plus the index (0 stays "any"), or the ports it
+        had before (`given_ports`, non-zero when a stopped node starts again, so its clients find it)."""
+        sockets: list[socket.socket] = []
+        try:
+            for (name, host, port), given in zip(self.config.listeners, given_ports, strict=True):
+                wanted = given or (port + index if port else 0)
+                sockets.append(bind_listener(f"{name}://{host}:{wanted}", host, wanted))
+        except StartupError:
+            for sock in sockets:
+                sock.close()
+            raise
+        self._bound_ports[index] = [sock.getsockname()[1] for sock in sockets]
+        return sockets
+
     def _close_sockets(self) -> None:
-        for sock in self._sockets:
-            sock.close()
+        for sockets in self._sockets.values():
+            for sock in sockets:
+                sock.close()
+
+    def _replication_factor(self, topic: str) -> int:
+        info = self.logs.topic(topic)
+        return info.replication_factor if info is not None else 1
+
+    def _capped_factor(self, factor: int) -> int:
+        """A configured replication factor within the nodes there are (Kafka's internal topics default to 3, which
+        one node could not hold; README, "Differences from Kafka")."""
+        return min(factor, len(self._node_ids))
 
     def _open_logs(self) -> LogManager:
         """The log directory with the dynamic broker configs recorded in it (they set the logs' defaults)."""
@@ -275,12 +340,36 @@ class Broker:
 
     @property
     def ports(self) -> list[int]:
-        return [s.sockets[0].getsockname()[1] for s in self._servers]
+        """The first node's listener ports, in `listeners` order."""
+        return self.node_ports(0)
+
+    def node_ports(self, index: int) -> list[int]:
+        """Node `index`'s listener ports (kept while the node is stopped: it serves them again when it starts)."""
+        return self._bound_ports[index]
+
+    def serve_node(self, index: int) -> None:
+        """Start a stopped node's listeners again, on the ports it had (`broker.node_control`): bound now, so a
+        client connecting at once waits in the backlog until they serve, a moment later."""
+        if index not in self._sockets:
+            self._sockets[index] = self._bind_node(index, self._bound_ports[index])
+        self._spawn(self._serve_node(index))
+
+    def close_node(self, index: int) -> None:
+        """Stop a node's listeners and drop its connections (`broker.node_control`)."""
+        for server in self._servers.pop(index, []):
+            server.close()
+        for sock in self._sockets.pop(index, []):
+            sock.close()
+        node_id = self._node_ids[index]
+        for connection in [*self._connections, *self._slots.waiting]:
+            if connection.session.node_id == node_id:
+                connection.close()
 
     @property
     def bootstrap_servers(self) -> str:
+        """Every node's first listener, comma-separated (one address on one node)."""
         host = self.config.listeners[0][1] or "127.0.0.1"
-        return f"{host}:{self.ports[0]}"
+        return ",".join(f"{host}:{self.node_ports(index)[0]}" for index in range(len(self._node_ids)))
 
     async def start(self) -> None:
         """Serve the listeners bound in the constructor, then create (on a fresh `log.dirs`) and load the coordinator
@@ -300,16 +389,11 @@ class Broker:
         )
 
     async def _start_listeners(self) -> None:
-        """Serve the listeners bound in the constructor (where a busy port already refused the start)."""
-        for (name, host, port), sock in zip(self.config.listeners, self._sockets, strict=True):
+        """Serve every node's listeners bound in the constructor (where a busy port already refused the start)."""
+        for index in self._sockets:
+            await self._serve_node(index)
+        for name, host, port in self.config.listeners:
             context = self._tls.get(name.upper())
-            if context is None:
-                loop = asyncio.get_running_loop()
-                self._servers.append(await loop.create_server(self._connection_factory(name), sock=sock))
-            else:
-                timeout_s = self.config["connections.max.idle.ms"] / 1000
-                factory = self._connection_factory(name)
-                self._servers.append(TlsServer(sock, context, name, factory, timeout_s, self.auth_gate))
             mutual_tls = context is not None and context.verify_mode == ssl.CERT_REQUIRED
             authenticated = mutual_tls or self._security[name.upper()].sasl is not None
             if is_wildcard_host(host) and not authenticated:
@@ -319,9 +403,21 @@ class Broker:
                     reason="bound to a wildcard address: anyone who can reach the port is served, unauthenticated",
                 )
 
-    def _connection_factory(self, listener: str) -> Callable[[], Connection]:
-        """The protocol factory of a listener: each accepted socket becomes a `Connection`, served once it has one
-        of the `max.connections` slots."""
+    async def _serve_node(self, index: int) -> None:
+        """Serve node `index`'s bound listener sockets."""
+        servers = self._servers[index] = []
+        for (name, _, _), sock in zip(self.config.listeners, self._sockets[index], strict=True):
+            context = self._tls.get(name.upper())
+            factory = self._connection_factory(name, self._node_ids[index] if self.cluster.several else None)
+            if context is None:
+                servers.append(await asyncio.get_running_loop().create_server(factory, sock=sock))
+            else:
+                timeout_s = self.config["connections.max.idle.ms"] / 1000
+                servers.append(TlsServer(sock, context, name, factory, timeout_s, self.auth_gate))
+
+    def _connection_factory(self, listener: str, node_id: int | None) -> Callable[[], Connection]:
+        """The protocol factory of a listener (of node `node_id` in a several-node cluster): each accepted socket
+        becomes a `Connection`, served once it has one of the `max.connections` slots."""
         max_frame_bytes = self.config["socket.request.max.bytes"]
         security = self._security.get(listener.upper())
 
@@ -335,6 +431,7 @@ class Broker:
                 self.auth_gate,
                 opened=self._accept,
                 lost=self._connection_lost,
+                node_id=node_id,
             )
 
         return connection
@@ -348,13 +445,12 @@ class Broker:
         default) are made by `_load_coordinator_topics` while the listeners already answer: until then the
         coordinators are loading (COORDINATOR_LOAD_IN_PROGRESS for their requests) and Metadata does not list the
         topics, as Kafka answers before it has created them."""
-        for topic, partitions, segment_bytes in (
-            (OFFSETS_TOPIC, "offsets.topic.num.partitions", "offsets.topic.segment.bytes"),
-            (TRANSACTION_STATE_TOPIC, "transaction.state.log.num.partitions", "transaction.state.log.segment.bytes"),
-        ):
+        for topic, key in ((OFFSETS_TOPIC, "offsets.topic"), (TRANSACTION_STATE_TOPIC, "transaction.state.log")):
             if self.logs.topic(topic) is None:
-                configs = _coordinator_topic_configs(self.config[segment_bytes])
-                self._creating[topic] = self.topics.begin_creating(topic, self.config[partitions], configs)
+                configs = _coordinator_topic_configs(self.config[f"{key}.segment.bytes"])
+                factor = self._capped_factor(self.config[f"{key}.replication.factor"])
+                partitions = self.config[f"{key}.num.partitions"]
+                self._creating[topic] = self.topics.begin_creating(topic, partitions, configs, factor)
 
     def _coordinator_topics(self) -> dict[int, CoordinatorTopic]:
         """Where FindCoordinator looks: groups on `__consumer_offsets`, transactional ids on `__transaction_state`."""
@@ -433,12 +529,12 @@ class Broker:
         )
 
     async def _load_offsets_partition(self, partition: int) -> int:
-        """Load one partition; returns how many records it replayed (0 when it failed)."""
+        """Load one partition; returns how many records it replayed (0 when it failed). A partition that is no
+        longer loading once its records are read (its leadership moved again meanwhile, and it was unloaded or a
+        later load finished first) is left as it is."""
         clock = self.clock
-        try:
-            records = await asyncio.to_thread(self.offsets_log.read_all, partition)
-        except Exception as exc:
-            self.coordinator.fail_loading(partition, f"reading the partition failed: {exc!r}", clock.monotonic_ms())
+        records = await read_for_load(self.coordinator, partition, self.offsets_log.read_all, clock.monotonic_ms)
+        if records is None:
             return 0
         partition_log = self.logs.get(OFFSETS_TOPIC, partition)
         for damage in partition_log.damaged_ranges() if partition_log is not None else []:
@@ -466,6 +562,16 @@ class Broker:
         """Load again, from the log, the partitions the coordinator had to unload after a failed write."""
         for partition in self.coordinator.take_reloads():
             self._spawn(self._reload_offsets_partition(partition))
+
+    def _serves_offsets_partition(self, partition: int) -> bool:
+        """Whether the node a group request came to leads the group's partition (several nodes only)."""
+        return self.cluster.leads_here(OFFSETS_TOPIC, partition)
+
+    async def _load_moved_offsets_partition(self, partition: int) -> int:
+        """Load a partition whose leadership moved (`broker.node_control`)."""
+        loaded = await self._load_offsets_partition(partition)
+        self.rearm_timers()
+        return loaded
 
     async def _reload_offsets_partition(self, partition: int) -> None:
         await self._load_offsets_partition(partition)
@@ -508,8 +614,11 @@ class Broker:
         self._connections.discard(connection)
         self._slots.leave(connection, admitted)
 
+    def _all_servers(self) -> list[asyncio.Server | TlsServer]:
+        return [server for servers in self._servers.values() for server in servers]
+
     async def stop(self) -> None:
-        for server in self._servers:
+        for server in self._all_servers():
             server.close()
         # Let requests in flight finish (bounded: a parked JoinGroup may wait much longer), then close.
         for connection in list(self._connections):
@@ -519,7 +628,7 @@ class Broker:
             await asyncio.wait([asyncio.ensure_future(w) for w in in_flight], timeout=SHUTDOWN_GRACE_S)
         for connection in [*self._connections, *self._slots.waiting]:
             connection.close()
-        for server in self._servers:
+        for server in self._all_servers():
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(server.wait_closed(), SHUTDOWN_GRACE_S)
         if self.compaction is not None:

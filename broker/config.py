@@ -127,6 +127,15 @@ KEYS: dict[str, ConfigKey] = {
         _k("node.id", "int", 1, "This broker's id in Metadata and FindCoordinator answers.", low=0),
         _k("broker.id", "int", -1, "Alias of node.id kept for old configs; -1 means use node.id.", low=-1),
         _k(
+            "cluster.nodes",
+            "int",
+            1,
+            "Broker nodes this process runs as one test cluster (not a Kafka key): ids node.id, node.id+1, ..., "
+            "each with its own listener ports (port + its index), replicas simulated on the shared log.dirs.",
+            low=1,
+            high=64,
+        ),
+        _k(
             "listeners",
             "list",
             "PLAINTEXT://127.0.0.1:9092",
@@ -722,6 +731,11 @@ class BrokerConfig:
         broker_id: int = self["broker.id"]
         node_id: int = self["node.id"]
         return broker_id if broker_id >= 0 and "node.id" not in self.explicit else node_id
+
+    @property
+    def node_ids(self) -> list[int]:
+        """The node ids of the cluster this process runs (`cluster.nodes`): node.id, node.id + 1, ..."""
+        return [self.node_id + index for index in range(self["cluster.nodes"])]
 
     @property
     def log_dir(self) -> Path:

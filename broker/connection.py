@@ -34,7 +34,7 @@ from broker import eager
 from broker.auth_gate import AuthGate
 from broker.context import ConnectionSession, RequestContext
 from broker.dispatch import Later
-from broker.listeners import current_listener
+from broker.listeners import current_listener, current_node
 from broker.record_slices import INLINE_READ_BYTES, RecordSlices, RecordsShrankError
 from broker.responses import as_written
 from broker.security.authenticator import SaslAuthenticator, SaslSettings, Step
@@ -97,6 +97,7 @@ class Connection(asyncio.Protocol):
         "_listener",
         "_lost",
         "_max_frame_bytes",
+        "_node_id",
         "_opened",
         "_read_paused",
         "_security",
@@ -120,8 +121,10 @@ class Connection(asyncio.Protocol):
         gate: AuthGate | None = None,
         opened: Callable[[Connection], None] | None = None,
         lost: Callable[[Connection], None] | None = None,
+        node_id: int | None = None,
     ) -> None:
         self._dispatcher = dispatcher
+        self._node_id = node_id  # which node of a several-node cluster accepted it (None: the only one)
         self._max_frame_bytes = max_frame_bytes
         self._listener = listener
         self._idle = idle
@@ -147,7 +150,7 @@ class Connection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = transport  # type: ignore[assignment]  # uvloop's transports are not asyncio.Transport
         peer = transport.get_extra_info("peername") or ("?", 0)
-        self.session = ConnectionSession(next(_conn_ids), str(peer[0]), int(peer[1]), self._listener)
+        self.session = ConnectionSession(next(_conn_ids), str(peer[0]), int(peer[1]), self._listener, self._node_id)
         ssl_object = transport.get_extra_info("ssl_object")
         self._first_read = ssl_object is None  # only a plaintext connection's first bytes can be a TLS ClientHello
         self._secure(self._security, ssl_object, f"{peer[0]}:{peer[1]}", self._gate)
@@ -287,6 +290,9 @@ class Connection(asyncio.Protocol):
             conn_id=session.conn_id, peer=session.peer_host, listener=session.listener, principal=session.principal
         )
         current_listener.set(session.listener.upper())
+        if session.node_id is not None:
+            structlog.contextvars.bind_contextvars(node=session.node_id)
+            current_node.set(session.node_id)
 
     def _refuse_tls(self) -> None:
         log.warning(

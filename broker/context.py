@@ -18,6 +18,8 @@ class ConnectionSession:
     peer_host: str
     peer_port: int
     listener: str = "PLAINTEXT"
+    #: The node of a several-node cluster that accepted the connection (`cluster.nodes`); None on one node.
+    node_id: int | None = None
     client_id: str | None = None
     principal: str = "User:ANONYMOUS"
     #: The client certificate's distinguished name on a mutual-TLS connection (what principal mapping rules read).

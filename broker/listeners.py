@@ -15,6 +15,8 @@ from contextvars import ContextVar
 
 #: The name (upper-cased, as Kafka normalises it) of the listener serving the current connection; None outside one.
 current_listener: ContextVar[str | None] = ContextVar("current_listener", default=None)
+#: The node id serving the current connection in a several-node cluster (`cluster.nodes`); None on one node.
+current_node: ContextVar[int | None] = ContextVar("current_node", default=None)
 
 Endpoint = tuple[str, str, int]
 
@@ -22,15 +24,21 @@ Endpoint = tuple[str, str, int]
 class AdvertisedListeners:
     """Per listener name, the host and port given to clients: its `advertised.listeners` entry, or (as Kafka
     falls back to `listeners`) the bound address. Port 0 means the port the OS gave that listener. The names were
-    checked with the configuration (`broker.config.check_advertised_names`)."""
+    checked with the configuration (`broker.config.check_advertised_names`).
 
-    def __init__(self, bound: Sequence[Endpoint], advertised: Sequence[Endpoint], ports: Callable[[], list[int]]):
+    In a several-node cluster (`cluster.nodes`) node i (its index, 0 for the first) binds and advertises each
+    listener's port plus i, and a port 0 stays the one the OS gave that node's listener."""
+
+    def __init__(
+        self, bound: Sequence[Endpoint], advertised: Sequence[Endpoint], ports: Callable[[int], list[int]]
+    ) -> None:
         self._names = [name.upper() for name, _, _ in bound]
         self._ports = ports
         self._advertised = {name.upper(): (host, port) for name, host, port in [*bound, *advertised]}
 
-    def address(self, listener: str | None = None) -> tuple[str, int]:
-        """The advertised (host, port) of `listener`, by default the one serving the current connection."""
+    def address(self, listener: str | None = None, node_index: int = 0) -> tuple[str, int]:
+        """The advertised (host, port) of `listener` on the node `node_index`, by default the listener serving the
+        current connection."""
         name = (listener or current_listener.get() or self._names[0]).upper()
         host, port = self._advertised[name]
-        return host or "127.0.0.1", port or self._ports()[self._names.index(name)]
+        return host or "127.0.0.1", port + node_index if port else self._ports(node_index)[self._names.index(name)]

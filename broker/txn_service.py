@@ -31,6 +31,7 @@ from broker.clock import BrokerClock
 from broker.events import EventTap
 from broker.handlers.bridge import awaited
 from broker.offsets_log import OFFSETS_TOPIC
+from broker.partition_loads import read_for_load
 from broker.transaction_state_log import TransactionStateLog
 from broker.txn_markers import TxnMarkerWriter
 from broker.txn_verification import TxnAdd, TxnVerification
@@ -242,19 +243,20 @@ class TransactionService:
         """Replay every `__transaction_state` partition (read in a worker thread, replayed on the loop); a partition
         that cannot be read is FAILED (NOT_COORDINATOR for its ids) and the others load regardless. Returns how
         many records were replayed."""
-        clock = self._clock
         replayed = 0
         for partition in self.partitions:
-            try:
-                records = await asyncio.to_thread(self.log.read_transactions, partition)
-            except Exception as exc:
-                reason = f"reading the partition failed: {exc!r}"
-                self.coordinator.fail_loading(partition, reason, clock.monotonic_ms())
-                continue
-            if self.coordinator.load_partition(partition, records, clock.monotonic_ms(), clock.wall_ms()):
-                replayed += len(records)
-            self._rearm()
+            replayed += await self.load_partition(partition)
         return replayed
+
+    async def load_partition(self, partition: int) -> int:
+        """Replay one partition that is loading (at the start, or moved to another node); the records replayed."""
+        clock = self._clock
+        records = await read_for_load(self.coordinator, partition, self.log.read_transactions, clock.monotonic_ms)
+        if records is None:
+            return 0
+        loaded = self.coordinator.load_partition(partition, records, clock.monotonic_ms(), clock.wall_ms())
+        self._rearm()
+        return len(records) if loaded else 0
 
     def _deliver_durability(self, outcomes: list[tuple[AppendCallback, ErrorCode]]) -> None:
         """Tell the coordinator its records are durable, after bringing its clock to now."""

@@ -8,6 +8,8 @@ exactly what Kafka answers a client that catches a group in Dead.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from coordinator.consumer_group.group import ConsumerGroup, ConsumerGroupState
 from coordinator.consumer_group.records import group_tombstones
 from coordinator.group import ClassicGroup
@@ -80,9 +82,12 @@ class AdminMixin(GroupManagerBase):
 
     # -- ListGroups ------------------------------------------------------------------------------------------
 
-    def list_groups(self, request: ListGroupsRequest, error: ErrorCode) -> ListGroupsResponse:
-        """Groups of every partition this coordinator owns; `error` is the partition manager's listing error:
-        COORDINATOR_NOT_AVAILABLE alone, or LOAD_IN_PROGRESS (14) sent with the groups while any is loading."""
+    def list_groups(
+        self, request: ListGroupsRequest, error: ErrorCode, listed_here: Callable[[str], bool]
+    ) -> ListGroupsResponse:
+        """Groups of every partition this coordinator owns (that the requesting node leads: `listed_here`);
+        `error` is the partition manager's listing error: COORDINATOR_NOT_AVAILABLE alone, or LOAD_IN_PROGRESS (14)
+        sent with the groups while any is loading."""
         if error == ErrorCode.COORDINATOR_NOT_AVAILABLE:
             return ListGroupsResponse(error_code=error)
         states = {s.strip().lower() for s in request.states_filter}
@@ -96,6 +101,7 @@ class AdminMixin(GroupManagerBase):
             )
             for group in self._all_groups()
             if self.is_live(group)
+            and listed_here(group.group_id)
             and (not states or group.state.lower in states)
             and (not types or group.group_type in types)
         ]

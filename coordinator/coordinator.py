@@ -49,7 +49,7 @@ from coordinator.group_manager import GroupMetadataManager
 from coordinator.hashing import partition_for
 from coordinator.offset_base import KnownPartition, TransactionVerifier
 from coordinator.offset_manager import OffsetMetadataManager
-from coordinator.partitions import PartitionManager, PartitionTable
+from coordinator.partitions import PartitionManager, PartitionTable, Serves
 from coordinator.persistence import RecordLog
 from coordinator.records import LogEntry, TransactionMarker
 from coordinator.reply import Reply
@@ -89,20 +89,25 @@ class GroupCoordinator(TimerDriven):
         known_partition: KnownPartition | None = None,
         topics: TopicCatalog | None = None,
         verify_transaction: TransactionVerifier | None = None,
+        serves: Serves | None = None,
     ) -> None:
         """`verify_transaction` is the transaction coordinator's check that a TxnOffsetCommit's producer added the
         group's partition to its transaction (AddOffsetsToTxn, `offset_base.TransactionVerifier`); None accepts
-        every transaction."""
+        every transaction. `serves` (several-node clusters) says whether the node a request came to leads a
+        partition (`partitions.PartitionTable.gate`); None: every request's node does."""
         self._config = config
         self._events = events if events is not None else Events()
         self._timer = Timer()
         self._time = TimeRegister()
-        self._table = PartitionTable(config)
+        self._table = PartitionTable(config, serves)
         self._runtime = CoordinatorRuntime(
             store, self._timer, self._time, config.offsets_commit_timeout_ms, self._events
         )
         write = self._runtime.write
-        parts = ManagerParts(config, self._events, self._timer, self._time, self._table.gate, write, self._reload)
+        gate = self._table.gate
+        parts = ManagerParts(
+            config, self._events, self._timer, self._time, gate, write, self._reload, serves is not None
+        )
         self._groups = GroupMetadataManager(parts, decode_subscription, topics)
         self._offsets = OffsetMetadataManager(parts, self._groups, known_partition, verify_transaction)
         self._partitions = PartitionManager(
@@ -141,7 +146,7 @@ class GroupCoordinator(TimerDriven):
     def list_groups(self, ctx: RequestContext, request: ListGroupsRequest, now_ms: int) -> ListGroupsResponse:
         """ListGroups (#41)."""
         self._time.advance(now_ms, ctx.wall_ms)
-        return self._groups.list_groups(request, self._table.listing_error())
+        return self._groups.list_groups(request, self._table.listing_error(), self._table.lists)
 
     def delete_groups(
         self, ctx: RequestContext, request: DeleteGroupsRequest, now_ms: int

@@ -50,6 +50,9 @@ class ManagerParts:
     gate: Gate
     write: Write
     reload: Reload
+    #: Several nodes share this coordinator: a group in memory may be another node's, so fast paths that skip
+    #: the gate for a group they find (Heartbeat) must not.
+    gate_always: bool = False
 
 
 class ManagerBase:
@@ -61,6 +64,7 @@ class ManagerBase:
         self._timer = parts.timer
         self._time = parts.time
         self._gate_check = parts.gate
+        self._gate_always = parts.gate_always
         self._write = parts.write
         self._reload = parts.reload
 

@@ -33,11 +33,12 @@ class MembershipMixin(RebalanceMixin):
         """Handle a Heartbeat: validate, push the member's session deadline, report whether to rejoin."""
         group_id = request.group_id
         group = self._groups.get(group_id) if group_id else None
-        if group is None:
+        if group is None or self._gate_always:
             error = self._gate(group_id, allow_empty_id=False)
             if error == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
                 error = _NONE  # the group is still loading: answer blindly (#4)
-            return HeartbeatResponse(error_code=_UNKNOWN_MEMBER_ID if error is None else error)
+            if group is None or error is not None:
+                return HeartbeatResponse(error_code=_UNKNOWN_MEMBER_ID if error is None else error)
         state = group.state
         if state is _DEAD:
             return HeartbeatResponse(error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE)

@@ -19,7 +19,7 @@ partitions are not affected. `begin_loading` may try again.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from coordinator.config import CoordinatorConfig
 from coordinator.events import Events
@@ -30,6 +30,9 @@ from coordinator.offset_manager import OffsetMetadataManager
 from coordinator.records import LogEntry
 from coordinator.runtime import CoordinatorRuntime
 from protocol.errors import ErrorCode
+
+#: Whether the node answering the current request leads a `__consumer_offsets` partition (several-node clusters).
+Serves = Callable[[int], bool]
 
 
 class PartitionStatus(enum.Enum):
@@ -42,19 +45,31 @@ class PartitionStatus(enum.Enum):
 class PartitionTable:
     """Which partitions this coordinator owns and in which state; the request gate (rule #2)."""
 
-    __slots__ = ("_active", "_config", "_failures", "_statuses")
+    __slots__ = ("_active", "_config", "_failures", "_serves", "_statuses")
 
-    def __init__(self, config: CoordinatorConfig) -> None:
+    def __init__(self, config: CoordinatorConfig, serves: Serves | None = None) -> None:
         self._config = config
         self._statuses: dict[int, PartitionStatus] = {}
         self._failures: dict[int, str] = {}
         self._active = True
+        self._serves = serves
 
     def gate(self, group_id: str | None, allow_empty_id: bool) -> ErrorCode | None:
-        """Kafka's `validateGroupStatus`: invalid id, inactive coordinator, partition loading, not the owner."""
+        """Kafka's `validateGroupStatus`: invalid id, inactive coordinator, not the owner, partition loading.
+
+        In a several-node cluster one coordinator holds the partitions of every node, and `serves` says whether
+        the node the request came to leads the group's partition: when it does not, the answer is NOT_COORDINATOR
+        before anything else, as a Kafka node that is not the leader has no state for the partition at all."""
         if group_id is None or (not group_id and not allow_empty_id):
             return ErrorCode.INVALID_GROUP_ID
-        return self.partition_gate(partition_for(group_id, self._config.offsets_topic_num_partitions))
+        partition = partition_for(group_id, self._config.offsets_topic_num_partitions)
+        if self._serves is not None and self._active and not self._serves(partition):
+            return ErrorCode.NOT_COORDINATOR
+        return self.partition_gate(partition)
+
+    def lists(self, group_id: str) -> bool:
+        """Whether ListGroups, asked of the requesting node, lists this group (its partition is the node's)."""
+        return self._serves is None or self._serves(partition_for(group_id, self._config.offsets_topic_num_partitions))
 
     def partition_gate(self, partition: int) -> ErrorCode | None:
         """The same check for one partition (a transaction marker names the partition, not a group)."""
@@ -68,10 +83,12 @@ class PartitionTable:
         return None
 
     def listing_error(self) -> ErrorCode:
-        """ListGroups' error (#41): not available once shut down, LOAD_IN_PROGRESS while any partition loads."""
+        """ListGroups' error (#41): not available once shut down, LOAD_IN_PROGRESS while any partition (of the
+        requesting node) loads."""
         if not self._active:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        if any(s is PartitionStatus.LOADING for s in self._statuses.values()):
+        serves = self._serves
+        if any(s is PartitionStatus.LOADING and (serves is None or serves(p)) for p, s in self._statuses.items()):
             return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
         return ErrorCode.NONE
 

@@ -304,9 +304,14 @@ class LogManager:
         *,
         topic_id: uuid.UUID | None = None,
         now_ms: int | None = None,
+        replication_factor: int = 1,
     ) -> TopicInfo:
         """:meth:`create_topic_steps` run to its end in one go (startup, tools, small topics)."""
-        return run_steps(self.create_topic_steps(name, partitions, configs, topic_id=topic_id, now_ms=now_ms))
+        return run_steps(
+            self.create_topic_steps(
+                name, partitions, configs, topic_id=topic_id, now_ms=now_ms, replication_factor=replication_factor
+            )
+        )
 
     def create_topic_steps(
         self,
@@ -316,6 +321,7 @@ class LogManager:
         *,
         topic_id: uuid.UUID | None = None,
         now_ms: int | None = None,
+        replication_factor: int = 1,
     ) -> Steps[TopicInfo]:
         """Create the partition logs one step per partition, then commit the topic to the catalogue.
 
@@ -326,7 +332,9 @@ class LogManager:
         every directory and descriptor it made. ``partitions=-1`` (broker default) is the caller's to resolve.
         """
         self._check_open()
-        info = self.validate_new_topic(name, partitions, configs, topic_id=topic_id)
+        info = self.validate_new_topic(
+            name, partitions, configs, topic_id=topic_id, replication_factor=replication_factor
+        )
         now = self._clock() if now_ms is None else now_ms
         return self._create_topic(info, self.defaults.with_overrides(info.configs, validated=True), now)
 
@@ -337,14 +345,17 @@ class LogManager:
         configs: Mapping[str, str | None] | None = None,
         *,
         topic_id: uuid.UUID | None = None,
+        replication_factor: int = 1,
     ) -> TopicInfo:
-        """Every check :meth:`create_topic_steps` makes (CreateTopics' validate_only); nothing is created."""
+        """Every check :meth:`create_topic_steps` makes (CreateTopics' validate_only); nothing is created. The
+        replication factor is the caller's to check against the nodes (CreateTopics does)."""
         validate_topic_name(name)
         self._check_name_free(name)
         if partitions < 1:
             raise InvalidPartitionsError("Number of partitions was set to an invalid non-positive value.")
         overrides = validate_topic_configs(configs or {}, self.default_properties)
-        return TopicInfo(name, topic_id if topic_id is not None else new_kafka_uuid(), partitions, overrides)
+        topic_id = topic_id if topic_id is not None else new_kafka_uuid()
+        return TopicInfo(name, topic_id, partitions, overrides, replication_factor)
 
     def _create_topic(self, info: TopicInfo, config: LogConfig, now_ms: int) -> Steps[TopicInfo]:
         self._pending[info.name] = "is being created"

@@ -109,13 +109,18 @@ class TopicInfo:
     topic_id: uuid.UUID
     partitions: int
     configs: Mapping[str, str] = field(default_factory=dict)
+    #: How many nodes hold each partition (a test cluster's simulated replicas, broker.leadership); 1 on one node.
+    replication_factor: int = 1
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        entry: dict[str, Any] = {
             "topic_id": kafka_uuid_to_str(self.topic_id),
             "partitions": self.partitions,
             "configs": dict(sorted(self.configs.items())),
         }
+        if self.replication_factor != 1:  # a one-node catalogue stays as it was written before clusters
+            entry["replication_factor"] = self.replication_factor
+        return entry
 
     @classmethod
     def from_json(cls, name: str, data: Mapping[str, Any]) -> TopicInfo:
@@ -125,7 +130,10 @@ class TopicInfo:
         partitions = data["partitions"]
         if not isinstance(partitions, int) or partitions < 1:
             raise ValueError(f"bad partition count for topic {name}")
-        return cls(name, kafka_uuid_from_str(str(data["topic_id"])), partitions, dict(configs))
+        factor = data.get("replication_factor", 1)
+        if not isinstance(factor, int) or factor < 1:
+            raise ValueError(f"bad replication factor for topic {name}")
+        return cls(name, kafka_uuid_from_str(str(data["topic_id"])), partitions, dict(configs), factor)
 
 
 class TopicCatalogue:

@@ -22,6 +22,7 @@ from toolkit.frozen_wait import FrozenWait, PendingTimer
 
 if TYPE_CHECKING:
     from broker.app import Broker
+    from broker.leadership import LeaderChange
     from toolkit.coordinator_moves import CoordinatorMoves
     from toolkit.faults import Faults
     from toolkit.group_activity import GroupActivity
@@ -160,6 +161,19 @@ def _expired_transaction(controls: BrokerControls, args: Mapping[str, Any], resu
             + "): only an Ongoing transaction times out",
         )
     return {"expired": transactional_id, "transaction": snapshot}
+
+
+def _change(change: LeaderChange) -> dict[str, Any]:
+    return {
+        "topic": change.topic,
+        "partition": change.partition,
+        "leader_before": change.before,
+        "leader": change.after,
+    }
+
+
+def _leader_changes(controls: BrokerControls, args: Mapping[str, Any], result: Any) -> Any:
+    return {"leader_changes": result}
 
 
 class BrokerControls:
@@ -519,6 +533,79 @@ class BrokerControls:
         The group's coordinator moves away: its requests get NOT_COORDINATOR until a client looks the coordinator
         up again (FindCoordinator), which finds it loaded afresh from `__consumer_offsets`. Returns the partition."""
         return self._moves.move(group_id)
+
+    # -- the nodes of a several-node cluster (`cluster.nodes`) ------------------------------------------------------
+
+    @control("GET", "/nodes", answer=_result("nodes"))
+    def nodes(self) -> list[dict[str, Any]]:
+        """Every node: its id, address, whether it runs, and how many partitions it leads."""
+        broker = self._broker
+        cluster = broker.cluster
+        led: dict[int, int] = {}
+        for info in broker.logs.topics():
+            for index in range(info.partitions):
+                leader = cluster.leader_id(info.name, index)
+                led[leader] = led.get(leader, 0) + 1
+        return [
+            {
+                "node_id": node_id,
+                "port": broker.node_ports(index)[0],
+                "running": node_id not in broker.nodes.stopped,
+                "leads": led.get(node_id, 0),
+                "controller": node_id == cluster.controller_id,
+            }
+            for index, node_id in enumerate(cluster.node_ids)
+        ]
+
+    @control("POST", "/nodes/{id}/stop", answer=_leader_changes)
+    def stop_node(self, node_id: int) -> list[dict[str, Any]]:
+        """Stop a node: connections drop, its partitions and coordinators move.
+
+        Its listeners close and its connections drop; every partition it led elects another in-sync replica (leader
+        epoch + 1), and its `__consumer_offsets` and `__transaction_state` partitions load on their new leaders
+        (COORDINATOR_LOAD_IN_PROGRESS meanwhile). Returns the leader changes. `ValueError` for an unknown node or
+        the last running one."""
+        changes = self._broker.nodes.stop(node_id)
+        self._broker.rearm_timers()
+        return [_change(change) for change in changes]
+
+    @control("POST", "/nodes/{id}/start", answer=_leader_changes)
+    def start_node(self, node_id: int) -> list[dict[str, Any]]:
+        """Start a stopped node again, on the same ports.
+
+        It is in sync again and leads the partitions that had no leader; the others keep theirs until a
+        `move_leader`. Returns the leader changes."""
+        changes = self._broker.nodes.start(node_id)
+        self._broker.rearm_timers()
+        return [_change(change) for change in changes]
+
+    @control("POST", "/topics/{topic}/partitions/{partition}/leader", answer=_leader_changes)
+    def move_leader(self, topic: str, partition: int, node_id: int) -> list[dict[str, Any]]:
+        """Move one partition's leadership to a node.
+
+        The node must be a running in-sync replica (`ValueError` otherwise); the leader epoch is bumped, and for a
+        coordinator topic's partition its groups or transactional ids load on that node. Returns the change (none
+        when it led already)."""
+        change = self._broker.nodes.move_leader(topic, partition, node_id)
+        self._broker.rearm_timers()
+        return [] if change is None else [_change(change)]
+
+    @control("GET", "/groups/{id}/coordinator", answer=_result("node_id"))
+    def coordinator_node(self, group_id: str) -> int:
+        """The node coordinating a group (-1 while none leads its partition).
+
+        The leader of the group's `__consumer_offsets` partition, which FindCoordinator names."""
+        partition = self._broker.coordinator.partition_for(group_id)
+        return self._broker.cluster.leader_id("__consumer_offsets", partition)
+
+    @control("POST", "/groups/{id}/coordinator", answer=_leader_changes)
+    def move_group_coordinator(self, group_id: str, node_id: int) -> list[dict[str, Any]]:
+        """Move a group's coordinator to a node.
+
+        The leadership of the group's `__consumer_offsets` partition moves (`move_leader`): the old node answers
+        NOT_COORDINATOR, the new one loads the partition from the log. Returns the change."""
+        partition = self._broker.coordinator.partition_for(group_id)
+        return self.move_leader("__consumer_offsets", partition, node_id)
 
     @control("POST", "/groups/{id}/loading", answer=_loading)
     def load_partition_for(self, group_id: str, duration_ms: int) -> int:

@@ -25,6 +25,7 @@ from broker.dispatch import Dispatcher
 from broker.dynamic_config import DynamicConfigs
 from broker.group_topics import INTERNAL_TOPICS
 from broker.leader_epochs import leader_epoch_of
+from broker.leadership import NO_LEADER
 from broker.topics import TopicChanges
 from protocol.errors import ErrorCode
 from protocol.messages.create_partitions import (
@@ -33,6 +34,7 @@ from protocol.messages.create_partitions import (
     CreatePartitionsTopicResult,
 )
 from protocol.messages.create_topics import (
+    CreatableReplicaAssignment,
     CreatableTopicConfigs,
     CreatableTopicResult,
     CreateTopicsRequest,
@@ -89,15 +91,16 @@ class ClusterHandlers:
         cluster = self._cluster
         partitions = []
         for index in range(info.partitions):
-            node = cluster.leader_of(info.name, index)
-            leader = node.node_id if node is not None else -1
+            state = cluster.partition_state(info.name, index)
             partitions.append(
                 MetadataResponsePartition(
+                    error_code=ErrorCode.LEADER_NOT_AVAILABLE if state.leader == NO_LEADER else ErrorCode.NONE,
                     partition_index=index,
-                    leader_id=leader,
+                    leader_id=state.leader,
                     leader_epoch=leader_epoch_of(self._logs, info.name, index),
-                    replica_nodes=[leader],
-                    isr_nodes=[leader],
+                    replica_nodes=list(state.replicas),
+                    isr_nodes=list(state.isr),
+                    offline_replicas=cluster.offline_replicas(state),
                 )
             )
         return MetadataResponseTopic(
@@ -205,12 +208,13 @@ class ClusterHandlers:
                 result.error_code, result.error_message = error, message
                 continue
             partitions = len(topic.assignments) if topic.assignments else topic.num_partitions
+            factor = self._assigned_factor(topic.assignments) if topic.assignments else topic.replication_factor
             configs = {c.name: c.value for c in topic.configs}  # a null value is INVALID_CONFIG, as in Kafka
             try:
                 if request.validate_only:
-                    created: TopicInfo | None = self._topics.validate_new_topic(topic.name, partitions, configs)
+                    created: TopicInfo | None = self._topics.validate_new_topic(topic.name, partitions, configs, factor)
                 else:
-                    creation = self._topics.create_topic_in_slices(topic.name, partitions, configs)
+                    creation = self._topics.create_topic_in_slices(topic.name, partitions, configs, factor)
                     created = await self._finish_within(creation, request.timeout_ms)
             except StorageError as exc:
                 result.error_code, result.error_message = exc.error_code, str(exc)
@@ -222,7 +226,7 @@ class ClusterHandlers:
             result.topic_id = info.topic_id
             if ctx.api_version >= 5:
                 result.num_partitions = info.partitions
-                result.replication_factor = 1
+                result.replication_factor = info.replication_factor
                 result.configs = self._created_configs(info, configs)
         results += [
             CreatableTopicResult(name=name, error_code=ErrorCode.INVALID_REQUEST, error_message="Duplicate topic name.")
@@ -230,6 +234,11 @@ class ClusterHandlers:
             if count > 1
         ]
         return CreateTopicsResponse(topics=results)
+
+    def _assigned_factor(self, assignments: Sequence[CreatableReplicaAssignment]) -> int:
+        """The replication factor of a manual assignment: its first partition's replica count, within the nodes
+        there are (the replicas themselves follow the placement: README, "Differences from Kafka")."""
+        return min(max(len(assignments[0].broker_ids), 1), len(self._cluster.nodes()))
 
     def _check_replication(
         self, num_partitions: int, replication_factor: int, assignments: Sequence[object]

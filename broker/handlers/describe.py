@@ -13,6 +13,7 @@ from broker.context import RequestContext
 from broker.dispatch import Dispatcher
 from broker.group_topics import INTERNAL_TOPICS
 from broker.leader_epochs import leader_epoch_of
+from broker.leadership import NO_LEADER
 from broker.topic_pages import TopicSlice, page
 from protocol.errors import ErrorCode
 from protocol.messages.describe_cluster import DescribeClusterBroker, DescribeClusterRequest, DescribeClusterResponse
@@ -128,17 +129,17 @@ class DescribeHandlers:
         )
 
     def _partition(self, info: TopicInfo, index: int) -> DescribeTopicPartitionsResponsePartition:
-        node = self._cluster.leader_of(info.name, index)
-        leader = node.node_id if node is not None else -1
+        state = self._cluster.partition_state(info.name, index)
         return DescribeTopicPartitionsResponsePartition(
+            error_code=ErrorCode.LEADER_NOT_AVAILABLE if state.leader == NO_LEADER else ErrorCode.NONE,
             partition_index=index,
-            leader_id=leader,
+            leader_id=state.leader,
             leader_epoch=leader_epoch_of(self._logs, info.name, index),
-            replica_nodes=[leader],
-            isr_nodes=[leader],
+            replica_nodes=list(state.replicas),
+            isr_nodes=list(state.isr),
             eligible_leader_replicas=[],  # Kafka 4.4 has ELR on (KIP-966): empty lists, not null
             last_known_elr=[],
-            offline_replicas=[],
+            offline_replicas=self._cluster.offline_replicas(state),
         )
 
 

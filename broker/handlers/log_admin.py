@@ -15,6 +15,7 @@ from broker.context import RequestContext
 from broker.dispatch import Dispatcher
 from broker.group_topics import INTERNAL_TOPICS
 from broker.leader_epochs import check_current_leader_epoch
+from broker.leader_logs import LeaderLogs
 from protocol.errors import ErrorCode
 from protocol.messages.delete_records import (
     DeleteRecordsPartitionResult,
@@ -48,8 +49,9 @@ HIGH_WATERMARK = -1
 
 
 class LogAdminHandlers:
-    def __init__(self, logs: LogManager) -> None:
+    def __init__(self, logs: LogManager, leader_logs: LeaderLogs) -> None:
         self._logs = logs
+        self._leader_logs = leader_logs
 
     def register(self, d: Dispatcher) -> None:
         d.register(ApiKey.DELETE_RECORDS, self.delete_records)
@@ -78,9 +80,9 @@ class LogAdminHandlers:
     def _delete(self, topic: str, partition: int, offset: int) -> tuple[ErrorCode, int]:
         if topic in INTERNAL_TOPICS:
             return ErrorCode.INVALID_TOPIC_EXCEPTION, -1
-        partition_log = self._logs.get(topic, partition)
+        partition_log, error = self._leader_logs.lookup(topic, partition)
         if partition_log is None:
-            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1
+            return error, -1
         if not partition_log.config.delete_enabled:
             return ErrorCode.POLICY_VIOLATION, -1
         target = partition_log.high_watermark if offset == HIGH_WATERMARK else offset
@@ -113,9 +115,8 @@ class LogAdminHandlers:
             for wanted in topic.partitions:
                 result = EpochEndOffset(partition=wanted.partition)
                 out.partitions.append(result)
-                partition_log = self._logs.get(topic.topic, wanted.partition)
+                partition_log, result.error_code = self._leader_logs.lookup(topic.topic, wanted.partition)
                 if partition_log is None:
-                    result.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                     continue
                 error = check_current_leader_epoch(partition_log, wanted.current_leader_epoch)
                 if error:

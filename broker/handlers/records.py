@@ -23,6 +23,8 @@ from broker.context import RequestContext
 from broker.dispatch import Dispatcher
 from broker.fetch_purgatory import FetchPurgatory
 from broker.leader_epochs import NO_EPOCH, check_current_leader_epoch
+from broker.leader_hints import FETCH_LEADER_HINTS_VERSION, PRODUCE_LEADER_HINTS_VERSION, LeaderHints
+from broker.leader_logs import LeaderLogs
 from broker.offsets_log import OFFSETS_TOPIC
 from broker.produce_refusals import first_batch, refusal_of, refused
 from broker.record_slices import RecordSlices, close_record_slices
@@ -51,6 +53,8 @@ from protocol.messages.fetch import (
     FetchResponse,
     PartitionData,
 )
+from protocol.messages.fetch import LeaderIdAndEpoch as FetchLeaderIdAndEpoch
+from protocol.messages.fetch import NodeEndpoint as FetchNodeEndpoint
 from protocol.messages.list_offsets import (
     ListOffsetsPartitionResponse,
     ListOffsetsRequest,
@@ -59,6 +63,8 @@ from protocol.messages.list_offsets import (
 )
 from protocol.messages.produce import (
     BatchIndexAndErrorMessage,
+    LeaderIdAndEpoch,
+    NodeEndpoint,
     PartitionProduceResponse,
     ProduceRequest,
     ProduceResponse,
@@ -101,10 +107,13 @@ class RecordHandlers:
         real_clock: BrokerClock,
         fetches: FetchPurgatory,
         rearm: Callable[[], None],
+        leader_logs: LeaderLogs,
     ) -> None:
-        """`real_clock` times long-poll Fetch waits, which follow real time even when a test moves `clock`."""
+        """`real_clock` times long-poll Fetch waits, which follow real time even when a test moves `clock`;
+        `leader_logs` are the partitions the serving node leads (broker.leader_logs)."""
         self._config = config
         self._logs = logs
+        self._leader_logs = leader_logs
         self._clock = clock
         self._real_clock = real_clock
         self._fetches = fetches
@@ -167,6 +176,7 @@ class RecordHandlers:
             answer = TopicProduceResponse(name=name, topic_id=topic.topic_id, partition_responses=partitions)
             (unknown_ids if by_id and not topic.name else responses).append(answer)
         responses.extend(unknown_ids)
+        node_endpoints = self._produce_leader_hints(ctx.api_version, responses)
         if request.acks == 0:
             failed = [
                 (t.name, p.index, ErrorCode(p.error_code).name)
@@ -179,7 +189,19 @@ class RecordHandlers:
                 # it refresh metadata and notice the problem (KafkaApis.handleProduceRequest).
                 raise CloseConnection(f"acks=0 produce failed: {failed}")
             return None  # acks=0: Kafka sends no response at all
-        return ProduceResponse(responses=responses)
+        return ProduceResponse(responses=responses, node_endpoints=node_endpoints)
+
+    def _produce_leader_hints(self, version: int, responses: list[TopicProduceResponse]) -> list[NodeEndpoint]:
+        """KIP-951 (`broker.leader_hints`): the current leader of each partition refused NOT_LEADER_OR_FOLLOWER."""
+        if version < PRODUCE_LEADER_HINTS_VERSION:
+            return []
+        hints = LeaderHints(self._leader_logs.cluster, self._logs)
+        for topic in responses:
+            for result in topic.partition_responses:
+                if result.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER and topic.name:
+                    leader, epoch = hints.leader(topic.name, result.index)
+                    result.current_leader = LeaderIdAndEpoch(leader_id=leader, leader_epoch=epoch)
+        return hints.endpoints(NodeEndpoint)
 
     async def _add_to_transaction(self, request: ProduceRequest) -> dict[tuple[str, int], ErrorCode]:
         """KIP-890 part 2: add the partitions this request writes a producer's first transactional batch to to its
@@ -227,9 +249,8 @@ class RecordHandlers:
         if topic == OFFSETS_TOPIC:
             result.error_code = ErrorCode.INVALID_TOPIC_EXCEPTION
             return result
-        partition_log = self._logs.get(topic, partition)
+        partition_log, result.error_code = self._leader_logs.lookup(topic, partition)
         if partition_log is None:
-            result.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             return result
         if not records:
             result.error_code = ErrorCode.INVALID_RECORD
@@ -365,6 +386,7 @@ class RecordHandlers:
         (KIP-74: only the first partition with data may exceed the limits, so a consumer never gets stuck).
         """
         by_id = self._topic_names() if version >= 13 else {}
+        hints = LeaderHints(self._leader_logs.cluster, self._logs) if version >= FETCH_LEADER_HINTS_VERSION else None
         budget = max(0, max_bytes)
         # Kafka lists aborted transactions only to read_committed fetches; read_uncommitted ones carry null.
         read_committed = request.isolation_level == READ_COMMITTED
@@ -380,9 +402,16 @@ class RecordHandlers:
                     partition_index=wanted.partition, aborted_transactions=[] if read_committed else None
                 )
                 out.partitions.append(data)
-                partition_log = self._logs.get(name, wanted.partition) if name is not None else None
+                partition_log, error = (
+                    self._leader_logs.lookup(name, wanted.partition)
+                    if name is not None
+                    else (None, ErrorCode.UNKNOWN_TOPIC_ID)
+                )
                 if partition_log is None:
-                    _failed(data, ErrorCode.UNKNOWN_TOPIC_ID if name is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+                    _failed(data, error)
+                    if hints is not None and error == ErrorCode.NOT_LEADER_OR_FOLLOWER and name is not None:
+                        leader, epoch = hints.leader(name, wanted.partition)
+                        data.current_leader = FetchLeaderIdAndEpoch(leader_id=leader, leader_epoch=epoch)
                     errors = True
                     continue
                 # FetchRequest.optionalEpoch: any negative epoch means "not checked" (ListOffsets checks all but -1)
@@ -410,7 +439,8 @@ class RecordHandlers:
                 total += len(records)
                 budget = max(0, budget - len(records))
                 min_one_batch = False
-        return FetchResponse(responses=responses), (-1 if errors and total == 0 else total)
+        endpoints = [] if hints is None else hints.endpoints(FetchNodeEndpoint)
+        return FetchResponse(responses=responses, node_endpoints=endpoints), (-1 if errors and total == 0 else total)
 
     @staticmethod
     def _read_partition(
@@ -442,9 +472,8 @@ class RecordHandlers:
             for wanted in topic.partitions:
                 result = ListOffsetsPartitionResponse(partition_index=wanted.partition_index)
                 out.partitions.append(result)
-                partition_log = self._logs.get(topic.name, wanted.partition_index)
+                partition_log, result.error_code = self._leader_logs.lookup(topic.name, wanted.partition_index)
                 if partition_log is None:
-                    result.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                     continue
                 refused = _unsupported_timestamp(ctx.api_version, wanted.timestamp) or check_current_leader_epoch(
                     partition_log, wanted.current_leader_epoch
@@ -512,9 +541,8 @@ class RecordHandlers:
             for index in topic.partition_indexes:
                 result = PartitionResponse(partition_index=index)
                 out.partitions.append(result)
-                partition_log = self._logs.get(topic.name, index)
+                partition_log, result.error_code = self._leader_logs.lookup(topic.name, index)
                 if partition_log is None:
-                    result.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                     continue
                 try:
                     producers = partition_log.active_producers()

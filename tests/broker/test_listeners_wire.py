@@ -71,10 +71,15 @@ async def test_each_listener_answers_with_its_own_advertised_address(two_listene
 
 def test_a_listener_not_advertised_falls_back_to_its_bound_address() -> None:
     advertised = AdvertisedListeners(
-        [("A", "127.0.0.1", 0), ("B", "127.0.0.2", 9000)], [("A", "a.example", 1)], lambda: [5000, 9000]
+        [("A", "127.0.0.1", 0), ("B", "127.0.0.2", 9000)],
+        [("A", "a.example", 1)],
+        lambda node: [5000 + node, 9000 + node],
     )
     assert advertised.address("A") == ("a.example", 1)
     assert advertised.address("b") == ("127.0.0.2", 9000)
+    # Node i of a several-node cluster: each port plus i, or the one its own listener was given.
+    assert advertised.address("A", 2) == ("a.example", 3)
+    assert advertised.address("b", 2) == ("127.0.0.2", 9002)
 
 
 def test_advertising_a_listener_that_is_not_bound_is_refused_at_startup(tmp_path: Path) -> None:

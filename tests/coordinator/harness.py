@@ -136,6 +136,7 @@ class CoordinatorTestContext:
         known_partition: Any = None,
         topics: Any = None,
         verify_transaction: Any = None,
+        serves: Any = None,
         **config: Any,
     ) -> None:
         config.setdefault("group_initial_rebalance_delay_ms", initial_rebalance_delay_ms)
@@ -153,6 +154,7 @@ class CoordinatorTestContext:
             known_partition=known_partition,
             topics=topics,
             verify_transaction=verify_transaction,
+            serves=serves,
         )
         owned = range(self.config.offsets_topic_num_partitions) if partitions is None else partitions
         for partition in owned:

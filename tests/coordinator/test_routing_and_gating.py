@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from coordinator.hashing import partition_for
 from coordinator.routing import GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE, CoordinatorTopic, Node, find_coordinator
+from coordinator.state import GroupState
 from protocol.errors import ErrorCode
 from protocol.messages.find_coordinator import FindCoordinatorRequest
 from protocol.messages.offset_fetch import OffsetFetchRequest
@@ -140,3 +141,52 @@ def test_rule_04_while_loading_heartbeat_answers_none_sync_rebalance_others_14()
     assert ctx.describe(group_id)[0].error_code == loading
     assert ctx.delete_groups(group_id).value.results[0].error_code == loading
     assert ctx.offset_delete(group_id, {"t": [0]}).value.error_code == loading
+
+
+# -- several nodes in one process (issue #19) ----------------------------------------------------------------
+
+
+def test_a_node_that_does_not_lead_the_groups_partition_is_not_its_coordinator() -> None:
+    # One coordinator holds every node's partitions; `serves` says whether the asking node leads the partition.
+    asking_node_leads: set[int] = set()
+    ctx = CoordinatorTestContext(serves=lambda partition: partition in asking_node_leads)
+    here, elsewhere = _group_in(ctx, 0), _group_in(ctx, 1)
+    asking_node_leads.add(0)
+    assert ctx.join_dynamic(here).value.error_code == NONE
+    assert ctx.join_dynamic(elsewhere).value.error_code == ErrorCode.NOT_COORDINATOR
+    assert ctx.heartbeat(elsewhere, "m", 1) is ErrorCode.NOT_COORDINATOR
+    assert set(ctx.commit_errors(ctx.commit(group_id=elsewhere)).values()) == {ErrorCode.NOT_COORDINATOR}
+    assert ctx.fetch(elsewhere, {"t": [0]}).error_code == ErrorCode.NOT_COORDINATOR
+    assert [g.error_code for g in ctx.describe(here, elsewhere)] == [NONE, ErrorCode.NOT_COORDINATOR]
+    # ListGroups on a node lists the groups of the partitions it leads, and only those loading there count.
+    assert [g.group_id for g in ctx.list_groups().groups] == [here]
+    ctx.coordinator.unload_partition(1, ctx.now_ms)
+    ctx.coordinator.begin_loading(1)
+    assert ctx.list_groups().error_code == NONE
+    asking_node_leads.add(1)
+    assert ctx.list_groups().error_code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+    # A node that is not the leader says NOT_COORDINATOR before looking at loading, as Kafka's would.
+    asking_node_leads.discard(1)
+    assert ctx.join_dynamic(elsewhere).value.error_code == ErrorCode.NOT_COORDINATOR
+
+
+def test_a_coordinator_moving_to_another_node_loads_the_group_there_and_the_old_node_refuses_it() -> None:
+    # Parked requests answered NOT_COORDINATOR on unload: rule #47's tests (test_persistence.py).
+    leader = {0: "a"}
+    asking = ["a"]
+    ctx = CoordinatorTestContext(serves=lambda partition: leader.get(partition) == asking[0], partitions=[0])
+    group_id = _group_in(ctx, 0)
+    joined = ctx.join_with_n_members(group_id, 1)
+    member, generation = joined.leader_id, joined.generation_id
+    assert ctx.heartbeat(group_id, member, generation) is NONE
+    # Node "a" stops: its partition is unloaded there, and node "b", the new leader, loads it from the log.
+    ctx.coordinator.unload_partition(0, ctx.now_ms)
+    leader[0] = "b"
+    ctx.coordinator.begin_loading(0)
+    asking[0] = "b"
+    assert ctx.fetch(group_id, {"t": [0]}).error_code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS  # #4: not Heartbeat
+    ctx.coordinator.load_partition(0, ctx.store.records(0), ctx.now_ms, ctx.clock.wall_ms())
+    assert ctx.heartbeat(group_id, member, generation) is NONE
+    assert ctx.state(group_id) is GroupState.STABLE
+    asking[0] = "a"
+    assert ctx.heartbeat(group_id, member, generation) is ErrorCode.NOT_COORDINATOR

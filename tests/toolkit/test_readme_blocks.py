@@ -15,7 +15,7 @@ cannot go untested. How each kind is covered:
 | js, kafkajs constructor | tests/e2e/test_kafkajs.py |
 | java, the Java client's constructor | tests/e2e/test_java_client.py (reference/clients/*.java build the same) |
 | sh, `kcat -b ...` | tests/e2e/test_kcat.py (kcat is external: its options are its own) |
-| python, test_billing.py | runs as copied: test_the_complete_pytest_example_runs_as_copied_into_a_fresh_project |
+| python, test_billing.py, test_failover.py | run as copied into a fresh project: test_the_complete_pytest_example_... |
 | ini, pytest.ini | the same test (the project's only config) |
 | sh, `$ python server.py ... --override` | the server's parser, then `load_config` with every override |
 | sh, `curl ... $C/...` | route, body fields, query parameters against `endpoints()`; `group-broker` by its parser |
@@ -49,6 +49,9 @@ import pytest
 from tests.support.readme import ROOT, Block, block_starting, readme_blocks, readme_text, shell_commands
 from tests.support.readme_commands import EXTERNAL, check_control_call, check_line, optional_variants
 
+#: The README's complete pytest examples, run as copied into a fresh project (the billing one of issue #12, the
+#: three-node failover of issue #19).
+EXAMPLES = ("test_billing.py", "test_failover.py")
 COMMANDS = "commands"  # every shell line through tests/support/readme_commands.py
 INVENTORY: dict[tuple[str, str], tuple[str, str]] = {
     ("sh", "make run "): (COMMANDS, "Makefile targets and variables"),
@@ -57,6 +60,7 @@ INVENTORY: dict[tuple[str, str], tuple[str, str]] = {
     ("java", "// the Java client"): ("elsewhere", "tests/e2e/test_java_client.py"),
     ("sh", "kcat -b "): (COMMANDS, "tests/e2e/test_kcat.py"),
     ("python", "# test_billing.py"): ("runs", "test_the_complete_pytest_example_runs_as_copied_into_a_fresh_project"),
+    ("python", "# test_failover.py"): ("runs", "test_the_complete_pytest_example_runs_as_copied_into_a_fresh_project"),
     ("ini", "# pytest.ini"): ("runs", "test_the_complete_pytest_example_runs_as_copied_into_a_fresh_project"),
     ("sh", "$ python server.py "): (COMMANDS, "cli.serve parser and broker.config.load_config"),
     ("sh", "C=http://127.0.0.1:"): (COMMANDS, "toolkit.control_api.endpoints()"),
@@ -101,7 +105,8 @@ def test_the_complete_pytest_example_runs_as_copied_into_a_fresh_project(tmp_pat
     """Issue #12: under pytest-asyncio's default (strict) mode it failed (`async def functions are not natively
     supported`) and warned. Here it runs in an empty directory with only the README's `pytest.ini`, warnings as
     errors, the plugin found through its installed entry point."""
-    (tmp_path / "test_billing.py").write_text(block_starting("python", "# test_billing.py").body)
+    for example in EXAMPLES:
+        (tmp_path / example).write_text(block_starting("python", f"# {example}").body)
     (tmp_path / "pytest.ini").write_text(block_starting("ini", "# pytest.ini").body)
     assert "asyncio_mode" not in (tmp_path / "pytest.ini").read_text()
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")} | {"PYTHONPATH": str(ROOT)}
@@ -117,20 +122,20 @@ def test_the_complete_pytest_example_runs_as_copied_into_a_fresh_project(tmp_pat
     assert done.returncode == 0, output
     assert "mode=Mode.STRICT" in output, output
     summary = output.strip().splitlines()[-1]
-    assert "1 passed" in summary and "warning" not in summary, output
+    assert f"{len(EXAMPLES)} passed" in summary and "warning" not in summary, output
 
 
 def test_every_python_block_runs_or_is_a_fragment_that_parses() -> None:
     python = [b for b in readme_blocks() if b.lang == "python"]
     assert python
     for block in python:
-        assert block.fragment or block.body.startswith("# test_billing.py"), f"README line {block.line}"
+        assert block.fragment or block.body.startswith(tuple(f"# {e}" for e in EXAMPLES)), f"README line {block.line}"
         ast.parse(block.body)
 
 
 def test_every_block_not_run_is_marked_a_fragment() -> None:
     """What the README shows without running it is marked as such: a reader knows what was tried."""
-    run = {("python", "# test_billing.py"), ("ini", "# pytest.ini")}
+    run = {("ini", "# pytest.ini")} | {("python", f"# {example}") for example in EXAMPLES}
     for block in readme_blocks():
         if not any(block.lang == lang and block.body.startswith(first) for lang, first in run):
             assert block.fragment, f"README line {block.line} ({block.lang}): run it in a test or mark it"

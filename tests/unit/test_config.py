@@ -66,10 +66,11 @@ def test_readme_config_table_is_generated_from_the_code() -> None:
     assert markdown_table() in readme, "regenerate with: .venv/bin/python -m broker.config"
 
 
-def test_readme_testing_example_is_the_tested_file() -> None:
+def test_readme_testing_examples_are_the_tested_files() -> None:
     root = Path(__file__).parents[2]
-    example = (root / "tests" / "toolkit" / "test_readme_example.py").read_text()
-    assert "```python\n" + example + "```" in (root / "README.md").read_text()
+    for name in ("test_readme_example.py", "test_readme_failover_example.py"):
+        example = (root / "tests" / "toolkit" / name).read_text()
+        assert "```python\n" + example + "```" in (root / "README.md").read_text(), name
 
 
 def test_an_unknown_key_from_the_environment_names_the_variable() -> None:
