@@ -29,15 +29,7 @@ from protocol.control_records import (
     encode_end_txn_marker_batch,
 )
 from protocol.errors import DecodeError, ErrorCode
-from protocol.records import (
-    BATCH_HEADER_SIZE,
-    NO_PRODUCER_EPOCH,
-    NO_PRODUCER_ID,
-    NO_SEQUENCE,
-    Record,
-    RecordBatch,
-    encode_batch,
-)
+from protocol.records import BATCH_HEADER_SIZE, Record, RecordBatch, encode_key_value_batch
 from protocol.versioned import read_version
 from storage.config import INT32_MAX
 from storage.errors import StorageError
@@ -113,17 +105,11 @@ def _encode_batch(records: Sequence[tuple[bytes, bytes | None]], now_ms: int, ki
             kind.marker, producer_id=producer.producer_id, producer_epoch=producer.producer_epoch, timestamp=now_ms
         )
     # What `RecordBatch.from_records` derives, known here: offset deltas 0..n-1, every timestamp the batch's.
-    batch = RecordBatch(
-        records=[Record(i, 0, k, v) for i, (k, v) in enumerate(records)],
-        last_offset_delta=max(len(records) - 1, 0),
-        base_timestamp=now_ms,
-        max_timestamp=now_ms,
-        producer_id=NO_PRODUCER_ID if producer is None else producer.producer_id,
-        producer_epoch=NO_PRODUCER_EPOCH if producer is None else producer.producer_epoch,
-        base_sequence=NO_SEQUENCE if producer is None else 0,
-        is_transactional=producer is not None,
+    if producer is None:
+        return encode_key_value_batch(records, now_ms)
+    return encode_key_value_batch(
+        records, now_ms, producer.producer_id, producer.producer_epoch, 0, is_transactional=True
     )
-    return encode_batch(batch)
 
 
 class OffsetsLog:
@@ -271,10 +257,8 @@ class OffsetsLog:
             self.on_written(self.TOPIC, partition)
         return ErrorCode.NONE
 
-    @staticmethod
-    def _encode(record: Any) -> tuple[bytes, bytes | None]:
-        """A record as the key and value bytes stored in this log's topic."""
-        return _encode_record(record)
+    _encode: Callable[[Any], tuple[bytes, bytes | None]] = staticmethod(_encode_record)
+    """A record as the key and value bytes stored in this log's topic (one call per record: no wrapper)."""
 
     def read_all(self, partition: int) -> list[LogEntry]:
         return list(self.read_partition(partition))

@@ -86,15 +86,16 @@ class OffsetCommitMixin(CommitBase):
             return CoordinatorResult.of(response)
 
         offsets = group.offsets
+        add_pending = offsets.add_pending
         for write in writes:
-            write.position = offsets.add_pending(write.topic, write.partition)
+            write.position = add_pending(write.topic, write.partition)
 
         def durable(error: ErrorCode) -> None:
-            alive = self._group_manager.is_live(group)
             code = error  # already mapped by the runtime
+            apply = code == ErrorCode.NONE and self._group_manager.is_live(group)
+            finish_pending = offsets.finish_pending
             for write in writes:
-                applied = write.value if code == ErrorCode.NONE and alive else None
-                offsets.finish_pending(write.topic, write.partition, write.position, applied)
+                finish_pending(write.topic, write.partition, write.position, write.value if apply else None)
                 write.answer.error_code = code
             if code == ErrorCode.NONE:
                 self._events.offsets_committed(group.group_id, who.member_id, who.generation, len(writes))

@@ -110,16 +110,13 @@ class CommitBase(OffsetManagerBase):
         accepted: list[CommitSlot] = []
         rejected: list[CommitSlot] = []
         for topic in topics:
+            name = topic.name
             for p in topic.partitions:
+                index = p.partition_index
                 slot = CommitSlot(
-                    topic.name,
-                    p.partition_index,
-                    p.committed_offset,
-                    p.committed_leader_epoch,
-                    p.committed_metadata,
-                    answer(p.partition_index),
+                    name, index, p.committed_offset, p.committed_leader_epoch, p.committed_metadata, answer(index)
                 )
-                if known is not None and not known(slot.topic, slot.partition):
+                if known is not None and not known(name, index):
                     slot.answer.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                     rejected.append(slot)
                 else:
@@ -172,18 +169,13 @@ class CommitBase(OffsetManagerBase):
         records: list[CoordinatorRecord] = []
         for slot in slots:
             metadata = slot.metadata
-            if metadata is not None and java_string_length(metadata) > max_metadata:
+            if metadata and java_string_length(metadata) > max_metadata:
                 slot.answer.error_code = ErrorCode.OFFSET_METADATA_TOO_LARGE
                 continue
-            slot.value = OffsetAndMetadata(
-                offset=slot.offset,
-                leader_epoch=slot.leader_epoch,
-                metadata=metadata or "",
-                commit_timestamp_ms=wall_ms,
-                expire_timestamp_ms=expire_ms,
-            )
+            # One object per committed partition: the value the group keeps once durable, and its record.
+            value = slot.value = OffsetAndMetadata(slot.offset, slot.leader_epoch, metadata or "", wall_ms, expire_ms)
             writes.append(slot)
-            records.append(offset_commit_record(group_id, slot.topic, slot.partition, slot.value))
+            records.append(offset_commit_record(group_id, slot.topic, slot.partition, value))
         return writes, records
 
 

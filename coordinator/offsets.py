@@ -93,8 +93,14 @@ class GroupOffsets:
     def put(self, topic: str, partition: int, value: OffsetAndMetadata, position: int | None = None) -> None:
         """Make `value` the committed offset; `position` is where its record is in log order (None: a new write
         at the end of the log)."""
-        position = self._next_position() if position is None else self._seen(position)
-        self._committed.setdefault(topic, {})[partition] = value
+        if position is None:
+            position = self._next_position()
+        elif position > self._position:  # `_seen`, inlined: a durable commit puts each of its offsets here
+            self._position = position
+        partitions = self._committed.get(topic)
+        if partitions is None:
+            partitions = self._committed[topic] = {}
+        partitions[partition] = value
         self._written_at[(topic, partition)] = position
 
     def remove(self, topic: str, partition: int) -> OffsetAndMetadata | None:
@@ -144,8 +150,10 @@ class GroupOffsets:
     def add_pending(self, topic: str, partition: int) -> int:
         """A commit to this partition is being written; returns its position, for `finish_pending`."""
         key = (topic, partition)
-        self._pending[key] = self._pending.get(key, 0) + 1
-        return self._next_position()
+        pending = self._pending
+        pending[key] = pending.get(key, 0) + 1
+        self._position = position = self._position + 1  # `_next_position`, inlined: once per committed offset
+        return position
 
     def finish_pending(self, topic: str, partition: int, position: int, value: OffsetAndMetadata | None) -> None:
         """The write finished: apply `value` (None when it failed) unless the offset was deleted since."""
@@ -163,13 +171,16 @@ class GroupOffsets:
     def _finish(self, topic: str, partition: int, position: int) -> bool:
         """Close an in-flight write; whether it still counts (no tombstone was issued after it)."""
         key = (topic, partition)
-        counts = self._deleted_at.get(key, -1) < position
-        left = self._pending.get(key, 0) - 1
+        deleted_at = self._deleted_at  # empty unless an offset was deleted with a write in flight
+        counts = not deleted_at or deleted_at.get(key, -1) < position
+        pending = self._pending
+        left = pending.get(key, 0) - 1
         if left > 0:
-            self._pending[key] = left
+            pending[key] = left
         else:
-            self._pending.pop(key, None)
-            self._deleted_at.pop(key, None)
+            pending.pop(key, None)
+            if deleted_at:
+                deleted_at.pop(key, None)
         return counts
 
     def is_pending(self, topic: str, partition: int) -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 from coordinator.group import ClassicGroup
 from coordinator.offsets import OffsetAndMetadata
@@ -101,12 +102,21 @@ LogEntry = CoordinatorRecord | TransactionMarker
 """What a partition holds in log order, as the loader replays it."""
 
 
+#: How many OffsetCommit keys are kept for reuse: a group commits the same partitions over and over.
+COMMIT_KEY_CACHE = 65_536
+
+
+@lru_cache(maxsize=COMMIT_KEY_CACHE)
+def offset_commit_key(group_id: str, topic: str, partition: int) -> OffsetCommitKey:
+    """The key of a partition's commits, one object per (group, topic, partition) while it is cached: every commit
+    writes one record per partition, and the key is the same each time. Keys in records are never mutated (the
+    records are frozen and nothing writes into their keys), so sharing one is safe."""
+    return OffsetCommitKey(group=group_id, topic=topic, partition=partition)
+
+
 def offset_commit_record(group_id: str, topic: str, partition: int, value: OffsetAndMetadata) -> CoordinatorRecord:
     return CoordinatorRecord(
-        key=OffsetCommitKey(group=group_id, topic=topic, partition=partition),
-        key_version=OFFSET_COMMIT_KEY_VERSION,
-        value=value.to_value(),
-        value_version=value.value_version,
+        offset_commit_key(group_id, topic, partition), OFFSET_COMMIT_KEY_VERSION, value.to_value(), value.value_version
     )
 
 

@@ -31,6 +31,10 @@ _STRING_MAX = 0x7FFF
 STRAIGHT_VALUE_VERSIONS = range(0, 4)
 #: How many (group, topic) key prefixes are kept: a group commits the same topics over and over.
 KEY_PREFIX_CACHE = 4096
+#: How many whole keys are kept (one per group, topic and partition committed lately).
+KEY_CACHE = 65_536
+#: The empty metadata string, what most commits carry.
+_EMPTY_STRING = b"\x00\x00"
 
 
 def _string(value: str | None, path: str) -> bytes:
@@ -48,8 +52,12 @@ def _key_prefix(version: int, group: str, topic: str) -> bytes:
     return _I16(version) + _string(group, "OffsetCommitKey.group") + _string(topic, "OffsetCommitKey.topic")
 
 
+@lru_cache(maxsize=KEY_CACHE)
 def encode_offset_commit_key(version: int, group: str, topic: str, partition: int) -> bytes:
-    """OffsetCommitKey at `version` (0 or 1, the same fields), its version prefix included."""
+    """OffsetCommitKey at `version` (0 or 1, the same fields), its version prefix included.
+
+    Cached whole: a group commits the same partitions over and over, and each commit writes every key again. An
+    unencodable key raises each time (exceptions are not cached)."""
     try:
         return _key_prefix(version, group, topic) + _I32(partition)
     except struct.error as exc:
@@ -59,7 +67,7 @@ def encode_offset_commit_key(version: int, group: str, topic: str, partition: in
 def encode_offset_commit_value(value: OffsetCommitValue, version: int) -> bytes:
     """OffsetCommitValue at `version` (0-3), its version prefix included."""
     try:
-        metadata = _string(value.metadata, "OffsetCommitValue.metadata")
+        metadata = _EMPTY_STRING if value.metadata == "" else _string(value.metadata, "OffsetCommitValue.metadata")
         if version == 3:
             return _VERSION_OFFSET_EPOCH(3, value.offset, value.leader_epoch) + metadata + _I64(value.commit_timestamp)
         if version == 1:

@@ -841,24 +841,98 @@ def encode_batch(batch: RecordBatch, compression: Compression | None = None) -> 
     for record in batch.records:
         _append_record(body, record)
     payload: ReadableBuffer = body if codec is Compression.NONE else compress(codec, body)
+    return _framed(
+        payload,
+        batch.base_offset,
+        batch.partition_leader_epoch,
+        _attributes_of(batch, codec),
+        batch.last_offset_delta,
+        batch.base_timestamp,
+        batch.max_timestamp,
+        batch.producer_id,
+        batch.producer_epoch,
+        batch.base_sequence,
+        len(batch.records),
+    )
+
+
+def encode_key_value_batch(
+    records: Sequence[tuple[bytes, bytes | None]],
+    timestamp: int,
+    producer_id: int = NO_PRODUCER_ID,
+    producer_epoch: int = NO_PRODUCER_EPOCH,
+    base_sequence: int = NO_SEQUENCE,
+    *,
+    is_transactional: bool = False,
+) -> bytes:
+    """An uncompressed batch of (key, value) records with no headers, every timestamp `timestamp`, offset deltas
+    0..n-1: byte for byte what `encode_batch` makes of the same `RecordBatch` (base offset 0, no leader epoch,
+    CreateTime), without building a `Record` per pair. The coordinators write every batch in this shape, one
+    record per committed offset, so this is the hot encoding of durable commits."""
+    parts: list[bytes] = []
+    append = parts.append
+    small = _SMALL_VARINT
+    for delta, (key, value) in enumerate(records):
+        fields = b"".join(
+            (
+                b"\x00\x00",  # attributes, timestamp delta 0
+                small[delta] if delta < 64 else _varint_bytes(delta),
+                _varint_bytes(len(key)),
+                key,
+                _NULL_LENGTH if value is None else _varint_bytes(len(value)),
+                value or b"",
+                b"\x00",  # no headers
+            )
+        )
+        append(_varint_bytes(len(fields)))
+        append(fields)
+    return _framed(
+        b"".join(parts),
+        0,
+        NO_PARTITION_LEADER_EPOCH,
+        _TRANSACTIONAL_BIT if is_transactional else 0,
+        max(len(records) - 1, 0),
+        timestamp,
+        timestamp,
+        producer_id,
+        producer_epoch,
+        base_sequence,
+        len(records),
+    )
+
+
+def _framed(
+    payload: ReadableBuffer,
+    base_offset: int,
+    partition_leader_epoch: int,
+    attributes: int,
+    last_offset_delta: int,
+    base_timestamp: int,
+    max_timestamp: int,
+    producer_id: int,
+    producer_epoch: int,
+    base_sequence: int,
+    record_count: int,
+) -> bytes:
+    """The batch header (batchLength and CRC computed) followed by `payload`, the encoded records."""
     out = bytearray(BATCH_HEADER_SIZE)
     try:
         _HEADER.pack_into(
             out,
             0,
-            batch.base_offset,
+            base_offset,
             BATCH_HEADER_SIZE - LOG_OVERHEAD + len(payload),
-            batch.partition_leader_epoch,
+            partition_leader_epoch,
             MAGIC,
             0,
-            _attributes_of(batch, codec),
-            batch.last_offset_delta,
-            batch.base_timestamp,
-            batch.max_timestamp,
-            batch.producer_id,
-            batch.producer_epoch,
-            batch.base_sequence,
-            len(batch.records),
+            attributes,
+            last_offset_delta,
+            base_timestamp,
+            max_timestamp,
+            producer_id,
+            producer_epoch,
+            base_sequence,
+            record_count,
         )
     except struct.error as exc:
         raise EncodeError(f"batch header field out of range: {exc}") from None

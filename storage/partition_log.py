@@ -52,6 +52,7 @@ import functools
 import logging
 import os
 import shutil
+import struct
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -120,6 +121,10 @@ from storage.validation import AppendOrigin, ValidatedAppend, validate_and_assig
 __all__ = ["AppendOrigin", "AppendResult", "CommittedRead", "PartitionLog", "TimestampOffset"]
 
 _log = structlog.get_logger("storage")
+#: A v2 batch header's producer id: after base offset, length, leader epoch, magic, CRC, attributes, last offset
+#: delta and the two timestamps (protocol.records has the whole layout).
+_PRODUCER_ID = struct.Struct(">q")
+_PRODUCER_ID_AT = 43
 
 #: Leftovers that are deleted on open: an interrupted cleaning, Kafka's delayed-delete files, and the index files
 #: of a swap killed between its renames (indexes are rebuilt from the data, as Kafka's LogLoader does), and a
@@ -480,9 +485,9 @@ class PartitionLog:
         batches: list[tuple[BatchHeader, EndTxnMarker | None]] = []
         data = validated.data
         for meta in validated.batches:
+            if _PRODUCER_ID.unpack_from(data, meta.position + _PRODUCER_ID_AT)[0] == NO_PRODUCER_ID:
+                continue  # read alone: the header was checked by the validation, and most batches have no producer
             header = peek_batch_header(data, meta.position)
-            if header.producer_id == NO_PRODUCER_ID:
-                continue
             if not header.is_control:
                 batches.append((header, None))
                 continue

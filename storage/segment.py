@@ -613,6 +613,13 @@ class LogSegment:
     def _mark_proven(self, start: int, end: int) -> None:
         if end <= start:
             return
+        proven = self._proven
+        if proven and proven[-1][0] <= start <= proven[-1][1]:
+            # An append right after the proven bytes (every append of a healthy segment): it can only extend the
+            # last range, since the ranges are sorted and never touch (touching ones are merged below).
+            last_start, last_end = proven[-1]
+            proven[-1] = (last_start, max(last_end, end))
+            return
         merged = [(s, e) for s, e in self._proven if e < start or s > end]
         overlapping = [(s, e) for s, e in self._proven if not (e < start or s > end)]
         low = min([start, *(s for s, _ in overlapping)])
