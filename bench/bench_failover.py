@@ -158,12 +158,19 @@ class AiokafkaMembers(Members):
                 await asyncio.wait_for(consumer.stop(), CLOSE_TIMEOUT_S)
 
 
-class KafkaPythonMembers(Members):
+class ThreadedMembers(Members):
+    """A thread per consumer (the blocking clients)."""
+
     def start(self) -> None:
         self.threads = [threading.Thread(target=self._member, args=(i,), daemon=True) for i in range(MEMBERS)]
         for thread in self.threads:
             thread.start()
 
+    def _member(self, member: int) -> None:
+        raise NotImplementedError
+
+
+class KafkaPythonMembers(ThreadedMembers):
     def _member(self, member: int) -> None:
         from kafka import KafkaConsumer
 
@@ -177,12 +184,7 @@ class KafkaPythonMembers(Members):
             consumer.close()
 
 
-class ConfluentMembers(Members):
-    def start(self) -> None:
-        self.threads = [threading.Thread(target=self._member, args=(i,), daemon=True) for i in range(MEMBERS)]
-        for thread in self.threads:
-            thread.start()
-
+class ConfluentMembers(ThreadedMembers):
     def _member(self, member: int) -> None:
         from confluent_kafka import Consumer
 

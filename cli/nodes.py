@@ -23,6 +23,42 @@ CHANGES_HEADERS = ["Topic", "Partition", "LeaderBefore", "Leader"]
 HEALED_HEADERS = ["NodeId", "ClientId", "RequestsHeld"]
 
 
+_NODE = ("node", {"type": int, "help": "the node id"})
+#: Each subcommand: its name, its help line, its arguments (name or flag, `add_argument`'s keywords).
+SUBCOMMANDS: list[tuple[str, str, list[tuple[str, dict[str, Any]]]]] = [
+    ("list", "every node: port, running, partitions led", []),
+    ("stop", "stop a node: its connections drop, its partitions and coordinators move", [_NODE]),
+    ("start", "start a stopped node again on the same port", [_NODE]),
+    (
+        "move-leader",
+        "move one partition's leadership to a running in-sync replica",
+        [
+            ("topic", {"help": "the topic"}),
+            ("partition", {"type": int, "help": "the partition"}),
+            ("node", {"type": int, "help": "the node id to lead it"}),
+        ],
+    ),
+    (
+        "move-coordinator",
+        "move a group's coordinator (its __consumer_offsets partition)",
+        [("group", {"help": "the group id"}), ("node", {"type": int, "help": "the node id to coordinate it"})],
+    ),
+    (
+        "partition",
+        "cut a node off from one client: it holds that client's requests unanswered",
+        [_NODE, ("--client-id", {"required": True, "help": "the client id whose requests the node holds"})],
+    ),
+    (
+        "heal",
+        "end node partitions (all by default): held requests are answered",
+        [
+            ("--node", {"type": int, "help": "only this node's partitions"}),
+            ("--client-id", {"help": "only this client id's partitions"}),
+        ],
+    ),
+]
+
+
 def add_parser(
     commands: Any, formatter: type[argparse.HelpFormatter], control_options: Callable[[argparse.ArgumentParser], None]
 ) -> None:
@@ -30,45 +66,11 @@ def add_parser(
     nodes = commands.add_parser(
         "nodes", help="the nodes of a several-node broker (group-broker control API)", formatter_class=formatter
     ).add_subparsers(dest="nodes_command", required=True)
-    control_options(
-        nodes.add_parser("list", help="every node: port, running, partitions led", formatter_class=formatter)
-    )
-    for name, what in (
-        ("stop", "stop a node: its connections drop, its partitions and coordinators move"),
-        ("start", "start a stopped node again on the same port"),
-    ):
+    for name, what, arguments in SUBCOMMANDS:
         command = nodes.add_parser(name, help=what, formatter_class=formatter)
-        command.add_argument("node", type=int, help="the node id")
+        for argument, options in arguments:
+            command.add_argument(argument, **options)
         control_options(command)
-    move = nodes.add_parser(
-        "move-leader", help="move one partition's leadership to a running in-sync replica", formatter_class=formatter
-    )
-    move.add_argument("topic", help="the topic")
-    move.add_argument("partition", type=int, help="the partition")
-    move.add_argument("node", type=int, help="the node id to lead it")
-    control_options(move)
-    coordinator = nodes.add_parser(
-        "move-coordinator",
-        help="move a group's coordinator (its __consumer_offsets partition)",
-        formatter_class=formatter,
-    )
-    coordinator.add_argument("group", help="the group id")
-    coordinator.add_argument("node", type=int, help="the node id to coordinate it")
-    control_options(coordinator)
-    cut = nodes.add_parser(
-        "partition",
-        help="cut a node off from one client: it holds that client's requests unanswered",
-        formatter_class=formatter,
-    )
-    cut.add_argument("node", type=int, help="the node id")
-    cut.add_argument("--client-id", required=True, help="the client id whose requests the node holds")
-    control_options(cut)
-    heal = nodes.add_parser(
-        "heal", help="end node partitions (all by default): held requests are answered", formatter_class=formatter
-    )
-    heal.add_argument("--node", type=int, help="only this node's partitions")
-    heal.add_argument("--client-id", help="only this client id's partitions")
-    control_options(heal)
 
 
 def _quoted(value: str) -> str:
