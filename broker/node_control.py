@@ -13,7 +13,8 @@ What a node failure does in Kafka, done in one process:
   leader; it leads nothing else until a preferred election or a move.
 
 Replicas are simulated on the shared storage, so a leader change loses nothing acknowledged. Each change is one log
-event (`node.stopped`, `node.started`, `partition.leader_changed`), which timelines record.
+event (`node.stopped`, `node.started`, `partition.leader_changed` with its `cause`), sent through `events`, an
+`EventTap` whose subscribers (the toolkit's timelines) see them as the log does.
 """
 
 from __future__ import annotations
@@ -24,10 +25,15 @@ from typing import Any, Protocol
 import structlog
 
 from broker.cluster import NodesCluster
+from broker.events import EventTap
 from broker.leadership import NO_LEADER, LeaderChange, PartitionRef
 from storage.log_manager import LogManager
 
 log = structlog.get_logger("broker.nodes")
+#: Why a partition's leader changed (`partition.leader_changed`'s `cause`).
+NODE_STOPPED = "node_stopped"
+NODE_STARTED = "node_started"
+MOVED = "moved"
 
 
 class Coordinator(Protocol):
@@ -65,6 +71,8 @@ class NodeControl:
         self._clock = clock
         self._spawn = spawn
         self.stopped: set[int] = set()
+        #: Every node event, logged and handed to the subscribers (`subscribe`): an extension point for timelines.
+        self.events = EventTap(log)
 
     def _partitions(self) -> list[PartitionRef]:
         nodes = len(self._cluster.node_ids)
@@ -74,13 +82,14 @@ class NodeControl:
             for index in range(info.partitions)
         ]
 
-    def _check(self, node_id: int) -> None:
+    def check(self, node_id: int) -> None:
+        """`ValueError` unless `node_id` is one of the nodes."""
         if node_id not in self._cluster.node_ids:
             raise ValueError(f"no node {node_id}: the nodes are {list(self._cluster.node_ids)}")
 
     def stop(self, node_id: int) -> list[LeaderChange]:
         """Stop a node: its listeners close, its connections drop, what it led moves; the leader changes."""
-        self._check(node_id)
+        self.check(node_id)
         if node_id in self.stopped:
             return []
         if len(self.stopped) + 1 == len(self._cluster.node_ids):
@@ -88,36 +97,37 @@ class NodeControl:
         self.stopped.add(node_id)
         self._listeners.close_node(self._cluster.index_of(node_id))
         changes = self._cluster.leadership.stop(node_id, self._partitions())
-        self._apply(changes)
-        log.info("node.stopped", node=node_id, leaders_moved=len(changes))
+        self._apply(changes, NODE_STOPPED)
+        self.events.info("node.stopped", node=node_id, leaders_moved=len(changes))
         return changes
 
     def start(self, node_id: int) -> list[LeaderChange]:
         """Start a stopped node again on the same ports; the leader changes (partitions that had none)."""
-        self._check(node_id)
+        self.check(node_id)
         if node_id not in self.stopped:
             return []
         self._listeners.serve_node(self._cluster.index_of(node_id))
         self.stopped.discard(node_id)
         changes = self._cluster.leadership.start(node_id, self._partitions())
-        self._apply(changes)
-        log.info("node.started", node=node_id, leaders_moved=len(changes))
+        self._apply(changes, NODE_STARTED)
+        self.events.info("node.started", node=node_id, leaders_moved=len(changes))
         return changes
 
     def move_leader(self, topic: str, partition: int, node_id: int) -> LeaderChange | None:
         """Make `node_id` the leader of one partition (a live in-sync replica); None when it leads already."""
-        self._check(node_id)
+        self.check(node_id)
         info = self._logs.topic(topic)
         if info is None or not 0 <= partition < info.partitions:
             raise ValueError(f"no partition {topic}-{partition}")
         factor = min(info.replication_factor, len(self._cluster.node_ids))
         change = self._cluster.leadership.move(topic, partition, factor, node_id)
         if change is not None:
-            self._apply([change])
+            self._apply([change], MOVED)
         return change
 
-    def _apply(self, changes: list[LeaderChange]) -> None:
-        """Bump each changed partition's leader epoch and move coordinator partitions to their new leader."""
+    def _apply(self, changes: list[LeaderChange], cause: str) -> None:
+        """Bump each changed partition's leader epoch and move coordinator partitions to their new leader; `cause`:
+        why they changed (a node stopped or started, or a move on purpose)."""
         monotonic_ms, wall_ms = self._clock()
         for change in changes:
             partition_log = self._logs.get(change.topic, change.partition)
@@ -125,13 +135,14 @@ class NodeControl:
             if partition_log is not None:
                 epoch = partition_log.leader_epoch + 1
                 partition_log.become_leader(epoch)
-            log.info(
+            self.events.info(
                 "partition.leader_changed",
                 topic=change.topic,
                 partition=change.partition,
                 leader_before=change.before,
                 leader=change.after,
                 leader_epoch=epoch,
+                cause=cause,
             )
             moved = self._coordinators.get(change.topic)
             if moved is None:

@@ -2,8 +2,8 @@
 way `kafka-transactions.sh` does.
 
 Group and transaction commands speak the Kafka protocol, so they work against any Kafka-compatible broker;
-`groups timeline`, `transactions timeline` and `storage` use group-broker's control API, which only group-broker
-has.
+`groups timeline`, `transactions timeline`, `nodes` and `storage` use group-broker's control API, which only
+group-broker has.
 """
 
 from __future__ import annotations
@@ -14,18 +14,18 @@ import json
 import os
 import sys
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from broker.startup import StartupError
 from broker.storage_status import format_storage_status
+from cli import nodes as nodes_cli
 from cli import startup_imports
 from cli.client_security import read_command_config
+from cli.control_http import CONTROL_TOKEN_VARIABLE, CliError
+from cli.control_http import control_request as _control_get
 from cli.describe_format import format_describe, format_group_list, format_members, format_reset, format_state
 from cli.group_describe import GroupDescription, describe
 from cli.kafka_client import Connection, KafkaClient, KafkaClientError
@@ -191,7 +191,6 @@ def reset_offsets(
 
 BOOTSTRAP_DEFAULT = "127.0.0.1:9092"
 CONTROL_DEFAULT = "http://127.0.0.1:9644"
-CONTROL_TOKEN_VARIABLE = "GROUP_BROKER_CONTROL_TOKEN"  # noqa: S105 - the variable's name, not a token
 _HELP = argparse.ArgumentDefaultsHelpFormatter  # every option's help ends with its default, as Kafka's tools list
 
 
@@ -270,6 +269,8 @@ def _parser() -> argparse.ArgumentParser:
         "--add-scram", required=True, action="append", metavar="SPEC",
         help="'SCRAM-SHA-512=[name=alice,password=alice-secret]' (repeatable; iterations=N optional, default 4096)",
     )  # fmt: skip
+
+    nodes_cli.add_parser(commands, _HELP, _control_options)
 
     storage = commands.add_parser(
         "storage", help="damaged data and __consumer_offsets loading (group-broker control API)", formatter_class=_HELP
@@ -350,6 +351,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             with _control_get(args.control, url, args.control_token) as response:
                 print(response.read().decode())
             return 0
+        if args.command == "nodes":
+            return nodes_cli.run(args)
         if args.command == "storage":
             return _storage_command(args.control, args.control_token, as_json=args.json)
         if args.command == "scram":
@@ -374,31 +377,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
-
-
-class CliError(Exception):
-    """A failure the operator can act on, already phrased as a sentence."""
-
-
-def _control_get(control: str, url: str, token: str | None = None) -> Any:
-    """GET from the control API (with its token when given); every failure becomes a sentence saying what to do."""
-    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})  # noqa: S310
-    try:
-        return urllib.request.urlopen(request, timeout=10)  # noqa: S310 - an operator-given URL
-    except urllib.error.HTTPError as exc:
-        try:
-            message = json.loads(exc.read()).get("error") or exc.reason
-        except ValueError:
-            message = exc.reason
-        hint = f" (pass it with --control-token or ${CONTROL_TOKEN_VARIABLE})" if exc.code == 401 else ""
-        raise CliError(f"the control API at {control} answered {exc.code}: {message}{hint}") from None
-    except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise CliError(
-            f"cannot reach group-broker's control API at {control} ({reason}). The broker serves it only when "
-            "`control.listener` is set, for example `--override control.listener=http://127.0.0.1:9644`; "
-            "pass its address with --control."
-        ) from None
 
 
 def _storage_command(control: str, token: str | None, *, as_json: bool) -> int:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from toolkit.faults import Faults
     from toolkit.group_activity import GroupActivity
     from toolkit.marker_faults import MarkerFaults
+    from toolkit.node_partitions import NodePartitions
 
 Count = Annotated[int, AtLeast(1)]
 """How many requests (or appends) a fault applies to: at least one."""
@@ -176,6 +177,14 @@ def _leader_changes(controls: BrokerControls, args: Mapping[str, Any], result: A
     return {"leader_changes": result}
 
 
+def _partitioned(controls: BrokerControls, args: Mapping[str, Any], result: Any) -> Any:
+    return {"node_id": args["node_id"], "client_id": args["client_id"], "new": result}
+
+
+def _healed(controls: BrokerControls, args: Mapping[str, Any], result: Any) -> Any:
+    return {"healed": result}
+
+
 class BrokerControls:
     """The controls of one broker. Call them on the broker's loop (the handle and the control API do)."""
 
@@ -186,9 +195,11 @@ class BrokerControls:
         moves: CoordinatorMoves,
         activity: GroupActivity,
         markers: MarkerFaults,
+        partitions: NodePartitions,
     ) -> None:
         self._broker = broker
         self._faults = faults
+        self._partitions = partitions
         self._moves = moves
         self._activity = activity
         self._markers = markers
@@ -310,8 +321,11 @@ class BrokerControls:
 
     @control("DELETE", "/faults", answer=_constant({"cleared": True}))
     def clear_faults(self) -> None:
-        """Clear every injected error and latency."""
+        """Clear every injected error and latency.
+
+        Every other fault rule goes too (offsets appends, markers, authentications), and node partitions heal."""
         self._faults.clear()
+        self._partitions.heal()
 
     @control("POST", "/connections/drop", answer=_result("dropped"))
     def drop_connections(self, client_id: str | None = None) -> int:
@@ -589,6 +603,39 @@ class BrokerControls:
         change = self._broker.nodes.move_leader(topic, partition, node_id)
         self._broker.rearm_timers()
         return [] if change is None else [_change(change)]
+
+    @control("POST", "/nodes/{id}/partition", answer=_partitioned)
+    def partition_node(self, node_id: int, client_id: str) -> bool:
+        """Partition a node from one client: its requests time out.
+
+        The node keeps running and serving every other client, and the client keeps reaching every other node; the
+        node reads the client's requests (those with this client id) and holds them unanswered, as a network
+        partition looks to the client: its requests time out, and it looks elsewhere. Until `heal_partitions`.
+        False when that node was already cut off from that client; `ValueError` for an unknown node."""
+        self._broker.nodes.check(node_id)
+        if not client_id:
+            raise ValueError("client_id is required: the client id whose requests the node holds")
+        return self._partitions.cut(node_id, client_id)
+
+    @control("GET", "/nodes/partitions", answer=_result("partitions"))
+    def node_partitions(self) -> list[dict[str, Any]]:
+        """The node partitions in force.
+
+        Each with its `node_id`, `client_id`, the requests it `held` now and `held_total` since it began (a test
+        waits for `held` to see that the client's request reached the node and is being held)."""
+        return self._partitions.in_force()
+
+    @control("POST", "/nodes/partitions/heal", answer=_healed)
+    def heal_partitions(self, node_id: int | None = None, client_id: str | None = None) -> list[dict[str, Any]]:
+        """End node partitions: held requests are served.
+
+        The partitions of one node and/or one client id (every one by default) end: the requests held are answered
+        in order, on connections the client has not closed meanwhile, and new ones are served at once. Returns the
+        partitions ended, each with how many requests it held in all (`held_total`)."""
+        return [
+            {"node_id": cut.node_id, "client_id": cut.client_id, "held_total": cut.held_total}
+            for cut in self._partitions.heal(node_id, client_id)
+        ]
 
     @control("GET", "/groups/{id}/coordinator", answer=_result("node_id"))
     def coordinator_node(self, group_id: str) -> int:

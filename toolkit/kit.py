@@ -21,7 +21,9 @@ from toolkit.coordinator_moves import CoordinatorMoves
 from toolkit.faults import FailingRecordLog, FaultGate, FaultMiddleware, Faults, Sleeper
 from toolkit.group_activity import GroupActivity
 from toolkit.marker_faults import MarkerFaults
+from toolkit.node_partitions import NodePartitions
 from toolkit.recorder import Recorder
+from toolkit.timeline.coordinator_nodes import CoordinatorNodes
 from toolkit.timeline.model import Timeline
 from toolkit.timeline.transactions import TransactionTimeline
 
@@ -59,6 +61,9 @@ class Toolkit:
         transactions.events.subscribe(self.transaction_timeline.on_event)
         self._moves = moves
         self._activity = activity
+        #: Nodes cut off from clients (`partition_node`): outermost, so a held request is held before anything else.
+        self.node_partitions = NodePartitions(broker.cluster.node_ids[0], broker.dispatcher.refresh)
+        broker.dispatcher.use(self.node_partitions)
         broker.dispatcher.use(FaultMiddleware(faults, sleeper))
         broker.auth_gate = FaultGate(faults)
         broker.dispatcher.use(moves)
@@ -68,6 +73,13 @@ class Toolkit:
         broker.dispatcher.observe(activity)
         broker.dispatcher.observe(self.transaction_timeline)
         broker.events.subscribe(self.timeline.on_event)
+        coordinator_nodes = CoordinatorNodes(
+            self.timeline,
+            self.transaction_timeline,
+            broker.coordinator.partition_for,
+            transactions.coordinator.partition_for,
+        )
+        broker.nodes.events.subscribe(coordinator_nodes.on_event)
         self.control_api: ControlApi | None = None
         #: The server context of an `https://` control listener (`build` makes it), None for `http://`.
         self.control_tls: ssl.SSLContext | None = None
@@ -78,7 +90,9 @@ class Toolkit:
         it imports are not needed to serve, so a broker without `control.listener` starts without them."""
         from toolkit.controls import BrokerControls
 
-        return BrokerControls(self.broker, self.faults, self._moves, self._activity, self.marker_faults)
+        return BrokerControls(
+            self.broker, self.faults, self._moves, self._activity, self.marker_faults, self.node_partitions
+        )
 
     @classmethod
     def build(cls, config: BrokerConfig) -> Toolkit:

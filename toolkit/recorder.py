@@ -30,6 +30,8 @@ class Exchange:
     #: Who sent it: the connection's principal (`User:CN=...` on mutual TLS, `User:ANONYMOUS` without) and listener.
     principal: str = "User:ANONYMOUS"
     listener: str = "PLAINTEXT"
+    #: The node of a several-node cluster that served it (`cluster.nodes`); None on one node.
+    node_id: int | None = None
 
     @property
     def api(self) -> str:
@@ -47,6 +49,7 @@ class Exchange:
             "group_id": getattr(self.request, "group_id", None),
             "principal": self.principal,
             "listener": self.listener,
+            "node_id": self.node_id,
         }
 
 
@@ -81,6 +84,7 @@ class Recorder:
                 tuple(error_codes(response)) if response is not None else (),
                 ctx.session.principal,
                 ctx.session.listener,
+                ctx.session.node_id,
             )
         )
 

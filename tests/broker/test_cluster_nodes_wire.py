@@ -111,7 +111,9 @@ async def test_stopping_a_node_moves_its_leaders_and_coordinators_with_new_epoch
     client = await connect(cluster, 1)
     victim_connection = await connect(cluster, 2)
     group_partition = cluster.coordinator.partition_for("billing")
-    cluster.nodes.move_leader("__consumer_offsets", group_partition, 2)
+    events: list[tuple[str, object]] = []  # what the node control's subscribers (the timelines) are told
+    cluster.nodes.events.subscribe(lambda event, fields: events.append((event, fields.get("cause"))))
+    moved = cluster.nodes.move_leader("__consumer_offsets", group_partition, 2)  # None: node 2 led it already
     assert await victim_connection.call(ApiKey.OFFSET_FETCH, 7, OffsetFetchRequest(group_id="billing")) is not None
     changes = cluster.nodes.stop(2)
     assert await victim_connection.closed_by_peer()
@@ -135,6 +137,11 @@ async def test_stopping_a_node_moves_its_leaders_and_coordinators_with_new_epoch
     assert (partitions[1].leader_id, partitions[1].leader_epoch, partitions[1].offline_replicas) == (2, 2, [])
     back = await connect(cluster, 2)
     assert (await produce(back, "orders", batch(b"x"), partition=1)).error_code == ErrorCode.NONE
+    moves = [("partition.leader_changed", "moved")] if moved else []
+    stops = [("partition.leader_changed", "node_stopped")] * len(changes) + [("node.stopped", None)]
+    starts = [e for e in events[len(moves) + len(stops) :] if e[0] == "partition.leader_changed"]
+    assert events[: len(moves) + len(stops)] == moves + stops
+    assert set(starts) == {("partition.leader_changed", "node_started")} and events[-1] == ("node.started", None)
     for connection in (client, back):
         await connection.close()
 

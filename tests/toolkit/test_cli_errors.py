@@ -19,7 +19,7 @@ def _closed_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.mark.parametrize("command", [["groups", "timeline", "g"], ["storage"]])
+@pytest.mark.parametrize("command", [["groups", "timeline", "g"], ["storage"], ["nodes", "list"]])
 def test_a_broker_without_a_control_listener_is_explained(
     command: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -90,6 +90,9 @@ def test_resetting_an_unknown_topic_says_it_does_not_exist(
         (["groups", "describe"], ["--bootstrap-server", "(default: 127.0.0.1:9092)"]),
         (["groups", "timeline"], ["--control", "(default: http://127.0.0.1:9644)", "--json"]),
         (["storage"], ["--control", "(default: http://127.0.0.1:9644)", "--json"]),
+        (["nodes", "list"], ["--control", "(default: http://127.0.0.1:9644)", "--json"]),
+        (["nodes", "move-leader"], ["topic", "partition", "node", "--control"]),
+        (["nodes", "partition"], ["node", "--client-id", "--control"]),
         (
             ["offsets", "reset"],
             ["--bootstrap-server", "(default: 127.0.0.1:9092)", "--topic", "--to-offset", "--execute"],

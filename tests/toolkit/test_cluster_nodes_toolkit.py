@@ -75,6 +75,13 @@ async def test_a_group_keeps_consuming_while_its_coordinators_node_stops_and_sta
         assert group_broker.coordinator_node("billing") not in (coordinator, -1)
         await produce(10, 20)
         await asyncio.wait_for(consume(20), 60)
+        # The group's timeline says where its coordinator went and why, and which node served each request.
+        timeline = group_broker.group_timeline("billing", heartbeats=False)
+        assert timeline is not None
+        [moved] = [e for e in timeline["events"] if e["kind"] == "coordinator.moved"]
+        assert moved["reason"] == f"node {coordinator} stopped" and moved["detail"]["node_before"] == coordinator
+        before = timeline["events"][: timeline["events"].index(moved)]
+        assert {e["node"] for e in before if e["kind"] in ("JoinGroup", "SyncGroup")} == {coordinator}
         group_broker.start_node(coordinator)
         group_broker.move_group_coordinator("billing", coordinator)  # and back, during steady state
         await produce(20, 30)

@@ -279,12 +279,19 @@ async def test_coordinator_faults_connections_and_latency(control: str, bootstra
         assert failing == {"failing": "NOT_LEADER_OR_FOLLOWER", "count": 1}
         latency = await ok(control, "POST", "/faults/latency", {"api": "ListGroups", "delay_ms": 5, "count": 2})
         assert latency == {"api": "LIST_GROUPS", "delay_ms": 5, "count": 2}
+        [node] = (await ok(control, "GET", "/nodes"))["nodes"]
+        cut = await ok(control, "POST", f"/nodes/{node['node_id']}/partition", {"client_id": "nobody"})
+        assert cut == {"node_id": node["node_id"], "client_id": "nobody", "new": True}
         faults = await ok(control, "GET", "/faults")
         assert [(r["api"], r["delay_ms"], r["remaining"]) for r in faults["latencies"]] == [("LIST_GROUPS", 5, 2)]
+        assert faults["node_partitions"] == [
+            {"node_id": node["node_id"], "client_id": "nobody", "held": 0, "held_total": 0}
+        ]
         assert await ok(control, "DELETE", "/faults") == {"cleared": True}
         cleared = {
             "errors": [],
             "latencies": [],
+            "node_partitions": [],
             "offsets_append_errors": [],
             "marker_errors": [],
             "marker_delays": [],

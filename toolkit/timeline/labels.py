@@ -41,12 +41,13 @@ def wall(view: dict[str, Any], at_ms: int) -> str:
 
 
 def sender(e: dict[str, Any]) -> list[str]:
-    """`principal=... listener=...` of a request event sent by an authenticated client (nothing for anonymous ones,
-    which most are, nor for the coordinator's own events)."""
+    """`node=...` of a request event served by one node of several, and `principal=... listener=...` of one sent by
+    an authenticated client (nothing for anonymous ones, which most are, nor for the coordinator's own events)."""
+    node = [] if e.get("node") is None else [f"node={e['node']}"]
     principal = e.get("principal")
     if principal is None or principal == ANONYMOUS:
-        return []
-    return [f"principal={principal}", f"listener={e.get('listener')}"]
+        return node
+    return [*node, f"principal={principal}", f"listener={e.get('listener')}"]
 
 
 def describe(e: dict[str, Any]) -> str:

@@ -77,10 +77,11 @@ class TimelineEvent:
     detail: dict[str, Any] | None = None
     principal: str | None = None  # who sent it (requests only): `User:CN=...` on mutual TLS, User:ANONYMOUS ...
     listener: str | None = None  # ... and the listener it came in on
+    node: int | None = None  # ... and the node that served it (a several-node cluster, `cluster.nodes`)
 
 
-Heartbeat = tuple[int, str, str, str | None, int, int, str, str]
-"""at_ms, API name, member, client id, generation, error, principal, listener."""
+Heartbeat = tuple[int, str, str, str | None, int, int, str, str, int | None]
+"""at_ms, API name, member, client id, generation, error, principal, listener, node (None on one node)."""
 
 
 class GroupLog:
@@ -164,6 +165,7 @@ class Timeline:
                     NO_RESPONSE if response is None else response.error_code,
                     session.principal,
                     session.listener,
+                    session.node_id,
                 )
             )
         elif api_key == CONSUMER_GROUP_HEARTBEAT:
@@ -173,7 +175,7 @@ class Timeline:
         elif api_key == LEAVE_GROUP:
             self._finished_leave(ctx, request, response)
 
-    def _heartbeat(self, group_id: str, beat: tuple[str, str, str | None, int, int, str, str]) -> None:
+    def _heartbeat(self, group_id: str, beat: tuple[str, str, str | None, int, int, str, str, int | None]) -> None:
         log = self._groups.get(group_id) or self._groups.touch(group_id)
         beats = log.heartbeats
         if len(beats) == self._capacity:
@@ -189,7 +191,16 @@ class Timeline:
         session = ctx.session
         self._heartbeat(
             request.group_id,
-            ("ConsumerGroupHeartbeat", member, ctx.client_id, epoch, error, session.principal, session.listener),
+            (
+                "ConsumerGroupHeartbeat",
+                member,
+                ctx.client_id,
+                epoch,
+                error,
+                session.principal,
+                session.listener,
+                session.node_id,
+            ),
         )
 
     def _finished_parkable(self, ctx: RequestContext, api_key: int, request: Any, response: Any) -> None:
@@ -271,8 +282,8 @@ class Timeline:
         if not heartbeats:
             return list(log.events)
         beats = (
-            TimelineEvent(at, api, member, client, generation, None, error, None, None, principal, listener)
-            for at, api, member, client, generation, error, principal, listener in log.heartbeats
+            TimelineEvent(at, api, member, client, generation, None, error, None, None, principal, listener, node)
+            for at, api, member, client, generation, error, principal, listener, node in log.heartbeats
         )
         return list(heapq.merge(log.events, beats, key=lambda e: e.at_ms))
 
@@ -341,12 +352,14 @@ def _event_json(e: TimelineEvent, origin: int) -> dict[str, Any]:
         "detail": e.detail,
         "principal": e.principal,
         "listener": e.listener,
+        "node": e.node,
     }
 
 
 def _sent_by(event: TimelineEvent, ctx: RequestContext) -> TimelineEvent:
-    """`event` stamped with the principal and listener of the connection that sent the request."""
-    event.principal, event.listener = ctx.session.principal, ctx.session.listener
+    """`event` stamped with the principal and listener of the connection that sent the request, and its node."""
+    session = ctx.session
+    event.principal, event.listener, event.node = session.principal, session.listener, session.node_id
     return event
 
 

@@ -67,6 +67,7 @@ class TxnEvent:
     detail: dict[str, Any] | None = None
     principal: str | None = None  # who sent it and on which listener (requests only)
     listener: str | None = None
+    node: int | None = None  # the node that served it (a several-node cluster, `cluster.nodes`; requests only)
 
     def json(self, origin_ms: int) -> dict[str, Any]:
         return {
@@ -81,6 +82,7 @@ class TxnEvent:
             "detail": self.detail,
             "principal": self.principal,
             "listener": self.listener,
+            "node": self.node,
         }
 
 
@@ -227,7 +229,7 @@ class TransactionTimeline:
         session = ctx.session
         for r in _requests(api_key, request, response):
             event = TxnEvent(now, kind, r.producer_id, r.producer_epoch, ctx.client_id, r.error, r.partitions, r.detail)
-            event.principal, event.listener = session.principal, session.listener
+            event.principal, event.listener, event.node = session.principal, session.listener, session.node_id
             self._append(r.transactional_id, event)
 
     # -- the transaction coordinator's events (via its EventTap) ----------------------------------------------
