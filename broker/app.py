@@ -225,6 +225,7 @@ class Broker:
             ProducerIdAllocator(config.log_dir / "producer-id-block"),
             self.rearm_timers,
             verification=config["transaction.partition.verification.enable"],
+            serves=self._serves_transaction_partition if len(self._node_ids) > 1 else None,
         )
         self.records.verifier = self.transactions.verify_produce
         self.records.adder = self.transactions.add_for_produce
@@ -566,6 +567,10 @@ class Broker:
     def _serves_offsets_partition(self, partition: int) -> bool:
         """Whether the node a group request came to leads the group's partition (several nodes only)."""
         return self.cluster.leads_here(OFFSETS_TOPIC, partition)
+
+    def _serves_transaction_partition(self, partition: int) -> bool:
+        """Whether the node a transaction request came to leads the id's partition (several nodes only)."""
+        return self.cluster.leads_here(TRANSACTION_STATE_TOPIC, partition)
 
     async def _load_moved_offsets_partition(self, partition: int) -> int:
         """Load a partition whose leadership moved (`broker.node_control`)."""

@@ -35,6 +35,13 @@ class TransactionStateLog(OffsetsLog):
         """Never called: transaction markers go to data and `__consumer_offsets` partitions, not to this log."""
         raise NotImplementedError("__transaction_state holds no transaction markers")
 
+    def leader_epoch(self, partition: int) -> int:
+        """The partition's leader epoch: the coordinator epoch its markers carry once it is loaded (Kafka's
+        coordinator epoch is the `__transaction_state` partition's leader epoch), so a leader change fences the
+        markers of the node that led it before."""
+        partition_log = self._logs.get(self.TOPIC, partition)
+        return 0 if partition_log is None else partition_log.leader_epoch
+
     def read_transactions(self, partition: int) -> list[TxnRecord | DamagedTxnRecord]:
         return list(self.iter_transactions(partition))
 

@@ -39,6 +39,7 @@ from coordinator.config import TransactionConfig
 from coordinator.coordinator import GroupCoordinator
 from coordinator.offset_base import TxnOffsetVerification
 from coordinator.offsets import TopicPartition
+from coordinator.partitions import Serves
 from coordinator.persistence import AppendCallback
 from coordinator.transactions import ProducerIdAllocator, TransactionCoordinator, TransactionEvents, TxnMarkers
 from protocol.errors import ErrorCode
@@ -211,7 +212,11 @@ class TransactionService:
         rearm: Callable[[], None],
         *,
         verification: bool = True,
+        serves: Serves | None = None,
     ) -> None:
+        """`serves` (several-node clusters): whether the node a client's transaction request came to leads a
+        `__transaction_state` partition (`TransactionCoordinator`); the verifications here are the broker's own
+        calls, made for whichever node, and are never gated by it."""
         self.config = config
         self._clock = clock
         self._rearm = rearm
@@ -228,6 +233,7 @@ class TransactionService:
             self.channel,
             events=TransactionEvents(self.events),
             known_partition=lambda topic, partition: logs.get(topic, partition) is not None,
+            serves=serves,
         )
         self.channel.coordinator = self.coordinator
 
@@ -249,12 +255,14 @@ class TransactionService:
         return replayed
 
     async def load_partition(self, partition: int) -> int:
-        """Replay one partition that is loading (at the start, or moved to another node); the records replayed."""
+        """Replay one partition that is loading (at the start, or moved to another node); the records replayed. Its
+        markers carry the partition's leader epoch as their coordinator epoch, as Kafka's do."""
         clock = self._clock
         records = await read_for_load(self.coordinator, partition, self.log.read_transactions, clock.monotonic_ms)
         if records is None:
             return 0
-        loaded = self.coordinator.load_partition(partition, records, clock.monotonic_ms(), clock.wall_ms())
+        epoch = self.log.leader_epoch(partition)
+        loaded = self.coordinator.load_partition(partition, records, clock.monotonic_ms(), clock.wall_ms(), epoch)
         self._rearm()
         return len(records) if loaded else 0
 

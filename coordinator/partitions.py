@@ -31,7 +31,8 @@ from coordinator.records import LogEntry
 from coordinator.runtime import CoordinatorRuntime
 from protocol.errors import ErrorCode
 
-#: Whether the node answering the current request leads a `__consumer_offsets` partition (several-node clusters).
+#: Whether the node answering the current request leads a partition of the coordinator's topic
+#: (`__consumer_offsets`, or `__transaction_state` for the transaction coordinator; several-node clusters).
 Serves = Callable[[int], bool]
 
 

@@ -36,6 +36,11 @@ a marker sink::
   partition's records decoded by `decode_record` (a record that does not decode is passed as the
   `DamagedTxnRecord` it returns: quarantined and reported, `quarantined_records()`); `unload_partition`,
   `shutdown`. The log writes records encoded by `encode_record` (a `RecordLog[TxnRecord]`).
+* Several nodes sharing the coordinator (`cluster.nodes`): `serves=` at construction says whether the node a
+  client's request came to leads a `__transaction_state` partition; the client-facing APIs answer NOT_COORDINATOR
+  for the others' ids (ListTransactions lists the node's own). `verify_partitions`, `add_partitions`, markers and
+  timers are the broker's own calls and never consult it. A partition moving between nodes is `unload_partition`
+  then `begin_loading`/`load_partition` with the new leader epoch as coordinator epoch.
 
 The markers contract (Kafka's TransactionMarkerChannelManager minus the network)
 --------------------------------------------------------------------------------

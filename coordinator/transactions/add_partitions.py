@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from coordinator.offsets import TopicPartition
+from coordinator.partitions import Serves
 from coordinator.transactions.end_txn import illegal_state
 from coordinator.transactions.log import Then
 from coordinator.transactions.metadata import IllegalTransitionError, TransactionMetadata
@@ -27,10 +28,10 @@ from protocol.errors import ErrorCode
 
 
 def _producer(
-    parts: TxnParts, transactional_id: str, producer_id: int, producer_epoch: int
+    parts: TxnParts, transactional_id: str, producer_id: int, producer_epoch: int, serves: Serves | None
 ) -> TransactionMetadata | ErrorCode:
     """The id's metadata if the producer (id and epoch) is the id's current one, else the error to answer."""
-    found = find_producer(parts, transactional_id, producer_id)
+    found = find_producer(parts, transactional_id, producer_id, serves)
     if isinstance(found, ErrorCode):
         return found
     if found.producer_epoch != producer_epoch:
@@ -47,10 +48,12 @@ def add_partitions(
     then: Then,
     *,
     client_transaction_version: int = 0,
+    serves: Serves | None = None,
 ) -> None:
     """T25: add `partitions` to the id's transaction; `then` gets what the request answers for all of them. The
-    client's transaction version is recorded with the transaction (T70)."""
-    found = _producer(parts, transactional_id, producer_id, producer_epoch)
+    client's transaction version is recorded with the transaction (T70). `serves`: the asking node's, for a
+    request (AddPartitionsToTxn, AddOffsetsToTxn); None for the broker's implicit add (KIP-890 part 2)."""
+    found = _producer(parts, transactional_id, producer_id, producer_epoch, serves)
     if isinstance(found, ErrorCode):
         then(found)
         return
@@ -75,9 +78,11 @@ def verify_partitions(
     producer_id: int,
     producer_epoch: int,
     partitions: Collection[TopicPartition],
+    serves: Serves | None = None,
 ) -> dict[TopicPartition, ErrorCode]:
-    """T24/T39: which of `partitions` are in the id's ongoing transaction (NONE) or not (TRANSACTION_ABORTABLE)."""
-    found = _producer(parts, transactional_id, producer_id, producer_epoch)
+    """T24/T39: which of `partitions` are in the id's ongoing transaction (NONE) or not (TRANSACTION_ABORTABLE).
+    `serves`: the asking node's, for AddPartitionsToTxn VerifyOnly; None for the data plane's own check."""
+    found = _producer(parts, transactional_id, producer_id, producer_epoch, serves)
     if not isinstance(found, ErrorCode) and found.state.is_prepare:
         found = ErrorCode.CONCURRENT_TRANSACTIONS
     if isinstance(found, ErrorCode):

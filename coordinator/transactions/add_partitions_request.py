@@ -8,6 +8,10 @@ know is UNKNOWN_TOPIC_OR_PARTITION. If any partition fails, the others answer OP
 coordinator is not called. Otherwise the transaction's partitions are added (one error for all of them, with the
 version's PRODUCER_FENCED remapping) or, with `VerifyOnly`, verified per partition. ACLs are not implemented, so
 the authorisation checks Kafka makes on the transactional id and the cluster always pass.
+
+In a several-node cluster the asking node's `serves` goes with every transaction: a transaction whose
+`__transaction_state` partition that node does not lead answers NOT_COORDINATOR for each of its partitions (the
+client form's only transaction, or that one transaction of a batch).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from functools import partial
 
 from coordinator.offset_base import KnownPartition
 from coordinator.offsets import TopicPartition
+from coordinator.partitions import Serves
 from coordinator.reply import Reply
 from coordinator.transactions.add_partitions import add_partitions, verify_partitions
 from coordinator.transactions.parts import TxnParts
@@ -76,13 +81,16 @@ def _one_transaction(
     version: int,
     txn: AddPartitionsToTxnTransaction,
     done: Callable[[AddPartitionsToTxnResult], None],
+    serves: Serves | None,
 ) -> None:
     partitions = _partitions(txn.topics)
     failed = _precheck(partitions, version, known_partition)
     if failed is not None:
         done(_result(txn.transactional_id, failed))
     elif txn.verify_only:
-        verified = verify_partitions(parts, txn.transactional_id, txn.producer_id, txn.producer_epoch, partitions)
+        verified = verify_partitions(
+            parts, txn.transactional_id, txn.producer_id, txn.producer_epoch, partitions, serves
+        )
         done(_result(txn.transactional_id, verified))
     else:
 
@@ -98,13 +106,19 @@ def _one_transaction(
             partitions,
             added,
             client_transaction_version=transaction_version_for(ApiKey.ADD_PARTITIONS_TO_TXN, version),
+            serves=serves,
         )
 
 
 def handle(
-    parts: TxnParts, known_partition: KnownPartition | None, version: int, request: AddPartitionsToTxnRequest
+    parts: TxnParts,
+    known_partition: KnownPartition | None,
+    version: int,
+    request: AddPartitionsToTxnRequest,
+    serves: Serves | None = None,
 ) -> Reply[AddPartitionsToTxnResponse]:
-    """The response, completed once every transaction's partitions are added (or refused)."""
+    """The response, completed once every transaction's partitions are added (or refused); `serves`: the asking
+    node's."""
     reply: Reply[AddPartitionsToTxnResponse] = Reply()
     if version < BATCHED_SINCE:
         client = AddPartitionsToTxnTransaction(
@@ -117,7 +131,7 @@ def handle(
         def single(result: AddPartitionsToTxnResult) -> None:
             reply.complete(AddPartitionsToTxnResponse(results_by_topic_v3_and_below=result.topic_results))
 
-        _one_transaction(parts, known_partition, version, client, single)
+        _one_transaction(parts, known_partition, version, client, single, serves)
         return reply
     results: list[AddPartitionsToTxnResult | None] = [None] * len(request.transactions)
 
@@ -129,5 +143,5 @@ def handle(
     if not request.transactions:
         reply.complete(AddPartitionsToTxnResponse())
     for index, txn in enumerate(request.transactions):
-        _one_transaction(parts, known_partition, version, txn, partial(one_done, index))
+        _one_transaction(parts, known_partition, version, txn, partial(one_done, index), serves)
     return reply

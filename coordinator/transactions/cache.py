@@ -6,6 +6,11 @@ as groups, `coordinator/hashing.py`). Every lookup is Kafka's `getTransactionSta
 once shut down, COORDINATOR_LOAD_IN_PROGRESS while the partition loads, NOT_COORDINATOR when it is not owned (or
 its load failed), else the id's metadata or None. A partition's status reuses the group coordinator's
 `PartitionStatus`; the coordinator epoch (the partition's leader epoch when it was loaded) goes into every marker.
+
+In a several-node cluster one cache holds the partitions of every node. A client's request is looked up with the
+`serves` predicate of the node it came to (`coordinator.partitions.Serves`): NOT_COORDINATOR, right after the
+shut-down check, for a partition that node does not lead, as a Kafka node that is not the leader has no state for
+it. The broker's own lookups (a partition leader verifying a produce, markers, timeouts, expiration) pass none.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from coordinator.hashing import partition_for
-from coordinator.partitions import PartitionStatus
+from coordinator.partitions import PartitionStatus, Serves
 from coordinator.transactions.metadata import TransactionMetadata
 from protocol.errors import ErrorCode
 
@@ -39,9 +44,13 @@ class TransactionCache:
 
     # -- lookups ---------------------------------------------------------------------------------------------
 
-    def partition_error(self, partition: int) -> ErrorCode | None:
+    def partition_error(self, partition: int, serves: Serves | None = None) -> ErrorCode | None:
+        """Kafka's `getTransactionState` errors for `partition`, asked of the node `serves` describes (None: the
+        broker itself, which may ask about any node's partition)."""
         if not self._active:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        if serves is not None and not serves(partition):
+            return ErrorCode.NOT_COORDINATOR
         status = self._statuses.get(partition)
         if status is PartitionStatus.LOADING:
             return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
@@ -49,9 +58,10 @@ class TransactionCache:
             return ErrorCode.NOT_COORDINATOR
         return None
 
-    def lookup(self, transactional_id: str) -> Lookup:
+    def lookup(self, transactional_id: str, serves: Serves | None = None) -> Lookup:
+        """The id's metadata, None, or the error for it (`partition_error`, with the asking node's `serves`)."""
         partition = self.partition_for(transactional_id)
-        error = self.partition_error(partition)
+        error = self.partition_error(partition, serves)
         if error is not None:
             return error
         return self._transactions[partition].get(transactional_id)
@@ -78,18 +88,20 @@ class TransactionCache:
         """The ids of one loaded partition (empty if it is not loaded)."""
         return list(self._transactions.get(partition, {}).values())
 
-    def all_transactions(self) -> Iterator[TransactionMetadata]:
-        """Every id of every loaded partition, in partition order."""
+    def all_transactions(self, serves: Serves | None = None) -> Iterator[TransactionMetadata]:
+        """Every id of every loaded partition (that the asking node leads: `serves`), in partition order."""
         for partition in sorted(self._transactions):
-            yield from list(self._transactions[partition].values())
+            if serves is None or serves(partition):
+                yield from list(self._transactions[partition].values())
 
     # -- ownership -------------------------------------------------------------------------------------------
 
     def status(self, partition: int) -> PartitionStatus | None:
         return self._statuses.get(partition)
 
-    def any_loading(self) -> bool:
-        return any(s is PartitionStatus.LOADING for s in self._statuses.values())
+    def any_loading(self, serves: Serves | None = None) -> bool:
+        """Whether a partition (that the asking node leads: `serves`) is loading."""
+        return any(s is PartitionStatus.LOADING and (serves is None or serves(p)) for p, s in self._statuses.items())
 
     @property
     def active(self) -> bool:

@@ -10,6 +10,12 @@ each method recording the caller's clock readings and delegating in a line or tw
 * `Housekeeping` (housekeeping.py): the timeout abort and id expiration scans;
 * `PartitionOwnership` (ownership.py): loading, resuming, unloading;
 * the operations: init_producer_id.py, add_partitions.py (+ add_partitions_request.py), end_txn.py, describe.py.
+
+Several nodes in one process (`cluster.nodes`) share this one coordinator, as they share the group coordinator:
+`serves(partition)` says whether the node a request came to leads a `__transaction_state` partition, and is
+consulted only where a client's request enters (the client-facing APIs below), never by the broker's own calls
+(`verify_partitions`, `add_partitions`, markers, timeouts, expiration), which a partition leader or the coordinator
+itself makes for whichever node.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from coordinator.driven import TimerDriven
 from coordinator.hashing import partition_for
 from coordinator.offset_base import KnownPartition
 from coordinator.offsets import TopicPartition
+from coordinator.partitions import Serves
 from coordinator.persistence import RecordLog
 from coordinator.reply import Reply
 from coordinator.runtime import CoordinatorRuntime
@@ -70,8 +77,12 @@ class TransactionCoordinator(TimerDriven):
         *,
         events: TransactionEvents | None = None,
         known_partition: KnownPartition | None = None,
+        serves: Serves | None = None,
     ) -> None:
+        """`serves` (several-node clusters): whether the node a client's request came to leads a
+        `__transaction_state` partition; NOT_COORDINATOR for the ids of the others. None: every node does."""
         self._config = config
+        self._serves = serves
         self._events = events if events is not None else TransactionEvents()
         self._timer = Timer()
         self._time = TimeRegister()
@@ -105,7 +116,9 @@ class TransactionCoordinator(TimerDriven):
             answer(ErrorCode.INVALID_REQUEST, -1, -1)  # T6: both or neither
             return reply
         given = None if version < KIP_360_SINCE or expected == (-1, -1) else expected
-        init_producer_id(self._parts, request.transactional_id, request.transaction_timeout_ms, given, answer)
+        init_producer_id(
+            self._parts, request.transactional_id, request.transaction_timeout_ms, given, answer, self._serves
+        )
         return reply
 
     def add_partitions_to_txn(
@@ -113,7 +126,7 @@ class TransactionCoordinator(TimerDriven):
     ) -> Reply[AddPartitionsToTxnResponse]:
         """AddPartitionsToTxn v0-3 (one transaction) and v4+ (batched, VerifyOnly) (T23-T25)."""
         self._time.advance(now_ms, ctx.wall_ms)
-        return add_partitions_request.handle(self._parts, self._known_partition, ctx.api_version, request)
+        return add_partitions_request.handle(self._parts, self._known_partition, ctx.api_version, request, self._serves)
 
     def add_offsets_to_txn(
         self, ctx: RequestContext, request: AddOffsetsToTxnRequest, now_ms: int
@@ -128,7 +141,13 @@ class TransactionCoordinator(TimerDriven):
             reply.complete(AddOffsetsToTxnResponse(error_code=error))
 
         add_partitions(
-            self._parts, request.transactional_id, request.producer_id, request.producer_epoch, [partition], answer
+            self._parts,
+            request.transactional_id,
+            request.producer_id,
+            request.producer_epoch,
+            [partition],
+            answer,
+            serves=self._serves,
         )
         return reply
 
@@ -153,6 +172,7 @@ class TransactionCoordinator(TimerDriven):
             from_client=True,
             transaction_version=transaction_version_for(ApiKey.END_TXN, ctx.api_version),
             then=answer,
+            serves=self._serves,
         )
         return reply
 
@@ -162,13 +182,14 @@ class TransactionCoordinator(TimerDriven):
         """DescribeTransactions (T67)."""
         self._time.advance(now_ms, ctx.wall_ms)
         return DescribeTransactionsResponse(
-            transaction_states=[describe(self._parts.cache, t) for t in request.transactional_ids]
+            transaction_states=[describe(self._parts.cache, t, self._serves) for t in request.transactional_ids]
         )
 
     def list_transactions(
         self, ctx: RequestContext, request: ListTransactionsRequest, now_ms: int
     ) -> ListTransactionsResponse:
-        """ListTransactions (T68): the transactions of the partitions this coordinator has loaded."""
+        """ListTransactions (T68): the transactions of the partitions this coordinator has loaded (and the asking
+        node leads)."""
         self._time.advance(now_ms, ctx.wall_ms)
         return list_transactions(
             self._parts.cache,
@@ -177,6 +198,7 @@ class TransactionCoordinator(TimerDriven):
             request.duration_filter,
             self._time.wall_ms,
             request.transactional_id_pattern,
+            self._serves,
         )
 
     def verify_partitions(

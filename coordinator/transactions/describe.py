@@ -10,6 +10,8 @@ only transactions running for longer than it, measured as `now - start` (an id w
 so Kafka keeps it: reproduced), and (v2, KIP-1152) a transactional id pattern: an RE2/J regular expression that
 must match the whole id (null or empty: no filter; one RE2/J refuses: INVALID_REGULAR_EXPRESSION, the same dialect
 KIP-848 regex subscriptions compile in). Results are sorted by transactional id (Kafka's order is a hash map's).
+In a several-node cluster both answer as the asking node (`serves`): NOT_COORDINATOR for an id of a partition it
+does not lead, and a listing of its own partitions only.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Iterable
 from itertools import groupby
 
 from coordinator.consumer_group.re2j_syntax import compile_re2j
+from coordinator.partitions import Serves
 from coordinator.transactions.cache import TransactionCache
 from coordinator.transactions.metadata import TransactionMetadata
 from coordinator.transactions.state import TransactionState
@@ -28,12 +31,12 @@ from protocol.messages.list_transactions import ListTransactionsResponse
 from protocol.messages.list_transactions import TransactionState as ListedTransaction
 
 
-def describe(cache: TransactionCache, transactional_id: str) -> DescribedTransaction:
+def describe(cache: TransactionCache, transactional_id: str, serves: Serves | None = None) -> DescribedTransaction:
     if not cache.active:
         return DescribedTransaction(transactional_id=transactional_id, error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE)
     if not transactional_id:
         return DescribedTransaction(transactional_id=transactional_id, error_code=ErrorCode.INVALID_REQUEST)
-    found = cache.lookup(transactional_id)
+    found = cache.lookup(transactional_id, serves)
     if isinstance(found, ErrorCode):
         return DescribedTransaction(transactional_id=transactional_id, error_code=found)
     if found is None or found.state is TransactionState.DEAD:
@@ -60,10 +63,12 @@ def list_transactions(
     duration_ms: int,
     now_ms: int,
     id_pattern: str | None = None,
+    serves: Serves | None = None,
 ) -> ListTransactionsResponse:
+    """`serves`: the asking node's; only its partitions are listed, and only their loading counts."""
     if not cache.active:
         return ListTransactionsResponse(error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE)
-    if cache.any_loading():
+    if cache.any_loading(serves):
         return ListTransactionsResponse(error_code=ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)
     matcher = compile_re2j(id_pattern) if id_pattern else None
     if isinstance(matcher, str):
@@ -87,7 +92,7 @@ def list_transactions(
             and (matcher is None or matcher.fullmatch(txn.transactional_id) is not None)
         )
 
-    listed = sorted((t for t in cache.all_transactions() if included(t)), key=lambda t: t.transactional_id)
+    listed = sorted((t for t in cache.all_transactions(serves) if included(t)), key=lambda t: t.transactional_id)
     return ListTransactionsResponse(
         error_code=ErrorCode.NONE,
         unknown_state_filters=unknown,

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from coordinator.partitions import Serves
 from coordinator.transactions.log import Then
 from coordinator.transactions.markers import TransactionResult
 from coordinator.transactions.metadata import (
@@ -86,21 +87,22 @@ def end_transaction(
     from_client: bool,
     transaction_version: int = 0,
     then: Ended,
+    serves: Serves | None = None,
 ) -> None:
     """End the id's transaction with `result` by the rules of `transaction_version`; `then` gets what EndTxn
-    answers."""
+    answers. `serves`: the asking node's, for EndTxn; None for the coordinator's own aborts."""
 
     def failed(error: ErrorCode) -> None:
         then(error, NO_PRODUCER_ID, NO_PRODUCER_EPOCH)
 
     if supports_epoch_bump(transaction_version):
-        looked_up = _lookup(parts, transactional_id)
+        looked_up = _lookup(parts, transactional_id, serves)
         if isinstance(looked_up, ErrorCode):
             failed(looked_up)
             return
         _end_v2(parts, looked_up, producer_id, producer_epoch, result, from_client, transaction_version, then)
         return
-    found = find_producer(parts, transactional_id, producer_id)
+    found = find_producer(parts, transactional_id, producer_id, serves)
     if isinstance(found, ErrorCode):
         failed(found)
         return
@@ -127,12 +129,12 @@ def end_transaction(
         illegal_state(parts, metadata, f"found in state {state.state_name} at EndTxn", failed)
 
 
-def _lookup(parts: TxnParts, transactional_id: str) -> TransactionMetadata | ErrorCode:
+def _lookup(parts: TxnParts, transactional_id: str, serves: Serves | None) -> TransactionMetadata | ErrorCode:
     """Version 2's first checks: an empty id, the coordinator's lookup error, an unknown id (the producer id is
     checked later, after the pending transition, since a retry may name the previous one, T74)."""
     if not transactional_id:
         return ErrorCode.INVALID_REQUEST
-    found = parts.cache.lookup(transactional_id)
+    found = parts.cache.lookup(transactional_id, serves)
     if found is None:
         return ErrorCode.INVALID_PRODUCER_ID_MAPPING
     return found

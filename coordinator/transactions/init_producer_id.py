@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from coordinator.partitions import Serves
 from coordinator.transactions.end_txn import end_transaction, illegal_state
 from coordinator.transactions.markers import TransactionResult
 from coordinator.transactions.metadata import (
@@ -56,8 +57,11 @@ def init_producer_id(
     timeout_ms: int,
     expected: tuple[int, int] | None,
     answer: Answer,
+    serves: Serves | None = None,
 ) -> None:
-    """InitProducerId; `expected` is the request's (producer id, epoch) when it sent both (KIP-360, v3+)."""
+    """InitProducerId; `expected` is the request's (producer id, epoch) when it sent both (KIP-360, v3+); `serves`
+    the asking node's (a transactional id is looked up on its coordinator, any node allocates an idempotent
+    producer's id)."""
 
     def failed(error: ErrorCode) -> None:
         answer(error, NO_PRODUCER_ID, NO_PRODUCER_EPOCH)
@@ -75,7 +79,7 @@ def init_producer_id(
     if not 0 < timeout_ms <= parts.config.transaction_max_timeout_ms:
         failed(ErrorCode.INVALID_TRANSACTION_TIMEOUT)
         return
-    found = parts.cache.lookup(transactional_id)
+    found = parts.cache.lookup(transactional_id, serves)
     if isinstance(found, ErrorCode):
         failed(found)
         return

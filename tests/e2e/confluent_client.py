@@ -186,8 +186,9 @@ class ConfluentAdapter:
         self.admin = AdminClient({"bootstrap.servers": bootstrap})
         self.producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
 
-    def create_topic(self, topic: str, partitions: int) -> None:
-        futures = self.admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)])
+    def create_topic(self, topic: str, partitions: int, replication_factor: int = 1) -> None:
+        new = NewTopic(topic, num_partitions=partitions, replication_factor=replication_factor)
+        futures = self.admin.create_topics([new])
         futures[topic].result(TIMEOUT_S)
 
     def produce(self, topic: str, records: Sequence[tuple[str, str]], partition: int | None = None) -> list[Rec]:

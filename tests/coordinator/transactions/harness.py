@@ -83,6 +83,7 @@ class TxnTestContext:
         store: InMemoryRecordStore[TxnRecord] | None = None,
         known_partition: Any = None,
         first_producer_id: int = 1000,
+        serves: Any = None,
         **config: Any,
     ) -> None:
         config.setdefault("transaction_state_log_num_partitions", 4)
@@ -98,6 +99,7 @@ class TxnTestContext:
         self.sink = RecordingMarkerSink()
         self.producer_ids = InMemoryProducerIdAllocator(first_producer_id)
         self.known_partition = known_partition
+        self.serves = serves
         self.owned = list(range(self.config.transaction_state_log_num_partitions) if partitions is None else partitions)
         self.coordinator = self._new_coordinator()
         self.load_all()
@@ -111,6 +113,7 @@ class TxnTestContext:
             self.sink,
             events=TransactionEvents(self.events),
             known_partition=self.known_partition,
+            serves=self.serves,
         )
 
     def load_all(self, coordinator_epoch: int = 0) -> None:
