@@ -40,7 +40,7 @@ async def test_billing_keeps_consuming_when_its_coordinator_node_fails(group_bro
     try:
         for i in range(10):
             await producer.send_and_wait("orders", b"%d" % i)
-        await asyncio.wait_for(consume(10), 30)
+        await asyncio.wait_for(consume(10), 60)
 
         failed = group_broker.coordinator_node("billing")
         group_broker.stop_node(failed)  # its connections drop; its partitions get new leaders
