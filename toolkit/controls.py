@@ -645,6 +645,15 @@ class BrokerControls:
         partition = self._broker.coordinator.partition_for(group_id)
         return self._broker.cluster.leader_id("__consumer_offsets", partition)
 
+    @control("GET", "/transactions/{id}/coordinator", answer=_result("node_id"))
+    def transaction_coordinator_node(self, transactional_id: str) -> int:
+        """The node coordinating a transactional id (-1 while none leads its partition).
+
+        The leader of the id's `__transaction_state` partition, which FindCoordinator names; `move_leader` on that
+        partition moves it."""
+        partition = self._broker.transactions.coordinator.partition_for(transactional_id)
+        return self._broker.cluster.leader_id("__transaction_state", partition)
+
     @control("POST", "/groups/{id}/coordinator", answer=_leader_changes)
     def move_group_coordinator(self, group_id: str, node_id: int) -> list[dict[str, Any]]:
         """Move a group's coordinator to a node.

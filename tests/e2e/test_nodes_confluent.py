@@ -78,6 +78,7 @@ def test_a_commit_survives_its_coordinators_node_stopping_while_ongoing_and_whil
 ) -> None:
     coordinator_partition = partition_for(TRANSACTIONAL_ID, TXN_STATE_PARTITIONS)
     group_broker.move_leader("__transaction_state", coordinator_partition, 2)  # node 2 coordinates the id
+    assert group_broker.transaction_coordinator_node(TRANSACTIONAL_ID) == 2
     producer = transactional_producer(group_broker.bootstrap_servers, TRANSACTIONAL_ID)
     committed: list[Rec] = []
     try:
