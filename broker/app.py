@@ -243,10 +243,6 @@ class Broker:
         self.maintenance = Maintenance(
             self.logs, clock, config["log.retention.check.interval.ms"], config["log.flush.interval.ms"]
         )
-        self.driver = TimerDriver(
-            loop, clock, [self.coordinator, self.transactions.coordinator, self.maintenance, self.idle]
-        )
-        self.driver.after_tick.append(self._start_reloads)
         #: Stopping and starting nodes, moving leaders (a several-node cluster: `cluster.nodes`).
         self.nodes = NodeControl(
             self.cluster,
@@ -258,7 +254,12 @@ class Broker:
             },
             lambda: (clock.monotonic_ms(), clock.wall_ms()),
             self._spawn,
+            config["cluster.coordinator.load.ms"],
         )
+        self.driver = TimerDriver(
+            loop, clock, [self.coordinator, self.transactions.coordinator, self.maintenance, self.idle, self.nodes]
+        )
+        self.driver.after_tick.append(self._start_reloads)
         self.fetch_driver = TimerDriver(loop, self.real_clock, [self.fetches])
         self.compaction: Compaction | None = None
         if config["log.cleaner.enable"]:

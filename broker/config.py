@@ -136,6 +136,14 @@ KEYS: dict[str, ConfigKey] = {
             high=64,
         ),
         _k(
+            "cluster.coordinator.load.ms",
+            "long",
+            0,
+            "How long a coordinator partition that moved to another node (cluster.nodes) stays loading, on the broker "
+            "clock (virtual time when frozen), before its load from the log starts (not a Kafka key).",
+            low=0,
+        ),
+        _k(
             "listeners",
             "list",
             "PLAINTEXT://127.0.0.1:9092",

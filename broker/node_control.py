@@ -61,15 +61,21 @@ class NodeControl:
         coordinators: dict[str, tuple[Coordinator, Callable[[int], Coroutine[Any, Any, int]]]],
         clock: Callable[[], tuple[int, int]],
         spawn: Callable[[Coroutine[Any, Any, Any]], None],
+        load_ms: int = 0,
     ) -> None:
         """`coordinators`: per coordinator topic, its coordinator and the coroutine that loads one of its
-        partitions from the log; `clock`: (monotonic, wall) ms now."""
+        partitions from the log; `clock`: (monotonic, wall) ms now; `load_ms` (`cluster.coordinator.load.ms`):
+        how long, on the broker clock, a moved coordinator partition stays loading before its load starts."""
         self._cluster = cluster
         self._logs = logs
         self._listeners = listeners
         self._coordinators = coordinators
         self._clock = clock
         self._spawn = spawn
+        self._load_ms = load_ms
+        #: Loads waiting for their time (`load_ms`), per (coordinator topic, partition): their due time on the
+        #: broker clock. The timer driver calls `tick` (virtual time: they start when a test advances past it).
+        self._pending: dict[tuple[str, int], int] = {}
         self.stopped: set[int] = set()
         #: Every node event, logged and handed to the subscribers (`subscribe`): an extension point for timelines.
         self.events = EventTap(log)
@@ -150,6 +156,22 @@ class NodeControl:
             coordinator, load = moved
             if change.before != NO_LEADER:
                 coordinator.unload_partition(change.partition, monotonic_ms, wall_ms)
+            self._pending.pop((change.topic, change.partition), None)
             if change.after != NO_LEADER:
                 coordinator.begin_loading(change.partition)
-                self._spawn(load(change.partition))
+                if self._load_ms > 0:
+                    self._pending[change.topic, change.partition] = monotonic_ms + self._load_ms
+                else:
+                    self._spawn(load(change.partition))
+
+    def next_deadline_ms(self) -> int | None:
+        """When a delayed load is due (the broker's timer driver asks)."""
+        return min(self._pending.values(), default=None)
+
+    def tick(self, now_ms: int) -> None:
+        """Start the loads that are due."""
+        for key, due_ms in sorted(self._pending.items(), key=lambda item: item[1]):
+            if due_ms <= now_ms:
+                del self._pending[key]
+                topic, partition = key
+                self._spawn(self._coordinators[topic][1](partition))

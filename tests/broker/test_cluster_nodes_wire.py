@@ -4,6 +4,7 @@ and NOT_COORDINATOR), and what a stopped node changes (new leaders, leader epoch
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -173,3 +174,32 @@ async def test_after_a_leader_change_a_consumers_position_is_validated_not_reset
     [result] = answer.topics[0].partitions
     assert (result.error_code, result.leader_epoch, result.end_offset) == (ErrorCode.NONE, 0, 3)
     await new_leader.close()
+
+
+async def test_a_moved_coordinator_partition_loads_after_its_load_time_on_the_broker_clock(tmp_path: Path) -> None:
+    """`cluster.coordinator.load.ms`: the new leader answers COORDINATOR_LOAD_IN_PROGRESS for that long, in virtual
+    time when the clock is frozen, then loads the partition from the log."""
+    async with running_broker(
+        tmp_path, cluster_nodes="3", offsets_topic_num_partitions="6", cluster_coordinator_load_ms="5000"
+    ) as broker:
+        broker.clock.freeze()
+        partition = broker.coordinator.partition_for("billing")
+        target = next(n for n in NODES if n != broker.cluster.leader_id("__consumer_offsets", partition))
+        broker.nodes.move_leader("__consumer_offsets", partition, target)
+        broker.rearm_timers()
+        client = await connect(broker, target)
+
+        async def offset_fetch_error() -> int:
+            answer = await client.call(ApiKey.OFFSET_FETCH, 7, OffsetFetchRequest(group_id="billing"))
+            return int(answer.error_code)
+
+        assert await offset_fetch_error() == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+        broker.advance_time(4_999)
+        assert await offset_fetch_error() == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+        broker.advance_time(1)  # the load starts: read in a worker thread, then replayed
+        for _ in range(500):
+            if broker.coordinator.owned_partitions().get(partition) == "active":
+                break
+            await asyncio.sleep(0.01)
+        assert await offset_fetch_error() == ErrorCode.NONE
+        await client.close()
