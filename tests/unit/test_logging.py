@@ -12,6 +12,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import structlog
@@ -23,15 +24,25 @@ from broker.logging import configure_logging, configure_test_logging, format_utc
 from tests.support.broker_process import ROOT, BrokerProcess, run_server
 
 
+def _restore(saved: dict[str, Any], was_configured: bool) -> None:
+    """Put structlog back as it was, unconfigured included: `configure(**saved)` alone would mark an unconfigured
+    structlog configured, with its default logger printing to stdout, and a broker embedded by a later test
+    (`configure_test_logging` keeps an existing configuration) would then log into that test's stdout."""
+    if was_configured:
+        structlog.configure(**saved)
+    else:
+        structlog.reset_defaults()
+
+
 @pytest.fixture
 def fresh_structlog() -> Iterator[None]:
     """Each test starts from an unconfigured structlog and leaves the session's configuration as it found it."""
-    saved = structlog.get_config()
+    saved, was_configured = structlog.get_config(), structlog.is_configured()
     structlog.reset_defaults()
     try:
         yield
     finally:
-        structlog.configure(**saved)
+        _restore(saved, was_configured)
 
 
 def _emit(stream: io.StringIO) -> list[str]:
@@ -133,12 +144,12 @@ def test_the_timestamp_is_what_structlogs_iso_utc_stamper_writes(now: float) -> 
 
 def test_json_lines_render_as_json_dumps_does() -> None:
     stream = io.StringIO()
-    saved = structlog.get_config()
+    saved, was_configured = structlog.get_config(), structlog.is_configured()
     try:
         configure_logging("info", json=True, stream=stream)
         structlog.get_logger("test.logging").info("group.state", group="g", members=["a"], odd=object)
     finally:
-        structlog.configure(**saved)
+        _restore(saved, was_configured)
     [line] = stream.getvalue().splitlines()
     event = json.loads(line)
     assert list(event) == ["group", "members", "odd", "event", "level", "timestamp"]
