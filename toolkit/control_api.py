@@ -227,6 +227,16 @@ def _read(body: dict[str, Any], name: str, hint: Any, default: Any) -> Any:
     raise TypeError(f"the control API cannot read a parameter of type {hint!r} ({name})")
 
 
+def _path_value(text: str, name: str, hint: Any) -> Any:
+    """A parameter bound by the path (`/nodes/{id}/stop`): a string, or an integer where the control takes one."""
+    if hint is not int:
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise ControlError(400, f"'{name}' must be an integer (got {text!r})") from None
+
+
 def _control_route(api: ControlApi, spec: Control) -> Handler:
     """The HTTP handler of a declared control: path and body parameters in, the control's `answer` out."""
     function = getattr(BrokerControls, spec.name)
@@ -238,7 +248,7 @@ def _control_route(api: ControlApi, spec: Control) -> Handler:
 
     async def handle(request: web.Request) -> web.StreamResponse:
         body = await _body(request) if body_params else {}
-        args: dict[str, Any] = {param: request.match_info[key] for key, param in path_params.items()}
+        args = {param: _path_value(request.match_info[key], param, hints[param]) for key, param in path_params.items()}
         for p in body_params:
             default = spec.http_defaults.get(p.name, None if p.default is inspect.Parameter.empty else p.default)
             args[p.name] = _read(body, p.name, hints[p.name], default)
