@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -105,7 +106,8 @@ class ThreeNodes:
         """A node id other than those given."""
         return next(n for n in range(1, NODES + 1) if n not in than)
 
-    def wait_group_state(self, group: str, state: str, step: Any = None) -> None:
+    def wait_group_state(self, group: str, state: str, step: Callable[[], object] | None = None) -> None:
+        """Wait until the coordinator has the group in `state`, taking `step` (a client's poll) meanwhile."""
         wait_until(
             lambda: self.group_state(group) == state,
             20,
