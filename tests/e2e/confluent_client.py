@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from confluent_kafka import (
@@ -29,6 +30,15 @@ from tests.e2e.scenario import HEARTBEAT_INTERVAL_MS, SESSION_TIMEOUT_MS, GroupV
 from tests.e2e.txn_scenario import TRANSACTION_TIMEOUT_MS, transformed
 
 TIMEOUT_S = 15.0
+# librdkafka finding a stopped node's replacement within a second or two (a cluster's node faults, issue #19):
+# quick reconnects and retries, metadata refreshed every second.
+QUICK_RECOVERY = {
+    "reconnect.backoff.ms": 50,
+    "reconnect.backoff.max.ms": 500,
+    "retry.backoff.ms": 50,
+    "retry.backoff.max.ms": 500,
+    "topic.metadata.refresh.interval.ms": 1000,
+}
 # What a classic member sets client-side to rebalance quickly; a consumer-protocol member gets these from the broker.
 CLASSIC_TIMEOUTS = {"session.timeout.ms": SESSION_TIMEOUT_MS, "heartbeat.interval.ms": HEARTBEAT_INTERVAL_MS}
 
@@ -172,6 +182,11 @@ class ConfluentConsumer:
         found = self.consumer.committed([TopicPartition(self.topic, p) for p in partitions], timeout=TIMEOUT_S)
         return {tp.partition: None if tp.offset == OFFSET_INVALID else tp.offset for tp in found}
 
+    def held(self) -> AbstractContextManager[None]:
+        """Nothing to do but not poll it: librdkafka rejoins a rebalance only once the application's poll has
+        served the revocation (the rebalance callback this consumer sets)."""
+        return nullcontext()
+
     def memberid(self) -> str:
         return str(self.consumer.memberid())
 
@@ -186,9 +201,8 @@ class ConfluentAdapter:
         self.admin = AdminClient({"bootstrap.servers": bootstrap})
         self.producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
 
-    def create_topic(self, topic: str, partitions: int, replication_factor: int = 1) -> None:
-        new = NewTopic(topic, num_partitions=partitions, replication_factor=replication_factor)
-        futures = self.admin.create_topics([new])
+    def create_topic(self, topic: str, partitions: int, replicas: int = 1) -> None:
+        futures = self.admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=replicas)])
         futures[topic].result(TIMEOUT_S)
 
     def produce(self, topic: str, records: Sequence[tuple[str, str]], partition: int | None = None) -> list[Rec]:

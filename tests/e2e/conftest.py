@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.cluster_nodes import SETTINGS as CLUSTER_SETTINGS
+from tests.e2e.cluster_nodes import ThreeNodes
 from tests.e2e.targets import CONSUMER_PROTOCOL_SETTINGS, E2ETarget
 from tests.reference.kafka import ReferenceKafka, unavailable_reason
 from tests.support.broker_process import BrokerProcess, running_broker
@@ -25,6 +27,20 @@ def broker_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerP
     data_dir: Path = tmp_path_factory.mktemp("broker-data")
     with running_broker(data_dir) as broker:
         yield broker
+
+
+@pytest.fixture(scope="module")
+def three_nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ThreeNodes]:
+    """A three-node group-broker process (`cluster.nodes=3`) with its control API, one per module."""
+    with running_broker(tmp_path_factory.mktemp("three-nodes"), CLUSTER_SETTINGS) as broker:
+        yield ThreeNodes.of(broker)
+
+
+@pytest.fixture
+def cluster(three_nodes: ThreeNodes) -> Iterator[ThreeNodes]:
+    """The module's three nodes, all running again after the test (whatever it stopped)."""
+    yield three_nodes
+    three_nodes.start_stopped()
 
 
 @pytest.fixture(scope="module")

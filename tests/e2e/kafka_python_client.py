@@ -15,6 +15,7 @@ within a few runs; a consumer that is always inside `poll()`, with long polls an
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 from kafka import KafkaAdminClient, KafkaProducer, OffsetAndMetadata, TopicPartition
@@ -57,11 +58,13 @@ class KafkaPythonConsumer:
             bootstrap_servers=bootstrap,
             group_id=group,
             client_id=name,
-            auto_offset_reset="earliest",
-            enable_auto_commit=False,
-            session_timeout_ms=SESSION_TIMEOUT_MS,
-            heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS,
-            **config,
+            **{
+                "auto_offset_reset": "earliest",
+                "enable_auto_commit": False,
+                "session_timeout_ms": SESSION_TIMEOUT_MS,
+                "heartbeat_interval_ms": HEARTBEAT_INTERVAL_MS,
+                **config,
+            },
         )
         self.thread = ConsumerThread(name, self._poll, poll_s=0.5)
 
@@ -85,6 +88,10 @@ class KafkaPythonConsumer:
     def committed(self, partitions: Iterable[int]) -> dict[int, int | None]:
         return self.thread.call(lambda: {p: self.consumer.committed(TopicPartition(self.topic, p)) for p in partitions})
 
+    def held(self) -> AbstractContextManager[None]:
+        """Out of poll(), so no rejoin: kafka-python joins only inside a poll (its heartbeat thread runs on)."""
+        return self.thread.held()
+
     def close(self) -> None:
         self.thread.stop(self.consumer.close)
 
@@ -95,8 +102,8 @@ class KafkaPythonAdapter:
         self.admin = KafkaAdminClient(bootstrap_servers=bootstrap)
         self.producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=5)
 
-    def create_topic(self, topic: str, partitions: int) -> None:
-        result = self.admin.create_topics({topic: {"num_partitions": partitions, "replication_factor": 1}})
+    def create_topic(self, topic: str, partitions: int, replicas: int = 1) -> None:
+        result = self.admin.create_topics({topic: {"num_partitions": partitions, "replication_factor": replicas}})
         assert [(t["name"], t["error_code"], t["num_partitions"]) for t in result["topics"]] == [(topic, 0, partitions)]
 
     def produce(self, topic: str, records: Sequence[tuple[str, str]], partition: int | None = None) -> list[Rec]:

@@ -491,6 +491,22 @@ class ConsumerThread:
             records, self._buffer = self._buffer, []
             return records
 
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """No poll until the block ends: the thread waits between two polls (a member that does not rejoin yet)."""
+        waiting, release = threading.Event(), threading.Event()
+
+        def hold() -> None:
+            waiting.set()
+            release.wait(WAIT_S)
+
+        self._calls.put((hold, Future()))
+        assert waiting.wait(WAIT_S), f"{self.name}: its poll did not return"
+        try:
+            yield
+        finally:
+            release.set()
+
     def stop(self, last: Callable[[], None]) -> None:
         """Run `last` (closing the consumer) in the consumer's thread, then end the thread."""
 

@@ -61,7 +61,7 @@ def group_broker_config() -> dict[str, str]:
 def adapter(group_broker: GroupBrokerHandle) -> Iterator[ConfluentTxnAdapter]:
     """Producer, admin and readers, with `TOPIC` created with three replicas (a stopped node leaves two)."""
     client = ConfluentTxnAdapter(group_broker.bootstrap_servers)
-    client.create_topic(TOPIC, PARTITIONS, replication_factor=3)
+    client.create_topic(TOPIC, PARTITIONS, replicas=3)
     yield client
     client.close()
 

@@ -8,9 +8,12 @@ async function main() {
   await admin.connect()
   serveRpc(
     {
-      // CreateTopics; the result is kafkajs's boolean (true: created)
-      createTopic: ({ topic, partitions }) =>
-        admin.createTopics({ topics: [{ topic, numPartitions: partitions }], waitForLeaders: true }),
+      // CreateTopics (replicationFactor left out: the broker's default); the result is kafkajs's boolean (true: created)
+      createTopic: ({ topic, partitions, replicationFactor }) =>
+        admin.createTopics({
+          topics: [{ topic, numPartitions: partitions, ...(replicationFactor ? { replicationFactor } : {}) }],
+          waitForLeaders: true,
+        }),
       // ListOffsets: [{partition, offset (high watermark), low, high}]
       topicOffsets: async ({ topic }) =>
         (await admin.fetchTopicOffsets(topic)).map(p => ({
