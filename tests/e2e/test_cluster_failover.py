@@ -9,7 +9,6 @@ kafkajs's test_cluster_kafkajs.py's.
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Iterator
 from typing import Any
 
@@ -51,20 +50,11 @@ def confluent(cluster: ThreeNodes) -> Iterator[QuickConfluent]:
     adapter.close()
 
 
-#: kafka-python 3.0 leaves a socket open when a connection is refused (kafka/net/inet.py `sock_connect` raises
-#: without closing it), which every stopped node makes happen; collected later, it would be reported as an
-#: unraisable ResourceWarning in whichever test runs then. This test collects them itself and ignores only those.
-KAFKA_PYTHON_REFUSED_SOCKETS = pytest.mark.filterwarnings(
-    "ignore:unclosed <socket.socket:ResourceWarning", "ignore::pytest.PytestUnraisableExceptionWarning"
-)
-
-
 @pytest.fixture
 def kafka_python(cluster: ThreeNodes) -> Iterator[QuickKafkaPython]:
     adapter = QuickKafkaPython(cluster.bootstrap)
     yield adapter
     adapter.close()
-    gc.collect()  # the refused connections' sockets, while this test's filter applies (above)
 
 
 def test_confluent_group_survives_its_coordinators_node_stopping(
@@ -73,7 +63,6 @@ def test_confluent_group_survives_its_coordinators_node_stopping(
     Failover(confluent, cluster, "ck").run()
 
 
-@KAFKA_PYTHON_REFUSED_SOCKETS
 def test_kafka_python_group_survives_its_coordinators_node_stopping(
     kafka_python: QuickKafkaPython, cluster: ThreeNodes
 ) -> None:

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import structlog
 
 from cli.main import _parser, main
 from cli.nodes import _call
@@ -41,16 +42,19 @@ def test_a_node_id_must_be_a_number(capsys: pytest.CaptureFixture[str]) -> None:
 
 @pytest.fixture
 def control() -> Iterator[str]:
-    """A three-node broker with its control API; yields the control URL."""
-    broker = EmbeddedBroker(
-        {"cluster.nodes": "3", "default.replication.factor": "3", "control.listener": "http://127.0.0.1:0"}
-    ).start()
-    try:
-        assert broker.control_url is not None
-        broker.call(lambda: broker.kit.broker.create_topic("orders", 3, {}))
-        yield broker.control_url
-    finally:
-        broker.stop()
+    """A three-node broker with its control API; yields the control URL. Its log lines are captured, not printed:
+    the broker runs in this process, and where structlog prints depends on what earlier tests configured (stdout,
+    which the commands' output is read from, when one left it configured with structlog's defaults)."""
+    with structlog.testing.capture_logs():
+        broker = EmbeddedBroker(
+            {"cluster.nodes": "3", "default.replication.factor": "3", "control.listener": "http://127.0.0.1:0"}
+        ).start()
+        try:
+            assert broker.control_url is not None
+            broker.call(lambda: broker.kit.broker.create_topic("orders", 3, {}))
+            yield broker.control_url
+        finally:
+            broker.stop()
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> list[list[str]]:
