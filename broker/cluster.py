@@ -86,6 +86,8 @@ class NodesCluster:
         self.leadership = leadership
         self._index = {node_id: index for index, node_id in enumerate(self.node_ids)}
         self._single = len(self.node_ids) == 1
+        #: The state of every partition of a one-node cluster (PartitionState is frozen: one shared value).
+        self._only = PartitionState((self.node_ids[0],), self.node_ids[0], (self.node_ids[0],))
         self._address = address
         self._replication_factor = replication_factor
 
@@ -121,8 +123,7 @@ class NodesCluster:
     def partition_state(self, topic: str, partition: int) -> PartitionState:
         """Replicas, leader and ISR of a partition (every one is this node's with one node)."""
         if self._single:
-            only = self.node_ids[0]
-            return PartitionState((only,), only, (only,))
+            return self._only
         factor = min(self._replication_factor(topic), len(self.node_ids))
         return self.leadership.state(topic, partition, factor)
 

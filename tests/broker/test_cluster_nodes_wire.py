@@ -4,7 +4,6 @@ and NOT_COORDINATOR), and what a stopped node changes (new leaders, leader epoch
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from protocol.registry import ApiKey
 from tests.broker.conftest import running_broker
 from tests.broker.group_wire import join_request
 from tests.broker.wire import WireClient
+from tests.support.broker_process import wait_until_async
 from tests.support.data_plane import batch, fetch_request, produce, produce_request
 
 NODES = (1, 2, 3)
@@ -197,9 +197,7 @@ async def test_a_moved_coordinator_partition_loads_after_its_load_time_on_the_br
         broker.advance_time(4_999)
         assert await offset_fetch_error() == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
         broker.advance_time(1)  # the load starts: read in a worker thread, then replayed
-        for _ in range(500):
-            if broker.coordinator.owned_partitions().get(partition) == "active":
-                break
-            await asyncio.sleep(0.01)
+        loaded = lambda: broker.coordinator.owned_partitions().get(partition) == "active"  # noqa: E731
+        await wait_until_async(loaded, 10, 0.01, what=f"__consumer_offsets-{partition} loaded")
         assert await offset_fetch_error() == ErrorCode.NONE
         await client.close()

@@ -7,7 +7,6 @@ wire against a two-node broker through the pytest handle."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -17,6 +16,7 @@ from broker.dispatch import Route
 from protocol.messages.metadata import MetadataRequest
 from protocol.registry import ApiKey
 from tests.broker.wire import WireClient
+from tests.support.broker_process import wait_until_async
 from toolkit.handle import GroupBrokerHandle
 from toolkit.node_partitions import NodePartitions
 
@@ -35,14 +35,6 @@ def _ctx(client_id: str, node_id: int | None, correlation_id: int = 1) -> Reques
 ROUTE = Route(ApiKey.METADATA, 0, 12, _answer)
 
 
-async def _until(condition: Callable[[], bool], poll_s: float = 0) -> None:
-    """Wait until `condition` holds (bounded by WAIT_S); `poll_s` between checks that cost a call onto the broker's
-    loop (the handle's)."""
-    async with asyncio.timeout(WAIT_S):
-        while not condition():  # noqa: ASYNC110 - polling state another loop (the broker's) changes
-            await asyncio.sleep(poll_s)
-
-
 async def test_only_the_cut_off_clients_requests_to_that_node_wait_until_healed() -> None:
     changes: list[bool] = []
     cuts = NodePartitions(local_node=1, on_change=lambda: changes.append(True))
@@ -50,7 +42,7 @@ async def test_only_the_cut_off_clients_requests_to_that_node_wait_until_healed(
     assert cuts.cut(2, "held") and not cuts.cut(2, "held")
     assert cuts.wraps(ROUTE) and len(changes) == 1
     held = asyncio.ensure_future(cuts(_ctx("held", 2), ROUTE, None, _answer))
-    await _until(lambda: cuts.in_force()[0]["held"] == 1)
+    await wait_until_async(lambda: cuts.in_force()[0]["held"] == 1, WAIT_S, 0, what="the request held")
     assert await cuts(_ctx("other", 2), ROUTE, None, _answer) == "answered other"  # other clients of that node
     assert await cuts(_ctx("held", 3), ROUTE, None, _answer) == "answered held"  # the client on other nodes
     assert not held.done()
@@ -64,7 +56,7 @@ async def test_a_one_node_broker_is_its_local_node_and_a_closed_connection_stops
     cuts = NodePartitions(local_node=1, on_change=lambda: None)
     cuts.cut(1, "held")
     held = asyncio.ensure_future(cuts(_ctx("held", None), ROUTE, None, _answer))  # the session names no node
-    await _until(lambda: cuts.in_force()[0]["held"] == 1)
+    await wait_until_async(lambda: cuts.in_force()[0]["held"] == 1, WAIT_S, 0, what="the request held")
     held.cancel()  # what closing the connection does to its parked handler
     with pytest.raises(asyncio.CancelledError):
         await held
@@ -105,7 +97,8 @@ async def test_a_partitioned_clients_requests_get_no_answer_while_another_client
         held, other, held_elsewhere = await connect(ports[0]), await connect(ports[0]), await connect(ports[1])
         assert group_broker.partition_node(1, "held")
         first = await _metadata(held, "held")
-        await _until(lambda: group_broker.node_partitions()[0]["held"] == 1, 0.01)  # read by node 1, and held
+        held_by_node_1 = lambda: group_broker.node_partitions()[0]["held"] == 1  # noqa: E731 - read, then held
+        await wait_until_async(held_by_node_1, WAIT_S, 0.01, what="the request held by node 1")
         await _answered(other, await _metadata(other, "other"))  # node 1 serves the other client
         await _answered(held_elsewhere, await _metadata(held_elsewhere, "held"))  # node 2 serves the held client
         assert group_broker.node_partitions()[0]["held"] == 1  # still no answer to the held request
