@@ -20,10 +20,14 @@ Virtual time: the same run with the broker clock frozen just before the stop (`f
 toolkit's virtual time runs it. Broker-side timers then fire only when advanced: session expiries cannot happen, so
 the figure is what the clients' own timers and the failover itself cost. When the group waits on a broker timer
 alone (every member parked in its JoinGroup, `frozen_timer_blocking`'s exact case) the bench advances to it, as a
-test would, and reports the virtual milliseconds advanced.
+test would; when the group has stood still for STILL_S with timers pending (kafkajs: its restarted consumers join
+as new members while the old ones' sessions can expire only on an advance) it advances to the next timer too. It
+reports the virtual milliseconds advanced.
 
-Clients: aiokafka (10 consumers on one event loop), kafka-python and confluent-kafka (a thread per consumer), each
-run on a fresh broker. `BENCH_FAILOVER_CLIENTS=aiokafka,kafka-python,confluent` picks them (all by default) and
+Clients: aiokafka (10 consumers on one event loop), kafka-python and confluent-kafka (a thread per consumer), and
+kafkajs (10 consumers in one Node process, `bench/js/failover_members.js`; "n/a" without node or node_modules),
+each run on a fresh broker. `BENCH_FAILOVER_CLIENTS=aiokafka,kafka-python,confluent,kafkajs` picks them (all by
+default) and
 `BENCH_FAILOVER_RUNS=N` repeats each (1 by default, so `make bench` stays short). A run that does not recover
 within RUN_TIMEOUT_S prints "n/a" with what was missing.
 """
@@ -32,19 +36,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
+import shutil
+import signal
 import struct
+import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from broker.context import RequestContext
 from protocol.errors import ErrorCode
 from protocol.registry import ApiKey
 from toolkit.embedded import EmbeddedBroker
+from toolkit.frozen_wait import FrozenWait
 from toolkit.handle import GroupBrokerHandle
 
 TOPIC = "failover"
@@ -54,8 +64,11 @@ PRODUCE_EVERY_S = 0.05
 FORM_TIMEOUT_S = 60.0
 RUN_TIMEOUT_S = 90.0
 POLL_S = 0.05
+STILL_S = 5.0  # virtual runs: a group standing still this long with broker timers pending is advanced to the next
 CLOSE_TIMEOUT_S = 10.0
-CLIENTS = ("aiokafka", "kafka-python", "confluent")
+CLIENTS = ("aiokafka", "kafka-python", "confluent", "kafkajs")
+ROOT = Path(__file__).resolve().parent.parent
+KAFKAJS_MEMBERS = ROOT / "bench" / "js" / "failover_members.js"
 BROKER = {
     "cluster.nodes": "3",
     "default.replication.factor": "3",
@@ -79,14 +92,12 @@ class Progress:
     stopped_node: int | None = None
 
     def record(self, member: int, value: bytes | None) -> None:
+        self.record_sent_at(member, _SENT_AT.unpack(value[: _SENT_AT.size])[0] if value is not None else None)
+
+    def record_sent_at(self, member: int, sent_at: float | None) -> None:
         self.consumed[member] += 1
         t0 = self.t0
-        if (
-            t0 is not None
-            and value is not None
-            and self.fetching_again[member] is None
-            and _SENT_AT.unpack(value[: _SENT_AT.size])[0] >= t0
-        ):
+        if t0 is not None and sent_at is not None and self.fetching_again[member] is None and sent_at >= t0:
             self.fetching_again[member] = time.monotonic()
 
 
@@ -206,10 +217,47 @@ class ConfluentMembers(ThreadedMembers):
             consumer.close()
 
 
+class Unavailable(Exception):
+    """A client that cannot run on this machine (its row says n/a and why)."""
+
+
+class KafkajsMembers(Members):
+    """The consumers in one Node child (`bench/js/failover_members.js`), reporting each record on its stdout."""
+
+    def start(self) -> None:
+        node = shutil.which("node")
+        if node is None:
+            raise Unavailable("node is not on PATH")
+        if not (ROOT / "node_modules" / "kafkajs" / "package.json").is_file():
+            raise Unavailable("kafkajs is not in node_modules (npm ci)")
+        argv = [node, str(KAFKAJS_MEMBERS), self.bootstrap, TOPIC, GROUP, str(MEMBERS)]
+        self._child = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT
+        )
+        self.threads = [threading.Thread(target=self._read, daemon=True)]
+        self.threads[0].start()
+
+    def _read(self) -> None:
+        assert self._child.stdout is not None
+        for line in self._child.stdout:
+            consumed = json.loads(line)
+            self.progress.record_sent_at(consumed["member"], consumed["sentAt"])
+
+    def stop(self) -> None:
+        self._child.send_signal(signal.SIGTERM)  # every consumer disconnects (LeaveGroup), then the child exits
+        try:
+            self._child.wait(CLOSE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            self._child.kill()
+            self._child.wait()
+        super().stop()
+
+
 MEMBERS_OF: dict[str, type[Members]] = {
     "aiokafka": AiokafkaMembers,
     "kafka-python": KafkaPythonMembers,
     "confluent": ConfluentMembers,
+    "kafkajs": KafkajsMembers,
 }
 
 
@@ -250,6 +298,29 @@ class Result:
     generations: str  # the group's generation before the stop and once every member was back
 
 
+class TimerAdvance:
+    """When a virtual run advances the frozen broker clock, as a test would: at once to the next timer when only a
+    timer can move the group (`FrozenWait.exact`), or when the group's state and requests (`fingerprint`) have stood
+    still for STILL_S with timers pending."""
+
+    def __init__(self) -> None:
+        self.advanced_ms = 0
+        self._fingerprint: Hashable = None
+        self._since = 0.0
+
+    def due(self, wait: FrozenWait | None, now: float) -> int | None:
+        """The milliseconds to advance now (counted in `advanced_ms`), or None."""
+        if wait is None or wait.fingerprint != self._fingerprint:
+            self._fingerprint, self._since = (None if wait is None else wait.fingerprint), now
+            if wait is None or not wait.exact:
+                return None
+        elif not wait.exact and now - self._since < STILL_S:
+            return None
+        self._fingerprint, self._since = None, now
+        self.advanced_ms += wait.next_advance_ms
+        return wait.next_advance_ms
+
+
 def _until(
     condition: Callable[[], bool], timeout_s: float, what: str, on_wait: Callable[[], None] | None = None
 ) -> None:
@@ -273,8 +344,9 @@ def run_once(client: str, virtual: bool) -> Result:
         embedded.call(lambda: embedded.broker.create_topic(TOPIC, MEMBERS, {}))
         embedded.call(lambda: embedded.broker.dispatcher.observe(CoordinatorWatch(progress)))
         feed = Feed(embedded.bootstrap_servers)
-        members = MEMBERS_OF[client](embedded.bootstrap_servers, progress)
-        members.start()
+        starting = MEMBERS_OF[client](embedded.bootstrap_servers, progress)
+        starting.start()
+        members = starting
         _until(lambda: all(progress.consumed), FORM_TIMEOUT_S, "the group never had every member consuming")
         formed = handle.wait_for_group_blocking(GROUP, state="Stable", members=MEMBERS, timeout_s=FORM_TIMEOUT_S)
         coordinator = handle.coordinator_node(GROUP)
@@ -283,13 +355,13 @@ def run_once(client: str, virtual: bool) -> Result:
         progress.stopped_node = coordinator
         progress.t0 = t0 = time.monotonic()
         handle.stop_node(coordinator)
-        advanced = [0]
+        advance = TimerAdvance()
 
         def advance_if_only_a_timer_can() -> None:
-            wait = embedded.call(lambda: embedded.kit.controls.frozen_timer_blocking(GROUP, MEMBERS))
-            if wait is not None and wait.exact:
-                handle.advance(wait.next_advance_ms)
-                advanced[0] += wait.next_advance_ms
+            wait = embedded.call(lambda: embedded.kit.controls.frozen_timer_blocking(GROUP))
+            ms = advance.due(wait, time.monotonic())
+            if ms is not None:
+                handle.advance(ms)
 
         def back() -> bool:
             return all(progress.fetching_again) and len(progress.coordinator_again) >= MEMBERS
@@ -305,7 +377,7 @@ def run_once(client: str, virtual: bool) -> Result:
         at_coordinator = sorted(t - t0 for t in progress.coordinator_again.values())[MEMBERS - 1]
         after = handle.group(GROUP)
         generations = f"{formed['generation']} -> {after['generation'] if after is not None else '?'}"
-        return Result(max(fetching, at_coordinator), fetching, at_coordinator, advanced[0], generations)
+        return Result(max(fetching, at_coordinator), fetching, at_coordinator, advance.advanced_ms, generations)
     finally:
         if members is not None:
             members.stop()
@@ -346,7 +418,7 @@ def run() -> None:
             for _ in range(runs):
                 try:
                     outcome: Result | str = run_once(client, virtual)
-                except TimeoutError as exc:
+                except (TimeoutError, Unavailable) as exc:
                     outcome = f"n/a ({exc})"
                 rows.append([client, "virtual" if virtual else "real", *_cell(outcome)])
                 print(f"  {' '.join(rows[-1])}", flush=True)

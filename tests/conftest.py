@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from protocol import compiled
+from tests.differential.early import EARLY, start_early
+from tests.differential.registry import SCENARIOS
 from tests.reference.kafka import ReferenceKafka, unavailable_reason
 from tests.reference.prestart import PRESTARTS, prestarts
 from tests.reference.settings import SHARED_GROUP_SETTINGS
@@ -33,7 +35,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.hookimpl(trylast=True)  # after `-k`/`-m` deselection: only what will run
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Start, in the background, the reference broker with the shared settings if a collected test needs it, then
-    those each collected differential scenario with settings of its own needs."""
+    those each collected differential scenario with settings of its own needs, then the comparisons of the collected
+    scenarios that wait out real time (tests/differential/early.py)."""
     if unavailable_reason() is not None:
         return
     if any("reference_kafka" in getattr(item, "fixturenames", ()) for item in items):
@@ -42,9 +45,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         marker = item.get_closest_marker("reference_settings")
         if marker is not None:
             prestarts(config).start(marker.args[0])
+    if config.option.collectonly:
+        return
+    for item in items:
+        if item.get_closest_marker("compared_early") is not None:
+            start_early(config, SCENARIOS[item.callspec.params["name"]])  # type: ignore[attr-defined]
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
+    if EARLY in session.config.stash:
+        session.config.stash[EARLY].stop_all()
     if PRESTARTS in session.config.stash:
         session.config.stash[PRESTARTS].stop_all()
 

@@ -39,13 +39,15 @@ class Scenario:
     known: tuple[Known, ...] = ()
     settings: dict[str, str] | None = None
     """Broker settings of its own (a pair of brokers started for it), or None for the shared settings."""
+    early: bool = False
+    """It waits out real time: compared in the background from collection on (tests/differential/early.py)."""
 
 
 SCENARIOS: dict[str, Scenario] = {}
 
 
 def scenario(
-    covers: str, known: tuple[Known, ...] = (), settings: dict[str, str] | None = None
+    covers: str, known: tuple[Known, ...] = (), settings: dict[str, str] | None = None, early: bool = False
 ) -> Callable[[ScenarioFn], ScenarioFn]:
     """Register the decorated function under its name (which must be unique) as covering ``covers``."""
 
@@ -53,7 +55,7 @@ def scenario(
         name = fn.__name__
         if name in SCENARIOS:
             raise ValueError(f"two scenarios are called {name!r}")
-        SCENARIOS[name] = Scenario(name, covers, fn, (fn.__doc__ or "").strip(), known, settings)
+        SCENARIOS[name] = Scenario(name, covers, fn, (fn.__doc__ or "").strip(), known, settings, early)
         return fn
 
     return register

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.differential.early import compared_early
 from tests.differential.known import expected, known_table
 from tests.differential.registry import Scenario, load_all
 from tests.differential.runner import Comparison, Target, compare_all
@@ -21,8 +22,11 @@ SCENARIOS = load_all()
 
 
 def _by_settings() -> dict[tuple[tuple[str, str], ...], list[Scenario]]:
+    """The scenarios compared in the module's fixture (all but the early ones), by settings."""
     groups: dict[tuple[tuple[str, str], ...], list[Scenario]] = {}
     for s in SCENARIOS.values():
+        if s.early:
+            continue
         groups.setdefault(tuple(sorted((s.settings or SHARED_GROUP_SETTINGS).items())), []).append(s)
     return groups
 
@@ -59,16 +63,22 @@ def comparisons(
 
 
 def _with_reference_settings(name: str) -> Any:
-    """A scenario with settings of its own names them, so that its Kafka starts in the background at collection."""
-    settings = SCENARIOS[name].settings
-    if settings is None or settings == SHARED_GROUP_SETTINGS:
-        return name
-    return pytest.param(name, marks=pytest.mark.reference_settings(settings))
+    """A scenario with settings of its own names them, so that its Kafka starts in the background at collection;
+    an early one says so, so that its comparison starts then too."""
+    scenario = SCENARIOS[name]
+    marks = [pytest.mark.compared_early] if scenario.early else []
+    if scenario.settings is not None and scenario.settings != SHARED_GROUP_SETTINGS:
+        marks.append(pytest.mark.reference_settings(scenario.settings))
+    return pytest.param(name, marks=marks)
 
 
 @pytest.mark.parametrize("name", [_with_reference_settings(name) for name in sorted(SCENARIOS)])
-def test_answers_as_kafka_does(name: str, comparisons: dict[str, Comparison]) -> None:
-    comparison = comparisons[name]
+def test_answers_as_kafka_does(name: str, request: pytest.FixtureRequest) -> None:
+    scenario = SCENARIOS[name]
+    if scenario.early:
+        comparison = compared_early(request.config, scenario)
+    else:
+        comparison = request.getfixturevalue("comparisons")[name]
     found = comparison.differences
     assert found == expected(name), "\n".join(
         [f"{name} ({comparison.scenario.covers}): differences from Kafka other than the pinned ones:"]

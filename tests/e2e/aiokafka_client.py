@@ -10,10 +10,11 @@ application, and the test thread calls in with `run`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.coordinator.protocol import ConsumerProtocolMemberAssignment
 
@@ -70,20 +71,56 @@ def described(response: Any, group: str, topic: str) -> GroupView:
     return GroupView(state, assignments)
 
 
-class AiokafkaConsumer:
-    """A subscribed consumer on the adapter's loop; `config` adds to or overrides `consumer_config`."""
+class HoldingListener(ConsumerRebalanceListener):
+    """Holds a rejoin in `on_partitions_revoked` while the consumer is `held`, as a slow application callback does:
+    aiokafka awaits the callback before its JoinGroup and keeps heartbeating meanwhile (the heartbeat task stops only
+    once the callback returns), so the member stays in the group without rejoining it."""
 
-    def __init__(self, loop: LoopThread, bootstrap: str, group: str, topic: str, name: str, **config: Any) -> None:
+    def __init__(self) -> None:
+        self.released = asyncio.Event()
+        self.released.set()
+
+    async def on_partitions_revoked(self, revoked: Any) -> None:
+        await self.released.wait()
+
+    async def on_partitions_assigned(self, assigned: Any) -> None:
+        return None
+
+
+class AiokafkaConsumer:
+    """A subscribed consumer on the adapter's loop; `config` adds to or overrides `consumer_config`.
+
+    `joined`: the constructor returns once the member has its first assignment (aiokafka's `start()` waits for it
+    when subscribed before it); otherwise it subscribes after `start()` and the member joins in the background, so
+    a member can be started while the group's rebalance waits for another, held one."""
+
+    def __init__(
+        self, loop: LoopThread, bootstrap: str, group: str, topic: str, name: str, joined: bool = True, **config: Any
+    ) -> None:
         self.name = name
         self.topic = topic
         self.loop = loop
 
-        async def start() -> AIOKafkaConsumer:
-            consumer = AIOKafkaConsumer(topic, **{**consumer_config(bootstrap, group, name), **config})
+        async def start() -> tuple[AIOKafkaConsumer, HoldingListener]:
+            consumer = AIOKafkaConsumer(**{**consumer_config(bootstrap, group, name), **config})
+            listener = HoldingListener()
+            if joined:
+                consumer.subscribe([topic], listener=listener)
             await consumer.start()
-            return consumer
+            if not joined:
+                consumer.subscribe([topic], listener=listener)
+            return consumer, listener
 
-        self.consumer = loop.run(start())
+        self.consumer, self.listener = loop.run(start())
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """No rejoin until the block ends (see `HoldingListener`); the member keeps heartbeating meanwhile."""
+        self._call(self.listener.released.clear)
+        try:
+            yield
+        finally:
+            self._call(self.listener.released.set)
 
     def _call(self, fn: Callable[[], T]) -> T:
         async def call() -> T:
@@ -92,7 +129,16 @@ class AiokafkaConsumer:
         return self.loop.run(call())
 
     def poll(self, timeout_s: float) -> list[Rec]:
-        return to_recs(self.loop.run(self.consumer.getmany(timeout_ms=int(timeout_s * 1000))))
+        """What `getmany` returns within about `timeout_s`; nothing if it is still waiting for the member's
+        assignment then (aiokafka's `getmany` waits for the end of a rebalance whatever its timeout)."""
+
+        async def poll() -> dict[TopicPartition, list[Any]]:
+            try:
+                return await asyncio.wait_for(self.consumer.getmany(timeout_ms=int(timeout_s * 1000)), timeout_s + 1)
+            except TimeoutError:
+                return {}
+
+        return to_recs(self.loop.run(poll()))
 
     def assignment(self) -> set[int]:
         return self._call(lambda: {tp.partition for tp in self.consumer.assignment() if tp.topic == self.topic})
@@ -124,8 +170,8 @@ class AiokafkaAdapter:
 
         self.admin, self.producer = self.loop.run(start())
 
-    def create_topic(self, topic: str, partitions: int) -> None:
-        response = self.loop.run(self.admin.create_topics([NewTopic(topic, partitions, 1)]))
+    def create_topic(self, topic: str, partitions: int, replicas: int = 1) -> None:
+        response = self.loop.run(self.admin.create_topics([NewTopic(topic, partitions, replicas)]))
         assert [tuple(t[:2]) for t in response.topic_errors] == [(topic, 0)]
 
     def produce(self, topic: str, records: Sequence[tuple[str, str]], partition: int | None = None) -> list[Rec]:

@@ -1,10 +1,11 @@
-"""kafka-python and confluent-kafka (classic protocol) consumer groups on a three-node group-broker (issue #19): they
-keep consuming, with nothing lost and nothing twice, and resume at the committed offsets while their coordinator's
-node stops and starts, once in steady state and once in the middle of a rebalance (`failover_scenario`).
+"""aiokafka, kafka-python and confluent-kafka (classic protocol) consumer groups on a three-node group-broker (issue
+#19): they keep consuming, with nothing lost and nothing twice, and resume at the committed offsets while their
+coordinator's node stops and starts, once in steady state and once in the middle of a rebalance
+(`failover_scenario`).
 
 The clients get short timeouts (reconnect backoff, metadata age, heartbeats) so that each failover takes a second or
-two; they still send Kafka's own protocol. aiokafka's flow is tests/toolkit/test_cluster_nodes_toolkit.py's, and
-kafkajs's test_cluster_kafkajs.py's.
+two; they still send Kafka's own protocol. aiokafka's steady-state flow through the pytest handle is also
+tests/toolkit/test_cluster_nodes_toolkit.py's, and kafkajs's is test_cluster_kafkajs.py's.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.aiokafka_client import AiokafkaAdapter, AiokafkaConsumer
 from tests.e2e.cluster_nodes import ThreeNodes
 from tests.e2e.confluent_client import QUICK_RECOVERY, ConfluentAdapter, ConfluentConsumer
 from tests.e2e.failover_scenario import Failover
@@ -30,6 +32,20 @@ QUICK_KAFKA_PYTHON = {
     "retry_backoff_ms": 50,
 }
 
+# aiokafka sends its session timeout as the rebalance timeout unless told otherwise: a held member (its rebalance
+# callback still running) would be dropped from the rebalance after 3 s, before its coordinator's node even stops.
+QUICK_AIOKAFKA = {
+    "heartbeat_interval_ms": 300,
+    "rebalance_timeout_ms": 60_000,
+    "retry_backoff_ms": 50,
+    "metadata_max_age_ms": 1000,
+}
+
+
+class QuickAiokafka(AiokafkaAdapter):
+    def consumer(self, group: str, topic: str, name: str, **config: Any) -> AiokafkaConsumer:
+        return super().consumer(group, topic, name, joined=False, **{**QUICK_AIOKAFKA, **config})
+
 
 class QuickConfluent(ConfluentAdapter):
     def consumer(
@@ -44,6 +60,13 @@ class QuickKafkaPython(KafkaPythonAdapter):
 
 
 @pytest.fixture
+def aiokafka(cluster: ThreeNodes) -> Iterator[QuickAiokafka]:
+    adapter = QuickAiokafka(cluster.bootstrap)
+    yield adapter
+    adapter.close()
+
+
+@pytest.fixture
 def confluent(cluster: ThreeNodes) -> Iterator[QuickConfluent]:
     adapter = QuickConfluent(cluster.bootstrap)
     yield adapter
@@ -55,6 +78,10 @@ def kafka_python(cluster: ThreeNodes) -> Iterator[QuickKafkaPython]:
     adapter = QuickKafkaPython(cluster.bootstrap)
     yield adapter
     adapter.close()
+
+
+def test_aiokafka_group_survives_its_coordinators_node_stopping(aiokafka: QuickAiokafka, cluster: ThreeNodes) -> None:
+    Failover(aiokafka, cluster, "ak").run()
 
 
 def test_confluent_group_survives_its_coordinators_node_stopping(

@@ -175,10 +175,11 @@ async def acl_admin(s: Session) -> None:
     every version, DeleteAcls with several filters (one matching an ACL another matched too), and what is left."""
     conn = await s.connect()
     alice, bob = s.name("User:alice"), s.name("User:bob")
-    topic, group, tid = s.name("acl-t"), s.name("acl-g"), s.name("acl-tx")
+    topic, prefix, tid = s.name("acl-t"), s.name("acl-g"), s.name("acl-tx")
+    group = f"{prefix}-1"  # under the prefixed DENY below
     good = [
         acl(TOPIC, topic, alice, READ),
-        acl(GROUP, s.name("acl-"), bob, ALL, DENY, pattern=PREFIXED, host="10.0.0.0/8"),
+        acl(GROUP, prefix, bob, ALL, DENY, pattern=PREFIXED, host="10.0.0.0/8"),
         acl(TRANSACTIONAL_ID, tid, alice, WRITE),
         acl(TOPIC, topic, alice, READ),
     ]
