@@ -204,6 +204,7 @@ def _decode(args: argparse.Namespace, progress: Progress) -> int:
             write_table(df, args.out, name)
             print(f"wrote {args.out / 'tables' / name}")
     progress.summary(len(tables))
+    _judge(skipped_from_rows(r.asDict() for r in t.skipped.collect()), [], strict=False, progress=progress)
     return 0
 
 

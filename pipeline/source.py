@@ -4,7 +4,9 @@ Options: ``path`` (the log directory), ``kind`` (``offsets`` for ``__consumer_of
 the batch headers of every other partition), ``splitBytes`` (cut big segments into batch-aligned byte ranges of
 about this size, default 16 MiB) and ``minPartitions`` (cut further so every core gets work).
 
-Batch reads plan one input partition per byte range. The streaming reader's offset is ``{segment: bytes}``, the
+Batch reads plan one input partition per byte range; ranges cover whole files, so each task reads and reports
+the damage in its range (:mod:`pipeline.framing`), the torn tail of an active segment included. The streaming
+reader's offset is ``{segment: bytes}``, the
 end of the last complete batch read from each file, so a run picks up exactly what was appended since the last
 checkpoint and never half a batch the broker is still writing. Decoding is :mod:`pipeline.decode` (the project's
 codecs); rows leave as Arrow batches.
