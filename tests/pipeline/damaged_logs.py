@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.synth import Member, SyntheticLog
+from protocol import checksum as crc32c
 from protocol.records import BatchHeader, iter_batch_headers
 
 OFFSETS_SEGMENT = "__consumer_offsets-0/00000000000000000000.log"
@@ -25,6 +26,8 @@ _MAX_TIMESTAMP_AT = (
     35  # baseOffset 8, batchLength 4, epoch 4, magic 1, crc 4, attributes 2, lastOffsetDelta 4, baseTs 8
 )
 _LENGTH_AT = 8
+_CRC_AT = 17
+_ATTRIBUTES_AT = 21
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,15 @@ def set_length(segment: Path, position: int, length: int) -> None:
 def set_max_timestamp(segment: Path, position: int, ts_ms: int) -> None:
     """Stamp a batch in the future without recomputing its CRC (what a bit rot in the header does)."""
     edit(segment, position + _MAX_TIMESTAMP_AT, struct.pack(">q", ts_ms))
+
+
+def set_attributes_keeping_crc(segment: Path, position: int, header: BatchHeader, attributes: int) -> None:
+    """Change a batch's attributes and recompute its CRC32C: the batch validates, its records no longer decode."""
+    data = bytearray(segment.read_bytes())
+    data[position + _ATTRIBUTES_AT : position + _ATTRIBUTES_AT + 2] = struct.pack(">h", attributes)
+    crc = crc32c.crc32c(bytes(data[position + _ATTRIBUTES_AT : position + header.size]))
+    data[position + _CRC_AT : position + _CRC_AT + 4] = struct.pack(">I", crc)
+    segment.write_bytes(bytes(data))
 
 
 def truncate(segment: Path, size: int) -> None:

@@ -14,12 +14,13 @@ from typing import Any
 import pytest
 
 from pipeline.cli import main
-from pipeline.damage import SkippedRange, truncated_from_rows
+from pipeline.damage import SkippedRange, merge_adjacent, truncated_from_rows
 from pipeline.decode import SKIPPED, decode_offsets_range
 from pipeline.describe_python import describe_python_checked
 from pipeline.framing import Batch, SkipKind, Skipped, walk
 from pipeline.layout import complete_end, split_points
 from pipeline.scan import topic_columns
+from protocol.records import Compression
 from tests.pipeline.damaged_logs import (
     OFFSETS_SEGMENT,
     TOPIC_SEGMENT,
@@ -31,6 +32,7 @@ from tests.pipeline.damaged_logs import (
     copy_log,
     edit,
     flip_byte,
+    set_attributes_keeping_crc,
     set_length,
     set_max_timestamp,
     truncate,
@@ -114,6 +116,28 @@ def test_garbage_between_batches_is_skipped_and_named(clean: CleanLog, damaged: 
     assert (skipped.segment, skipped.start, skipped.end, skipped.kind) == (OFFSETS_SEGMENT, pos, pos + 100, "garbage")
     assert skipped.batches is None and skipped.records is None  # nothing is known about garbage
     assert rows_of(damaged) == rows_of(clean.data_dir)
+
+
+def test_a_batch_whose_crc_holds_but_records_do_not_decode_is_skipped_with_its_counts(
+    clean: CleanLog, damaged: Path
+) -> None:
+    segment = damaged / OFFSETS_SEGMENT
+    pos, header = batch_at_offset(segment, clean.victim_offset)
+    set_attributes_keeping_crc(segment, pos, header, Compression.GZIP)  # plain records claimed to be gzip
+
+    skipped = only_skipped(damaged)
+    assert (skipped.start, skipped.end, skipped.kind) == (pos, pos + header.size, "records")
+    assert (skipped.batches, skipped.records) == (1, 1)  # the CRC matched: its header can be believed
+    assert (skipped.offsets_from, skipped.offsets_to) == (clean.victim_offset, clean.victim_offset + 1)
+    assert rows_of(damaged) == rows_of(clean.data_dir)
+
+
+def test_damage_cut_by_a_read_boundary_is_one_range() -> None:
+    def part(start: int, end: int, batches: int | None) -> SkippedRange:
+        return SkippedRange(OFFSETS_SEGMENT, start, end, "garbage", "corruption", batches, None, None, None, "x")
+
+    merged = merge_adjacent([part(500, 900, None), part(100, 500, None), part(950, 990, None)])
+    assert [(r.start, r.end) for r in merged] == [(100, 900), (950, 990)]
 
 
 def test_a_torn_tail_of_the_active_segment_is_reported_as_such(clean: CleanLog, damaged: Path) -> None:
