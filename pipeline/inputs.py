@@ -20,7 +20,7 @@ from pipeline.damage import SkippedRange, skipped_from_rows
 from pipeline.decode import SKIPPED
 from pipeline.layout import OFFSETS_TOPIC, list_segments
 
-__all__ = ["InputSummary", "summarize"]
+__all__ = ["InputSummary", "offsets_gap_caveats", "summarize"]
 
 
 @dataclass
@@ -92,7 +92,7 @@ def summarize(data_dir: str, raw_offsets: DataFrame, batches: DataFrame, skipped
             spans[r["log_partition"]] = (min(lo, r["lo"]), max(hi, r["hi"]), n + int(r["n"]))
     summary.groups = len(groups)
     for partition, (lo, hi, n) in sorted(spans.items()):
-        summary.caveats += _offsets_gap_caveats(partition, lo, hi, n, ranges)
+        summary.caveats += offsets_gap_caveats(partition, lo, hi, n, ranges)
     stats = batches.agg(F.count(F.lit(1)).alias("n"), F.max("max_ts_ms").alias("latest")).collect()[0]
     summary.topic_batches = int(stats["n"])
     summary.latest_ms = max(summary.latest_ms, int(stats["latest"] or 0))
@@ -106,7 +106,7 @@ def summarize(data_dir: str, raw_offsets: DataFrame, batches: DataFrame, skipped
     return summary
 
 
-def _offsets_gap_caveats(partition: int, lo: int, hi: int, n: int, ranges: list[SkippedRange]) -> list[str]:
+def offsets_gap_caveats(partition: int, lo: int, hi: int, n: int, ranges: list[SkippedRange]) -> list[str]:
     """The history caveats of one ``__consumer_offsets`` partition, net of its damaged ranges.
 
     Offsets below ``hi + 1`` with no record are absent: those a skipped range is known to have held are damage

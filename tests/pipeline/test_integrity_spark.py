@@ -24,6 +24,8 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from pipeline.cli import main
+from pipeline.damage import SkippedRange
+from pipeline.inputs import offsets_gap_caveats
 from pipeline.tables import read_table
 from tests.pipeline.damaged_logs import (
     OFFSETS_SEGMENT,
@@ -136,3 +138,19 @@ def test_decode_says_what_it_skipped(runs: Runs, workdir: Path, capsys: pytest.C
     assert main(["decode", "--data-dir", str(runs.damaged), "--out", str(workdir / "integrity-decode-out")]) == 0
     notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("skipped ")]
     assert [line.split(" bytes ")[0] for line in notes] == [f"skipped {segment}" for segment, *_ in runs.expected]
+
+
+def test_compaction_holes_a_log_start_and_damage_are_told_apart() -> None:
+    def damaged(first: int, end: int) -> SkippedRange:
+        return SkippedRange(
+            "__consumer_offsets-3/00000000000000000000.log", 0, 1, "crc", "corruption", 1, None, first, end, "x"
+        )
+
+    # offsets 0-19: 15 records, 2 offsets in a damaged batch, so 3 removed by compaction
+    assert offsets_gap_caveats(3, 0, 19, 15, [damaged(10, 12)]) == [
+        "__consumer_offsets-3: 3 of the offsets below 20 are absent besides the 2 in damaged ranges (first record "
+        "at 0): compaction removed history, so older commits and generations are not in these tables"
+    ]
+    starts = offsets_gap_caveats(3, 5, 19, 13, [damaged(10, 12)])  # 5-19 held 15 offsets: 13 records + 2 damaged
+    assert len(starts) == 1 and starts[0].startswith("__consumer_offsets-3: the log starts at offset 5 ")
+    assert offsets_gap_caveats(3, 5, 19, 15, [damaged(0, 5)]) == []  # the first offsets are the damaged batch's
