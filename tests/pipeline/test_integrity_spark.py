@@ -154,3 +154,15 @@ def test_compaction_holes_a_log_start_and_damage_are_told_apart() -> None:
     starts = offsets_gap_caveats(3, 5, 19, 13, [damaged(10, 12)])  # 5-19 held 15 offsets: 13 records + 2 damaged
     assert len(starts) == 1 and starts[0].startswith("__consumer_offsets-3: the log starts at offset 5 ")
     assert offsets_gap_caveats(3, 5, 19, 15, [damaged(0, 5)]) == []  # the first offsets are the damaged batch's
+
+
+def test_stream_reports_the_damage_it_ingested_and_strict_exits_3(
+    runs: Runs, workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Skipped ranges go through the raw Parquet rows a stream accumulates; the torn tail is not ingested yet."""
+    out = workdir / "integrity-stream-out"
+    assert main(["stream", "--once", "--strict", "--no-plots", "--data-dir", str(runs.damaged), "--out", str(out)]) == 3
+    found = summary(out)
+    assert [(r["segment"], r["kind"], r["start"], r["end"]) for r in found["skipped"]] == runs.expected[:3]
+    assert len(found["truncated"]) == 2
+    assert "Error: --strict: the log is damaged (3 corrupt ranges, 0 torn tails, 2 truncated" in capsys.readouterr().err
