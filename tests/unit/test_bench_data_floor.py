@@ -16,7 +16,7 @@ from protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 from protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
 from protocol.records import Record, RecordBatch, decode_batch, encode_batch
 from protocol.registry import ApiKey
-from tests.unit.test_bench_floors import Transport, frame
+from tests.unit.floor_wire import Transport, frame
 
 
 def batch(count: int, size: int = 10) -> bytes:
