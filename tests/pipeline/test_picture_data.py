@@ -14,7 +14,7 @@ pytest.importorskip("pyspark", reason="the pipeline extra is not installed")
 
 from pyspark.sql import DataFrame, SparkSession
 
-from pipeline.picture_data import markers, status_bands
+from pipeline.picture_data import MAX_GENERATIONS, markers, rebalance_picture_rows, status_bands
 from pipeline.tables import read_table
 from tests.pipeline.conftest import Known
 
@@ -74,3 +74,15 @@ def test_the_analysis_writes_bounded_picture_tables_chosen_in_spark(known: Known
         "STOP",
         "stop",
     ]
+
+
+def test_a_group_with_more_generations_than_drawn_keeps_its_newest(spark: SparkSession) -> None:
+    rows = [("busy", g, g * S, S, 1, ["m"], [], [], False, 0, g) for g in range(1, MAX_GENERATIONS + 101)]
+    rebalances = spark.createDataFrame(
+        rows,
+        "group string, generation int, ts_ms long, lifetime_ms long, member_count int, member_ids array<string>, "
+        "joined array<string>, left array<string>, became_empty boolean, log_partition int, log_offset long",
+    )
+    drawn = rebalance_picture_rows(rebalances).toPandas()
+    assert sorted(drawn["generation"]) == list(range(101, MAX_GENERATIONS + 101))
+    assert set(drawn["generations"]) == {MAX_GENERATIONS + 100} and set(drawn["rank"]) == {0}

@@ -163,6 +163,14 @@ def test_who_joined_and_left_is_drawn_on_the_members_row() -> None:
     plt.close(fig)
 
 
+def test_the_title_says_when_only_the_newest_generations_are_drawn() -> None:
+    gens = churn_generations(20).assign(generations=700)  # as picture_data keeps the newest of a busier group
+    fig = rebalance_figure(gens, START_MS + 21 * 30_000)
+    titles = [ax.get_title(loc="left") for ax in fig.axes if ax.get_title(loc="left")]
+    assert titles == ["churn: 700 generations (the newest 20 drawn), 13 joins, 10 leaves"]
+    plt.close(fig)
+
+
 def test_long_member_ids_keep_their_head_and_tail() -> None:
     member = "consumer-orders-1-3f2a9c1e-7b44-4d2b-9a65-1c0ffee0d00d"
     label = member_label(member)
