@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-test
 
-.PHONY: install install-test accel tools reference-kafka java-clients run test campaigns lint codegen bench report clean
+.PHONY: install install-test accel tools reference-kafka java-clients run test campaigns lint codegen bench report test-artifacts clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -97,6 +97,11 @@ $(VENV)/.installed-pipeline: pyproject.toml | $(BIN)/python
 
 report: $(VENV)/.installed-pipeline
 	$(BIN)/python -m pipeline analyze --data-dir data --out pipeline-out
+
+# The pipeline's pictures of the test suite's known-answer log (and of the 100-generation picture test), kept in
+# test-artifacts/pipeline/ (committed) for a human to look at.
+test-artifacts: $(VENV)/.installed-pipeline
+	$(BIN)/python -m tests.pipeline.render_artifacts
 
 bench: install-test bench-kfake accel
 	$(BIN)/python -m bench

@@ -24,8 +24,10 @@ Every row reuses the measurement another bench module already makes (nothing her
 
 Columns: `BENCH_TARGETS_PEERS` (comma-separated, default `ours,floor,mock`; `kafka` and `kfake` are the other peers
 of `bench.peers` and add minutes). `floor` (bench/floors.py) is the least a uvloop Protocol server does per
-Heartbeat (frame split, canned answer) under the same load generator: it takes part in the heartbeat rows only, with
-members it does not form, and `ours/floor` says how far our broker is from it. The heartbeat rows' notes give each
+Heartbeat (frame split, canned answer) and per Produce and Fetch (our codecs, one append per batch and one read per
+fetched partition into a file per partition, bench/data_floor.py) under the same load generator: it takes part in
+the heartbeat rows, with members it does not form, and in the throughput rows, and `ours/floor` says how far our
+broker is from it. The heartbeat rows' notes give each
 peer's CPU per heartbeat. `BENCH_QUICK=1` shrinks every row to a CI-sized run. `BENCH_PROFILE_DIR=DIR` runs our
 broker under cProfile, one `DIR/<row>.prof` per row (bench/PROFILES.md reads them). Each row's notes give the
 load average when it started: the machine has 2 cores shared with other work, so compare within a run (the ratio),

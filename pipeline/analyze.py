@@ -26,9 +26,11 @@ from pipeline.describe import describe
 from pipeline.inputs import InputSummary, summarize
 from pipeline.lag import lag_timeseries
 from pipeline.layout import list_segments
+from pipeline.picture_data import picture_tables
 from pipeline.progress import Progress
 from pipeline.rates import commit_rates, produce_rates
 from pipeline.rebalances import rebalances
+from pipeline.report_data import report_tables
 
 __all__ = ["Analysis", "DecodedTables", "analyze", "decode_tables", "truncated_partitions", "write_table"]
 
@@ -67,6 +69,29 @@ def bounded_tick(tick_ms: int, earliest_ms: int | None, as_of_ms: int) -> int:
 
 def write_table(df: DataFrame, out_dir: Path, name: str) -> None:
     df.write.mode("overwrite").parquet(str(out_dir / "tables" / name))
+
+
+def summaries(spark: SparkSession, out_dir: Path, as_of_ms: int) -> dict[str, DataFrame]:
+    """The small ``picture_*`` and ``report_*`` tables, aggregated from the tables already written."""
+    names = (
+        "group_lag",
+        "group_status_history",
+        "status_history",
+        "rebalances",
+        "group_status",
+        "partition_status",
+        "commit_rates",
+        "produce_rates",
+    )
+    written = {name: spark.read.parquet(str(out_dir / "tables" / name)) for name in names}
+    pictures = picture_tables(
+        written["group_lag"],
+        written["group_status_history"],
+        written["status_history"],
+        written["rebalances"],
+        as_of_ms,
+    )
+    return {**pictures, **report_tables(written)}
 
 
 def decode_tables(
@@ -169,5 +194,8 @@ def analyze(
     truncated = truncated_partitions(spark.read.parquet(str(out_dir / "tables" / "describe")))
     summary.truncated = [p.to_json() for p in truncated]
     summary.caveats += [p.text() for p in truncated]
+    with progress.stage("aggregating for the report and pictures"):
+        for name, df in summaries(spark, out_dir, as_of_ms).items():
+            write(df, name)
     (out_dir / "inputs.json").write_text(json.dumps(summary.to_json(), indent=2) + "\n", encoding="utf-8")
     return Analysis(out_dir, summary, timings)

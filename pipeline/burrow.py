@@ -32,7 +32,7 @@ from pyspark.sql import types as T
 
 from pipeline.asof import with_leo
 from pipeline.config import BurrowConfig
-from pipeline.rules_sql import STATUS_RANK, with_status
+from pipeline.rules_sql import STATUS_RANK, status_rank, with_status
 
 __all__ = ["StatusTables", "evaluate", "tick_array"]
 
@@ -281,9 +281,8 @@ def _group_history(
     history: DataFrame, generations: DataFrame, commits: DataFrame, as_of_ms: int, tick_ms: int
 ) -> DataFrame:
     """Burrow's group roll-up at every tick; a known group with nothing live at a tick is NOTFOUND."""
-    rank = F.create_map(*[x for k, v in STATUS_RANK.items() for x in (F.lit(k), F.lit(v))])
     per_tick = (
-        history.withColumn("_rank", rank[F.col("status")])
+        history.withColumn("_rank", status_rank(F.col("status")))
         .groupBy("group", "tick_ms")
         .agg(
             F.max("_rank").alias("_worst"),

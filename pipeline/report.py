@@ -1,8 +1,11 @@
 """``report.txt``: the analysis in words and tables, rendered from the Parquet output (no Spark needed).
 
 It opens with what was read, every byte range skipped as damaged (corruption or a torn tail), and what the log
-could not tell (compacted or deleted history, truncated partitions), then each group's
-Burrow status with the partition and rule behind it, the ``--describe`` table, rebalances and rates.
+could not tell (compacted or deleted history, truncated partitions), then each group's Burrow status with the
+partition and rule behind it, the ``--describe`` table, rebalances and rates. The
+per-group and per-topic lines come from the ``report_*`` tables Spark aggregated (:mod:`pipeline.report_data`),
+so the driver reads the rows it prints, not the partition-level tables behind them; the ``--describe`` table is
+printed whole, one row per partition, as Kafka's tool prints it.
 """
 
 from __future__ import annotations
@@ -32,7 +35,6 @@ RULE_TEXT = {
     "ok": "lag decreasing",
     "empty": "no commits stored",
 }
-_RANK = {"NOTFOUND": 0, "OK": 1, "WARN": 2, "ERR": 3, "STOP": 4, "STALL": 5, "REWIND": 6}
 
 
 def _time(ms: Any) -> str:
@@ -86,18 +88,13 @@ def _skipped_section(summary: dict[str, Any]) -> list[str]:
 
 
 def _status_section(out_dir: Path) -> list[str]:
-    groups = read_table(out_dir, "group_status")
-    parts = read_table(out_dir, "partition_status", ["group", "topic", "partition", "status", "rule", "current_lag"])
+    groups = read_table(out_dir, "report_status")
     lines = ["Burrow status per group", "-----------------------"]
     if groups.empty:
         return [*lines, "(no groups)"]
-    parts = parts.assign(_rank=parts["status"].map(_RANK)).sort_values(
-        ["group", "_rank", "current_lag"], ascending=[True, False, False]
-    )
-    worst = parts.groupby("group").head(1).set_index("group")
     rows = []
     for g in groups.sort_values("group").itertuples():
-        w = worst.loc[g.group] if g.group in worst.index else None
+        known = isinstance(g.worst_topic, str)
         rows.append(
             {
                 "group": g.group,
@@ -105,61 +102,46 @@ def _status_section(out_dir: Path) -> list[str]:
                 "total_lag": int(g.total_lag),
                 "partitions": int(g.partition_count),
                 "complete": f"{g.complete:.2f}",
-                "worst partition": "-" if w is None else f"{w['topic']}-{w['partition']} {w['status']}",
-                "rule that fired": "-" if w is None else RULE_TEXT.get(w["rule"], w["rule"]),
+                "worst partition": f"{g.worst_topic}-{int(g.worst_partition)} {g.worst_status}" if known else "-",
+                "rule that fired": RULE_TEXT.get(g.worst_rule, g.worst_rule) if known else "-",
             }
         )
     return [*lines, _table(pd.DataFrame(rows)).rstrip()]
 
 
 def _rebalance_section(out_dir: Path) -> list[str]:
-    rb = read_table(out_dir, "rebalances")
+    rb = read_table(out_dir, "report_rebalances")
     lines = ["Rebalances", "----------"]
     if rb.empty:
         return [*lines, "(none recorded)"]
-    rows = []
-    for group, g in rb.sort_values("ts_ms").groupby("group"):
-        live = g[g["member_count"] > 0]
-        lifetimes = g["lifetime_ms"]
-        rows.append(
-            {
-                "group": group,
-                "generations": len(g),
-                "rebalances": len(live),
-                "joins": int(g["joined_count"].sum()),
-                "leaves": int(g["left_count"].sum()),
-                "mean lifetime": _seconds(lifetimes.mean()),
-                "max lifetime": _seconds(lifetimes.max()),
-                "max commit pause": _seconds(g["commit_pause_ms"].max()),
-                "last": f"gen {int(g['generation'].iloc[-1])} at {_time(g['ts_ms'].iloc[-1])}",
-            }
-        )
+    rows = [
+        {
+            "group": g.group,
+            "generations": int(g.generations),
+            "rebalances": int(g.rebalances),
+            "joins": int(g.joins),
+            "leaves": int(g.leaves),
+            "mean lifetime": _seconds(g.mean_lifetime_ms),
+            "max lifetime": _seconds(g.max_lifetime_ms),
+            "max commit pause": _seconds(g.max_commit_pause_ms),
+            "last": f"gen {int(g.last_generation)} at {_time(g.last_ts_ms)}",
+        }
+        for g in rb.sort_values("group").itertuples()
+    ]
     return [*lines, _table(pd.DataFrame(rows)).rstrip()]
 
 
 def _rate_section(out_dir: Path) -> list[str]:
-    rates = read_table(out_dir, "commit_rates")
-    produce = read_table(out_dir, "produce_rates")
+    rates = read_table(out_dir, "report_commit_rates")
+    produce = read_table(out_dir, "report_produce_rates")
     lines = [
-        "Rates (per window; mean over windows with activity)",
-        "---------------------------------------------------",
+        "Rates (per window, each divided by the time it covers inside the run; mean over windows with activity)",
+        "------------------------------------------------------------------------------------------------------",
     ]
     if not rates.empty:
-        agg = rates.groupby("group").agg(
-            commits=("commits", "sum"),
-            commits_per_s=("commits_per_s", "mean"),
-            consume_per_s=("consume_rate_per_s", "mean"),
-            peak_consume_per_s=("consume_rate_per_s", "max"),
-            rewinds=("rewinds", "sum"),
-        )
-        lines.append(_table(agg.reset_index().round(2)).rstrip())
+        lines.append(_table(rates.sort_values("group").round(2)).rstrip())
     if not produce.empty:
-        agg = produce.groupby("topic").agg(
-            records=("records", "sum"),
-            records_per_s=("records_per_s", "mean"),
-            peak_records_per_s=("records_per_s", "max"),
-        )
-        lines += ["", _table(agg.reset_index().round(2)).rstrip()]
+        lines += ["", _table(produce.sort_values("topic").round(2)).rstrip()]
     return lines
 
 

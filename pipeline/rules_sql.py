@@ -11,12 +11,17 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-__all__ = ["STATUS_RANK", "with_status"]
+__all__ = ["STATUS_RANK", "status_rank", "with_status"]
 
 #: Burrow's StatusConstant values, for max() roll-ups.
 STATUS_RANK = {"NOTFOUND": 0, "OK": 1, "WARN": 2, "ERR": 3, "STOP": 4, "STALL": 5, "REWIND": 6}
 
 _LAST = "element_at(win, -1)"
+
+
+def status_rank(status: Column) -> Column:
+    """A status name's :data:`STATUS_RANK` as a column (the severity the group roll-up takes the max of)."""
+    return F.create_map(*[x for k, v in STATUS_RANK.items() for x in (F.lit(k), F.lit(v))])[status]
 
 
 def _flags(allowed_lag: int) -> dict[str, Column]:

@@ -1,7 +1,8 @@
 """Reading the written Parquet tables back on the driver, without Spark, for the report and the pictures.
 
-Only bounded tables (statuses at the as-of time, rebalances, rates, per-group lag per tick) are read here; the
-big per-partition histories stay on disk for whoever queries them.
+Only bounded tables are read here: the ``picture_*`` and ``report_*`` summaries Spark aggregated, and the
+``describe`` table the report prints. The per-tick and per-partition histories stay on disk for whoever queries
+them.
 """
 
 from __future__ import annotations

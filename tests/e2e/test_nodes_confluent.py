@@ -8,7 +8,8 @@ Ongoing when moved on purpose with the old node running (it answers the producer
 producer commits on the new one). A read_committed reader then sees every committed record once, and none of an
 aborted transaction's.
 
-A `group.protocol=consumer` group: the coordinator's node stops while a third member joins, before the others gave
+A `group.protocol=consumer` group: the coordinator's node stops in steady state and starts again; then it stops
+while a third member joins, before the others gave
 up the partitions it gets (their next ConsumerGroupHeartbeat finds the connection gone, they ask FindCoordinator
 again, and the node that loaded the group from `__consumer_offsets` finishes the rebalance), then starts again and
 gets the group back by a move in steady state, its successor answering the members' heartbeats NOT_COORDINATOR
@@ -153,6 +154,13 @@ def test_a_consumer_group_keeps_consuming_while_its_coordinators_node_stops_and_
 
         pump.until(lambda: settled(adapter, members, GROUP, TOPIC), "both members to get their partitions")
         produce_and_consume("steady")
+        # The coordinator's node stops in steady state: the members' heartbeats find the connection gone, they ask
+        # FindCoordinator again and carry on with the node that loaded the group; then the node starts again.
+        steady = group_broker.coordinator_node(GROUP)
+        group_broker.stop_node(steady)
+        assert group_broker.coordinator_node(GROUP) not in (steady, -1)
+        produce_and_consume("with its coordinator's node stopped in steady state")
+        group_broker.start_node(steady)
         # A third member joins, and the coordinator's node stops before the others gave up its partitions.
         members.append(opened.track(member(adapter, "m3")))
         pump.add(members[-1])

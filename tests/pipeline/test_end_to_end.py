@@ -190,6 +190,11 @@ def test_pipeline_on_a_real_broker_log(workdir: Path) -> None:
     joined = sorted(len(r["joined"]) for r in rebalances if r["group"] == GROUP)
     assert sum(joined) >= 2
 
+    drawn = pq.read_table(str(out / "tables" / "picture_generations")).to_pylist()  # what rebalances.png draws
+    assert sorted(r["generation"] for r in drawn if r["group"] == GROUP and r["member_count"] > 0) == completed
+    bands = pq.read_table(str(out / "tables" / "picture_bands")).to_pylist()
+    as_of_ms = json.loads((out / "inputs.json").read_text())["as_of_ms"]
+    assert max(r["end_ms"] for r in bands if r["group"] == GROUP) == as_of_ms
     for name in ("lag.png", "rebalances.png"):
         image = (out / name).read_bytes()
         assert image[:8] == b"\x89PNG\r\n\x1a\n" and len(image) > 1000

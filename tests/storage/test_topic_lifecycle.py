@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from storage.descriptors import SEGMENT_DESCRIPTORS
+from storage.descriptors import SEGMENT_DESCRIPTORS, default_limit
 from storage.errors import LogDirError, StorageError
 from storage.log_manager import LogManager, run_steps
 from storage.topics import MAX_DIR_NAME_LENGTH, MAX_TOPIC_NAME_LENGTH, TopicCatalogue
@@ -48,14 +48,31 @@ def descriptor_limit() -> Iterator[int]:
 # --- descriptors ------------------------------------------------------------------------------------------------
 
 
-def test_twenty_thousand_partitions_fit_under_the_descriptor_limit(tmp_path: Path) -> None:
+@pytest.fixture
+def low_nofile() -> Iterator[int]:
+    """A soft `ulimit -n` of about 2,000 above what is open now, and the segment budget a broker started under it
+    gets (`default_limit`), both restored afterwards: the scale of a 20,000-partition topic under `ulimit -n`
+    20,000, an eighth of the work."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    low = min(soft, open_fds() + 2_000)
+    saved = SEGMENT_DESCRIPTORS.limit
+    resource.setrlimit(resource.RLIMIT_NOFILE, (low, hard))
+    SEGMENT_DESCRIPTORS.limit = default_limit()
+    try:
+        yield low
+    finally:
+        SEGMENT_DESCRIPTORS.limit = saved
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_more_partitions_than_the_descriptor_limit_fit_under_it(tmp_path: Path, low_nofile: int) -> None:
     """20,000 partitions with `ulimit -n` at 20,000 used to run out of descriptors (each kept its segment open)."""
-    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    partitions = low_nofile + 500
     before = open_fds()
     logs = LogManager([tmp_path])
-    logs.create_topic("wide", max(20_000, soft))
+    logs.create_topic("wide", partitions)
     assert open_fds() - before <= SEGMENT_DESCRIPTORS.limit + 8
-    for partition in range(0, 20_000, 97):
+    for partition in range(0, partitions, 11):
         append(logs, "wide", partition)
     assert open_fds() - before <= SEGMENT_DESCRIPTORS.limit + 8
     logs.close()

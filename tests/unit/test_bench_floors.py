@@ -3,37 +3,13 @@ broker answers a known member's, all the answers of one read in one write, anyth
 
 from __future__ import annotations
 
-from typing import Any
-
 from bench.floors import FloorConnection, floor_members
 from protocol import api
 from protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
 from protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
 from protocol.messages.metadata import MetadataRequest
-from protocol.messages.request_header import RequestHeader
 from protocol.registry import ApiKey
-
-
-class Transport:
-    def __init__(self) -> None:
-        self.writes: list[bytes] = []
-        self.closed = False
-
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return default
-
-    def writelines(self, parts: list[bytes]) -> None:
-        self.writes.append(b"".join(parts))
-
-    def close(self) -> None:
-        self.closed = True
-
-
-def frame(api_key: ApiKey, version: int, body: Any, correlation_id: int) -> bytes:
-    header = RequestHeader(
-        request_api_key=api_key, request_api_version=version, correlation_id=correlation_id, client_id="unit"
-    )
-    return api.encode_request(header, body)
+from tests.unit.floor_wire import Transport, frame
 
 
 def serving() -> tuple[FloorConnection, Transport]:
