@@ -21,6 +21,7 @@ from pyspark.sql import functions as F
 from pipeline import extract
 from pipeline.burrow import evaluate
 from pipeline.config import AnalysisConfig, parse_as_of
+from pipeline.damage import TruncatedPartition, truncated_from_rows
 from pipeline.describe import describe
 from pipeline.inputs import InputSummary, summarize
 from pipeline.lag import lag_timeseries
@@ -31,7 +32,7 @@ from pipeline.rates import commit_rates, produce_rates
 from pipeline.rebalances import rebalances
 from pipeline.report_data import report_tables
 
-__all__ = ["Analysis", "DecodedTables", "analyze", "decode_tables", "write_table"]
+__all__ = ["Analysis", "DecodedTables", "analyze", "decode_tables", "truncated_partitions", "write_table"]
 
 
 @dataclass
@@ -42,6 +43,8 @@ class DecodedTables:
     generations: DataFrame
     assignments: DataFrame
     leo: DataFrame
+    #: Skipped byte ranges of both kinds of segment (:func:`pipeline.extract.skipped_ranges`).
+    skipped: DataFrame
 
 
 @dataclass
@@ -101,13 +104,19 @@ def decode_tables(
     """The decoded tables, from the log directory or from raw rows a streaming run accumulated."""
     raw = raw_offsets if raw_offsets is not None else extract.read_raw(spark, data_dir, "offsets")
     raw = extract.filter_groups(raw, cfg.groups, cfg.exclude_groups).persist(StorageLevel.MEMORY_AND_DISK)
-    batches = raw_batches if raw_batches is not None else extract.read_raw(spark, data_dir, "topics")
-    batches = batches.persist(StorageLevel.MEMORY_AND_DISK)
+    raw_topics = raw_batches if raw_batches is not None else extract.read_raw(spark, data_dir, "topics")
+    raw_topics = raw_topics.persist(StorageLevel.MEMORY_AND_DISK)
+    batches = extract.topic_batches(raw_topics)
     commits = extract.offset_commits(raw).persist(StorageLevel.MEMORY_AND_DISK)
     generations = extract.group_generations(raw).persist(StorageLevel.MEMORY_AND_DISK)
     assignments = extract.group_assignments(generations).persist(StorageLevel.MEMORY_AND_DISK)
     leo = extract.topic_leo(batches, extract.log_starts(spark, data_dir)).persist(StorageLevel.MEMORY_AND_DISK)
-    return DecodedTables(raw, batches, commits, generations, assignments, leo)
+    return DecodedTables(raw, batches, commits, generations, assignments, leo, extract.skipped_ranges(raw, raw_topics))
+
+
+def truncated_partitions(describe_rows: DataFrame) -> list[TruncatedPartition]:
+    """The ``describe`` rows whose committed offset is above the log end (a truncated topic partition)."""
+    return truncated_from_rows(r.asDict() for r in describe_rows.where(F.col("lag") < 0).collect())
 
 
 def latest_time(t: DecodedTables) -> int:
@@ -143,7 +152,7 @@ def analyze(
     segments = len(list_segments(data_dir))
     with progress.stage(f"decoding {segments} segments"):
         t = tables if tables is not None else decode_tables(spark, data_dir, cfg)
-        summary = summarize(data_dir, t.raw_offsets, t.batches)
+        summary = summarize(data_dir, t.raw_offsets, t.batches, t.skipped)
     as_of_ms = summary.as_of_ms = parse_as_of(cfg.as_of, summary.latest_ms)
     summary.tick_ms = bounded_tick(cfg.tick_ms, summary.earliest_ms, as_of_ms)
     if summary.tick_ms != cfg.tick_ms:
@@ -182,6 +191,9 @@ def analyze(
         write(commit_rates(t.commits, width_ms=cfg.rate_window_ms, as_of_ms=as_of_ms), "commit_rates")
         write(produce_rates(t.batches, width_ms=cfg.rate_window_ms, as_of_ms=as_of_ms), "produce_rates")
         write(describe(t.commits, t.generations, t.leo, as_of_ms=as_of_ms), "describe")
+    truncated = truncated_partitions(spark.read.parquet(str(out_dir / "tables" / "describe")))
+    summary.truncated = [p.to_json() for p in truncated]
+    summary.caveats += [p.text() for p in truncated]
     with progress.stage("aggregating for the report and pictures"):
         for name, df in summaries(spark, out_dir, as_of_ms).items():
             write(df, name)

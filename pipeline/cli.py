@@ -2,8 +2,10 @@
 
 ``--master`` defaults to ``local[*]`` unless ``spark-submit`` already chose one. Arguments, inputs and Java are
 checked before Spark starts (:mod:`pipeline.preflight`): a mistake is one sentence on stderr and exit status 2 (1
-for a group that does not exist, 130 for Ctrl-C). Progress goes to stderr, the command's output to stdout.
-``describe`` on a small log (``--engine auto``) runs without Spark at all (:mod:`pipeline.describe_python`).
+for a group that does not exist, 130 for Ctrl-C). Damage found in the log (:mod:`pipeline.damage`) is one line per
+skipped range or truncated partition on stderr; ``--strict`` then exits 3, after the output was written. Progress
+goes to stderr, the command's output to stdout. ``describe`` on a small log (``--engine auto``) runs without Spark
+at all (:mod:`pipeline.describe_python`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ if __package__ in (None, ""):  # run as a file (spark-submit pipeline/cli.py): m
 
 from cli.describe_format import format_describe
 from pipeline.config import AnalysisConfig, BurrowConfig, parse_duration_ms
+from pipeline.damage import SkippedRange, TruncatedPartition, check_strict, skipped_from_rows, truncated_from_rows
 from pipeline.describe_rules import ENGINE_AUTO_MAX_BYTES, ENGINES, choose_engine, group_pattern
 from pipeline.preflight import (
     PipelineError,
@@ -39,6 +42,8 @@ from pipeline.progress import Progress
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+    from pipeline.inputs import InputSummary
 
 __all__ = ["main"]
 
@@ -65,6 +70,15 @@ def _analysis_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--groups", default=None, help="only groups matching this regex")
     p.add_argument("--exclude-groups", default=None, help="skip groups matching this regex")
     p.add_argument("--no-plots", action="store_true", help="skip lag.png and rebalances.png")
+    _strict_option(p)
+
+
+def _strict_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 3 if the log is damaged (a skipped byte range or a truncated partition), after writing the output",
+    )
 
 
 def _config(args: argparse.Namespace) -> AnalysisConfig:
@@ -107,6 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
         f"Spark (20-30 s to start, for big logs); auto (default): python when the segment files total under "
         f"{ENGINE_AUTO_MAX_BYTES // (1024 * 1024)} MiB, else spark",
     )
+    _strict_option(p)
     p = sub.add_parser("report", help="re-render report.txt and the pictures from an --out directory")
     p.add_argument("--out", required=True, type=Path)
     p.add_argument("--no-plots", action="store_true")
@@ -144,6 +159,21 @@ def _finish(out: Path, plots: bool, progress: Progress) -> None:
         print(f"wrote {path}")
 
 
+def _judge(skipped: list[SkippedRange], truncated: list[TruncatedPartition], strict: bool, progress: Progress) -> None:
+    """Damage is always said on stderr (one line per range or partition); ``--strict`` then exits 3."""
+    for r in skipped:
+        progress.note(f"skipped {r.text()}")
+    for p in truncated:
+        progress.note(f"truncated {p.text()}")
+    if strict:
+        check_strict(skipped, truncated)
+
+
+def _judge_summary(summary: InputSummary, strict: bool, progress: Progress) -> None:
+    skipped = [SkippedRange(**r) for r in summary.skipped]
+    _judge(skipped, [TruncatedPartition(**p) for p in summary.truncated], strict, progress)
+
+
 def _analyze(args: argparse.Namespace, progress: Progress) -> int:
     from pipeline.analyze import analyze
 
@@ -152,6 +182,7 @@ def _analyze(args: argparse.Namespace, progress: Progress) -> int:
     print(f"tables in {args.out / 'tables'} ({', '.join(f'{k} {v:.1f}s' for k, v in analysis.timings.items())})")
     _finish(args.out, not args.no_plots, progress)
     progress.summary(len(analysis.timings) - 1, sum(analysis.summary.records.values()))
+    _judge_summary(analysis.summary, args.strict, progress)
     return 0
 
 
@@ -173,6 +204,7 @@ def _decode(args: argparse.Namespace, progress: Progress) -> int:
             write_table(df, args.out, name)
             print(f"wrote {args.out / 'tables' / name}")
     progress.summary(len(tables))
+    _judge(skipped_from_rows(r.asDict() for r in t.skipped.collect()), [], strict=False, progress=progress)
     return 0
 
 
@@ -180,10 +212,10 @@ def _describe(args: argparse.Namespace, progress: Progress) -> int:
     segments = check_data_dir(args.data_dir)
     stage = f"decoding {len(segments)} segments and describing"
     if args.engine == "python":
-        from pipeline.describe_python import describe_python
+        from pipeline.describe_python import describe_python_checked
 
         with progress.stage(stage):
-            found = describe_python(args.data_dir, args.as_of, args.group)
+            found, skipped = describe_python_checked(args.data_dir, args.as_of, args.group)
     else:
         from pipeline.analyze import decode_tables
         from pipeline.describe import describe_tables
@@ -193,9 +225,11 @@ def _describe(args: argparse.Namespace, progress: Progress) -> int:
         with progress.stage(stage):
             tables = decode_tables(spark, args.data_dir, AnalysisConfig(groups=pattern))
             found = describe_tables(tables, args.as_of, args.group)
+            skipped = skipped_from_rows(r.asDict() for r in tables.skipped.collect())
     if args.group is not None and not found:
         raise GroupNotFoundError(f"Consumer group '{args.group}' does not exist.")
-    print(format_describe(found), end="")
+    print(format_describe(found), end="", flush=True)
+    _judge(skipped, truncated_from_rows(found), args.strict, progress)
     return 0
 
 
@@ -223,8 +257,9 @@ def _stream(args: argparse.Namespace, progress: Progress) -> int:
         if not args.no_analyze:
             offsets, batches = raw_tables(spark, args.out)
             tables = decode_tables(spark, args.data_dir, cfg, raw_offsets=offsets, raw_batches=batches)
-            analyze(spark, args.data_dir, args.out, cfg, tables, progress=progress)
+            analysis = analyze(spark, args.data_dir, args.out, cfg, tables, progress=progress)
             _finish(args.out, not args.no_plots, progress)
+            _judge_summary(analysis.summary, args.strict, progress)
         if interval is None:
             return 0
         time.sleep(interval)

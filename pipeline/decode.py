@@ -10,8 +10,10 @@ Arrow batch, and the pure-Python baseline of the benchmark times the very same f
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
+from pipeline.framing import Batch, SkipKind, Skipped, walk
 from protocol import consumer_offsets
 from protocol.consumer_protocol import decode_assignment, decode_subscription
 from protocol.errors import DecodeError
@@ -19,21 +21,33 @@ from protocol.messages.group_metadata_key import GroupMetadataKey
 from protocol.messages.group_metadata_value import GroupMetadataValue, MemberMetadata
 from protocol.messages.offset_commit_key import OffsetCommitKey
 from protocol.messages.offset_commit_value import OffsetCommitValue
-from protocol.records import (
-    BATCH_HEADER_SIZE,
-    BatchHeader,
-    TimestampType,
-    decode_batch,
-    peek_batch_header,
-)
+from protocol.records import BatchHeader, TimestampType, decode_batch
+from storage.files import pread_fully
 
 __all__ = [
     "OFFSETS_COLUMNS",
+    "SKIPPED",
+    "SKIP_COLUMNS",
     "TOPIC_BATCH_COLUMNS",
     "decode_offsets_range",
-    "iter_topic_headers",
+    "iter_topic_batches",
     "topic_batch_columns",
 ]
+
+#: Where a row is a skipped byte range (:class:`pipeline.framing.Skipped`) instead of data, both tables end with
+#: these; null on every data row. Positions are byte offsets in the segment file.
+SKIP_COLUMNS = (
+    "skip_kind",
+    "skip_start",
+    "skip_end",
+    "skip_batches",
+    "skip_records",
+    "skip_offsets_from",
+    "skip_offsets_to",
+    "skip_detail",
+)
+#: ``record_type`` of a skipped range in the ``__consumer_offsets`` rows.
+SKIPPED = "skipped"
 
 #: Columns of the raw ``__consumer_offsets`` rows, in schema order (see :mod:`pipeline.schemas`).
 OFFSETS_COLUMNS = (
@@ -57,6 +71,7 @@ OFFSETS_COLUMNS = (
     "state_ts_ms",
     "members",
     "error",
+    *SKIP_COLUMNS,
 )
 
 TOPIC_BATCH_COLUMNS = (
@@ -71,6 +86,7 @@ TOPIC_BATCH_COLUMNS = (
     "log_append_time",
     "is_transactional",
     "is_control",
+    *SKIP_COLUMNS,
 )
 
 _KEY_CACHE_LIMIT = 200_000
@@ -78,15 +94,39 @@ _KEY_CACHE_LIMIT = 200_000
 _NO_COMMIT = (None,) * 5
 _NO_METADATA = (None,) * 6
 _NOTHING = (None,) * 14
+_NO_BATCH = (None,) * 8
 
 Row = tuple[Any, ...]
 
 
-def _columns(rows: list[Row], names: tuple[str, ...]) -> dict[str, list[Any]]:
-    """Rows to columns in one C-speed transpose (cheaper than appending to 20 lists per record)."""
-    if not rows:
-        return {name: [] for name in names}
-    return {name: list(col) for name, col in zip(names, zip(*rows, strict=True), strict=True)}
+def _columns(rows: list[Row], names: tuple[str, ...], skips: dict[int, Skipped], position: int) -> dict[str, list[Any]]:
+    """Rows to columns in one C-speed transpose (cheaper than appending to 20 lists per record); the skip columns,
+    null but on the few rows of ``skips`` (by row index), are filled in afterwards. ``position`` is the file
+    position of the walked buffer's first byte."""
+    data_names = names[: len(names) - len(SKIP_COLUMNS)]
+    if rows:
+        columns = {name: list(col) for name, col in zip(data_names, zip(*rows, strict=True), strict=True)}
+    else:
+        columns = {name: [] for name in data_names}
+    skip_columns: dict[str, list[Any]] = {name: [None] * len(rows) for name in SKIP_COLUMNS}
+    for index, skipped in skips.items():
+        values = _skip_values(skipped, position)
+        for name, value in zip(SKIP_COLUMNS, values, strict=True):
+            skip_columns[name][index] = value
+    return columns | skip_columns
+
+
+def _skip_values(s: Skipped, position: int) -> tuple[Any, ...]:
+    return (
+        s.kind.value,
+        position + s.start,
+        position + s.end,
+        s.batches,
+        s.records,
+        s.offsets_from,
+        s.offsets_to,
+        s.detail,
+    )
 
 
 def _member_row(member: MemberMetadata, protocol_type: str) -> dict[str, Any]:
@@ -121,6 +161,7 @@ class _OffsetsDecoder:
 
     def __init__(self) -> None:
         self.rows: list[Row] = []
+        self.skips: dict[int, Skipped] = {}
         self._keys: dict[bytes, consumer_offsets.OffsetsKey | None] = {}
 
     def _key(self, key: bytes) -> consumer_offsets.OffsetsKey | None:
@@ -149,8 +190,10 @@ class _OffsetsDecoder:
             rest = ("undecodable", *_NOTHING, str(exc))
         self.rows.append(fixed + rest)
 
-    def error(self, fixed: tuple[int, int, int, int], message: str) -> None:
-        self.rows.append((*fixed, "undecodable", *_NOTHING, message))
+    def skip(self, log_partition: int, segment_base: int, skipped: Skipped) -> None:
+        """A skipped range: a row of its own that carries no field of the skipped bytes (no offset, no time)."""
+        self.skips[len(self.rows)] = skipped
+        self.rows.append((log_partition, segment_base, None, None, SKIPPED, *_NOTHING, None))
 
     @staticmethod
     def _commit(key: OffsetCommitKey, value: bytes | None) -> Row:
@@ -201,78 +244,92 @@ class _OffsetsDecoder:
         )
 
 
-def decode_offsets_range(data: bytes, log_partition: int, segment_base: int) -> dict[str, list[Any]]:
-    """Every record of the complete batches in ``data`` (a batch-aligned slice of one segment).
+def decode_offsets_range(
+    data: bytes,
+    log_partition: int,
+    segment_base: int,
+    *,
+    position: int = 0,
+    tail: SkipKind = SkipKind.TORN_TAIL,
+    expected: int | None = None,
+) -> dict[str, list[Any]]:
+    """Every record of the valid batches in ``data`` (a slice of one segment starting at file ``position``), and
+    one ``skipped`` row per byte range that held none (:mod:`pipeline.framing`: a CRC failure, broken framing,
+    garbage, records that do not decode, or ``tail`` for an incomplete batch at the end of ``data``).
 
-    A batch whose framing is intact but whose CRC or records are corrupt becomes one ``undecodable`` row and the
-    scan goes on after it; a torn tail (incomplete batch) ends the scan quietly, as the broker's recovery does.
-    Control batches (transaction markers) carry no group data and are skipped.
+    Nothing of a skipped range is used: its row has no offset and no time. Control batches (transaction markers)
+    carry no group data and are skipped without a row. ``expected`` is the first offset the slice may hold.
     """
     decoder = _OffsetsDecoder()
-    pos, end = 0, len(data)
-    while end - pos >= BATCH_HEADER_SIZE:
-        try:
-            header = peek_batch_header(data, pos)
-        except DecodeError as exc:
-            decoder.error((log_partition, segment_base, -1, -1), f"unreadable batch header at byte {pos}: {exc}")
-            break
-        if pos + header.size > end:
-            break
-        try:
-            batch, _ = decode_batch(data, pos)
-        except DecodeError as exc:
-            fixed = (log_partition, segment_base, header.base_offset, header.max_timestamp)
-            decoder.error(fixed, f"corrupt batch at offset {header.base_offset}: {exc}")
-            pos += header.size
+    view = memoryview(data)
+    add = decoder.add
+    for item in walk(lambda at, n: bytes(view[at : at + n]), 0, len(data), tail=tail, expected=expected):
+        if isinstance(item, Skipped):
+            decoder.skip(log_partition, segment_base, item)
             continue
-        pos += header.size
+        header = item.header
+        try:
+            batch, _ = decode_batch(data, item.position, verify_crc=False)
+        except DecodeError as exc:
+            detail = f"records of the batch at byte {position + item.position} (offset {header.base_offset}): {exc}"
+            records = Skipped(item.position, item.position + header.size, SkipKind.RECORDS, detail)
+            decoder.skip(log_partition, segment_base, _trusted(records, header))
+            continue
         if batch.is_control:
             continue
         ts = batch.max_timestamp
         base = batch.base_offset
-        add = decoder.add
         for record in batch.records:
             add((log_partition, segment_base, base + record.offset_delta, ts), record.key, record.value)
-    return _columns(decoder.rows, OFFSETS_COLUMNS)
+    return _columns(decoder.rows, OFFSETS_COLUMNS, decoder.skips, position)
 
 
-def iter_topic_headers(path: str, start: int, end: int) -> Iterator[BatchHeader]:
-    """Headers of the complete batches in ``[start, end)`` of a topic segment, seeking over the bodies.
+def _trusted(skipped: Skipped, header: BatchHeader) -> Skipped:
+    """A batch whose CRC matched: its count and offsets can be believed even though its records cannot be read."""
+    return replace(
+        skipped,
+        batches=1,
+        records=header.record_count,
+        offsets_from=header.base_offset,
+        offsets_to=header.next_offset,
+    )
 
-    Lag needs offsets and timestamps only, so topic data is never read or decompressed: one 61-byte read per batch.
+
+def iter_topic_batches(path: str, start: int, end: int, tail: SkipKind) -> Iterator[Batch | Skipped]:
+    """The batches of ``[start, end)`` of a topic segment, each CRC-checked, and the ranges skipped between them.
+
+    Lag needs offsets and timestamps only, so records are never decompressed or parsed; the CRC32C is checked over
+    the stored bytes, so no field of a damaged batch (its timestamps least of all) reaches the tables.
     """
     with open(path, "rb") as f:
-        pos = start
-        while pos + BATCH_HEADER_SIZE <= end:
-            f.seek(pos)
-            head = f.read(BATCH_HEADER_SIZE)
-            try:
-                header = peek_batch_header(head)
-            except DecodeError:
-                return
-            if pos + header.size > end:
-                return
-            yield header
-            pos += header.size
+        fd = f.fileno()
+        yield from walk(lambda at, n: pread_fully(fd, n, at), start, end, tail=tail)
 
 
 def topic_batch_columns(
-    topic: str, partition: int, segment_base: int, headers: Iterator[BatchHeader]
+    topic: str, partition: int, segment_base: int, items: Iterator[Batch | Skipped]
 ) -> dict[str, list[Any]]:
-    rows = [
-        (
-            topic,
-            partition,
-            segment_base,
-            h.base_offset,
-            h.last_offset,
-            h.record_count,
-            h.base_timestamp,
-            h.max_timestamp,
-            h.timestamp_type == TimestampType.LOG_APPEND_TIME,
-            h.is_transactional,
-            h.is_control,
+    rows: list[Row] = []
+    skips: dict[int, Skipped] = {}
+    for item in items:
+        if isinstance(item, Skipped):
+            skips[len(rows)] = item
+            rows.append((topic, partition, segment_base, *_NO_BATCH))
+            continue
+        h = item.header
+        rows.append(
+            (
+                topic,
+                partition,
+                segment_base,
+                h.base_offset,
+                h.last_offset,
+                h.record_count,
+                h.base_timestamp,
+                h.max_timestamp,
+                h.timestamp_type == TimestampType.LOG_APPEND_TIME,
+                h.is_transactional,
+                h.is_control,
+            )
         )
-        for h in headers
-    ]
-    return _columns(rows, TOPIC_BATCH_COLUMNS)
+    return _columns(rows, TOPIC_BATCH_COLUMNS, skips, 0)

@@ -18,11 +18,14 @@ from typing import Any
 
 from cli.describe_format import DESCRIBE_COLUMNS
 from pipeline.config import parse_as_of
+from pipeline.damage import SkippedRange, merge_adjacent, skipped_range
+from pipeline.decode import SKIP_COLUMNS, SKIPPED
 from pipeline.describe_rules import COMMIT_RECORDS, GROUP_RECORDS, LOG_START_TIME, lag
-from pipeline.layout import SegmentFile, complete_end, list_segments
+from pipeline.framing import SkipKind, tail_kind
+from pipeline.layout import SegmentFile, active_paths, list_segments
 from pipeline.scan import offsets_columns, topic_columns
 
-__all__ = ["describe_python"]
+__all__ = ["describe_python", "describe_python_checked"]
 
 Position = tuple[int, int]
 TopicPartition = tuple[str, int]
@@ -43,21 +46,45 @@ class _Log:
     #: (topic, partition) -> LEO steps sorted by (time, LEO) (rule 4)
     leo: dict[TopicPartition, list[tuple[int, int]]] = field(default_factory=dict)
     latest_ms: int = 0  # rule 6
+    #: Byte ranges skipped as damaged, of both kinds of segment (reported, never read).
+    skipped: list[SkippedRange] = field(default_factory=list)
 
 
 def describe_python(data_dir: str | Path, as_of: str = "max", group: str | None = None) -> list[dict[str, Any]]:
     """The ``--describe`` rows (keys :data:`DESCRIBE_COLUMNS`) as of ``as_of`` (``max``, ``now`` or ISO-8601)."""
+    return describe_python_checked(data_dir, as_of, group)[0]
+
+
+def describe_python_checked(
+    data_dir: str | Path, as_of: str = "max", group: str | None = None
+) -> tuple[list[dict[str, Any]], list[SkippedRange]]:
+    """The ``--describe`` rows and every byte range skipped as damaged while reading them."""
     segments = list_segments(data_dir)
-    log = _read_offsets((s for s in segments if s.is_offsets), group)
-    log.leo = _leo_steps([s for s in segments if not s.is_offsets])
+    active = active_paths(segments)
+    log = _read_offsets((s for s in segments if s.is_offsets), group, active)
+    log.leo = _leo_steps([s for s in segments if not s.is_offsets], active, log.skipped)
     log.latest_ms = max(log.latest_ms, *(t for steps in log.leo.values() for t, _ in steps[1:]), 0)
-    return _rows(log, parse_as_of(as_of, log.latest_ms))
+    return _rows(log, parse_as_of(as_of, log.latest_ms)), merge_adjacent(log.skipped)
 
 
-def _read_offsets(segments: Iterable[SegmentFile], group: str | None) -> _Log:
+def _tail(s: SegmentFile, active: set[str]) -> SkipKind:
+    return tail_kind(at_file_end=True, active=s.path in active)
+
+
+def _skipped(s: SegmentFile, cols: dict[str, list[Any]]) -> list[SkippedRange]:
+    """The skipped-range rows of one column dict (:data:`pipeline.decode.SKIP_COLUMNS`)."""
+    return [
+        skipped_range(s.topic, s.partition, s.base_offset, dict(zip(SKIP_COLUMNS, values, strict=True)))
+        for values in zip(*(cols[name] for name in SKIP_COLUMNS), strict=True)
+        if values[0] is not None
+    ]
+
+
+def _read_offsets(segments: Iterable[SegmentFile], group: str | None, active: set[str]) -> _Log:
     log = _Log()
     for s in segments:
-        for cols in offsets_columns(s.path, s.partition, s.base_offset, 0, complete_end(s.path)):
+        for cols in offsets_columns(s.path, s.partition, s.base_offset, 0, s.size, _tail(s, active)):
+            log.skipped += _skipped(s, cols)
             for part, offset, ts, kind, grp, topic, partition, committed, commit_ts, members in zip(
                 cols["log_partition"],
                 cols["log_offset"],
@@ -71,7 +98,7 @@ def _read_offsets(segments: Iterable[SegmentFile], group: str | None) -> _Log:
                 cols["members"],
                 strict=True,
             ):
-                if group is not None and grp != group:
+                if kind == SKIPPED or (group is not None and grp != group):
                     continue
                 log.latest_ms = max(log.latest_ms, ts, commit_ts or 0)
                 if kind in COMMIT_RECORDS:
@@ -81,15 +108,21 @@ def _read_offsets(segments: Iterable[SegmentFile], group: str | None) -> _Log:
     return log
 
 
-def _leo_steps(segments: Sequence[SegmentFile]) -> dict[TopicPartition, list[tuple[int, int]]]:
-    """Rule 4's step function of every topic partition on disk, the log-start step first."""
+def _leo_steps(
+    segments: Sequence[SegmentFile], active: set[str], skipped: list[SkippedRange]
+) -> dict[TopicPartition, list[tuple[int, int]]]:
+    """Rule 4's step function of every topic partition on disk, the log-start step first (skipped ranges of the
+    topic segments are added to ``skipped``)."""
     batches: dict[TopicPartition, list[tuple[int, int, int]]] = defaultdict(list)
     starts: dict[TopicPartition, int] = {}
     for s in segments:
         key = (s.topic, s.partition)
         starts[key] = min(starts.get(key, s.base_offset), s.base_offset)
-        cols = topic_columns(s.topic, s.partition, s.base_offset, s.path, 0, complete_end(s.path))
-        batches[key].extend(zip(cols["base_offset"], cols["max_ts_ms"], cols["last_offset"], strict=True))
+        cols = topic_columns(s.topic, s.partition, s.base_offset, s.path, 0, s.size, _tail(s, active))
+        skipped += _skipped(s, cols)
+        batches[key].extend(
+            b for b in zip(cols["base_offset"], cols["max_ts_ms"], cols["last_offset"], strict=True) if b[0] is not None
+        )
     steps: dict[TopicPartition, list[tuple[int, int]]] = {}
     for key, start in starts.items():
         by_time: dict[int, int] = {}

@@ -6,9 +6,10 @@ and :func:`pipeline.extract.topic_leo`) and the pure-Python engine (:mod:`pipeli
 rules; a difference between them is a bug in one of them (``tests/pipeline/test_describe_equivalence.py``).
 
 Input
-    Records are read only from complete batches (a torn tail is not there yet); a batch whose CRC or records are
-    corrupt yields no commit and no group record, only an ``undecodable`` row (:func:`pipeline.decode.
-    decode_offsets_range`). A record's log time is its batch's max timestamp. ``--group G`` keeps only the records
+    Records are read only from complete batches that pass their CRC (a torn tail is not there yet); a damaged
+    batch or byte range yields no commit, no group record and no time, only a ``skipped`` row
+    (:func:`pipeline.decode.decode_offsets_range`, :mod:`pipeline.framing`), and so does a topic batch for LEO.
+    A record's log time is its batch's max timestamp. ``--group G`` keeps only the records
     of group G before anything else is computed.
 
 1. **Commit** of (group, topic, partition): among its OffsetCommit records with log time <= T, the newest by

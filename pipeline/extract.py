@@ -9,8 +9,9 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from pipeline.decode import SKIP_COLUMNS, SKIPPED
 from pipeline.describe_rules import COMMIT_RECORDS, GROUP_RECORDS, LOG_START_TIME
-from pipeline.layout import list_segments
+from pipeline.layout import OFFSETS_TOPIC, list_segments
 
 __all__ = [
     "LONG_MIN",
@@ -20,6 +21,8 @@ __all__ = [
     "log_starts",
     "offset_commits",
     "read_raw",
+    "skipped_ranges",
+    "topic_batches",
     "topic_leo",
 ]
 
@@ -36,12 +39,32 @@ def read_raw(spark: SparkSession, data_dir: str, kind: str) -> DataFrame:
 
 
 def filter_groups(df: DataFrame, include: str | None, exclude: str | None) -> DataFrame:
-    """Burrow's group allow/deny lists, as Java-compatible regexes matched against the whole group id."""
+    """Burrow's group allow/deny lists, as Java-compatible regexes matched against the whole group id.
+
+    Skipped ranges belong to no group and are kept: damage is reported whichever groups are analysed.
+    """
+    skipped = F.col("record_type") == SKIPPED
     if include is not None:
-        df = df.where(F.col("group").rlike(f"^(?:{include})$"))
+        df = df.where(F.col("group").rlike(f"^(?:{include})$") | skipped)
     if exclude is not None:
         df = df.where(~F.coalesce(F.col("group").rlike(f"^(?:{exclude})$"), F.lit(False)))
     return df
+
+
+def skipped_ranges(raw_offsets: DataFrame, raw_batches: DataFrame) -> DataFrame:
+    """The skipped-range rows of both raw tables as ``topic, partition, segment_base, skip_*``."""
+    offsets = raw_offsets.where(F.col("record_type") == SKIPPED).select(
+        F.lit(OFFSETS_TOPIC).alias("topic"), F.col("log_partition").alias("partition"), "segment_base", *SKIP_COLUMNS
+    )
+    topics = raw_batches.where(F.col("skip_kind").isNotNull()).select(
+        "topic", "partition", "segment_base", *SKIP_COLUMNS
+    )
+    return offsets.unionByName(topics)
+
+
+def topic_batches(raw_batches: DataFrame) -> DataFrame:
+    """The valid topic batches (``topic_batches``): the raw rows without the skipped ranges and their columns."""
+    return raw_batches.where(F.col("skip_kind").isNull()).drop(*SKIP_COLUMNS)
 
 
 def offset_commits(raw: DataFrame) -> DataFrame:

@@ -1,9 +1,11 @@
 """What was scanned, and what the log cannot tell: the facts the report opens with.
 
-History can be missing for two reasons the reader must know about. ``__consumer_offsets`` is a compacted topic:
-once the cleaner runs, older commits of a key are gone, which shows as offsets missing between a partition's first
-and last record (or a first record far above 0). Topic partitions lose old segments to retention, which shows as a
-log-start offset above 0: LEO history before it is unknown.
+Damage comes first: every skipped byte range (:mod:`pipeline.damage`), corruption or torn tail, by segment file and
+position. History can also be missing for reasons that are not damage, and the reader must know those apart.
+``__consumer_offsets`` is a compacted topic: once the cleaner runs, older commits of a key are gone, which shows as
+offsets missing between a partition's first and last record (or a first record far above 0); offsets that lay in
+a damaged range are counted there, never blamed on compaction. Topic partitions lose old segments to retention,
+which shows as a log-start offset above 0: LEO history before it is unknown.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from pipeline.layout import list_segments
+from pipeline.damage import SkippedRange, skipped_from_rows
+from pipeline.decode import SKIPPED
+from pipeline.layout import OFFSETS_TOPIC, list_segments
 
-__all__ = ["InputSummary", "summarize"]
+__all__ = ["InputSummary", "offsets_gap_caveats", "summarize"]
 
 
 @dataclass
@@ -36,14 +40,20 @@ class InputSummary:
     topic_batches: int = 0
     errors: list[str] = field(default_factory=list)
     caveats: list[str] = field(default_factory=list)
+    #: Every skipped byte range (:meth:`pipeline.damage.SkippedRange.to_json`), in segment and byte order.
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+    #: Partitions whose log end is below a committed offset (:meth:`pipeline.damage.TruncatedPartition.to_json`).
+    truncated: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def summarize(data_dir: str, raw_offsets: DataFrame, batches: DataFrame) -> InputSummary:
-    """Counts, decode errors and history caveats, in three small Spark jobs over the cached decoded rows."""
+def summarize(data_dir: str, raw_offsets: DataFrame, batches: DataFrame, skipped: DataFrame) -> InputSummary:
+    """Counts, skipped ranges, decode errors and history caveats, in four small Spark jobs over the cached rows."""
     summary = InputSummary(data_dir=data_dir)
+    ranges = skipped_from_rows(r.asDict() for r in skipped.collect())
+    summary.skipped = [r.to_json() for r in ranges]
     starts: dict[tuple[str, int], int] = {}
     for s in list_segments(data_dir):
         if s.is_offsets:
@@ -55,7 +65,8 @@ def summarize(data_dir: str, raw_offsets: DataFrame, batches: DataFrame) -> Inpu
             key = (s.topic, s.partition)
             starts[key] = min(starts.get(key, s.base_offset), s.base_offset)
     per_partition = (
-        raw_offsets.groupBy("log_partition", "record_type")
+        raw_offsets.where(F.col("record_type") != SKIPPED)
+        .groupBy("log_partition", "record_type")
         .agg(
             F.count(F.lit(1)).alias("n"),
             F.min("log_offset").alias("lo"),
@@ -81,12 +92,7 @@ def summarize(data_dir: str, raw_offsets: DataFrame, batches: DataFrame) -> Inpu
             spans[r["log_partition"]] = (min(lo, r["lo"]), max(hi, r["hi"]), n + int(r["n"]))
     summary.groups = len(groups)
     for partition, (lo, hi, n) in sorted(spans.items()):
-        if lo > 0 or hi - lo + 1 > n:
-            summary.caveats.append(
-                f"__consumer_offsets-{partition}: {hi + 1 - n} of the offsets below {hi + 1} are absent "
-                f"(first record at {lo}): compaction or retention removed history, so older commits and "
-                "generations are not in these tables"
-            )
+        summary.caveats += offsets_gap_caveats(partition, lo, hi, n, ranges)
     stats = batches.agg(F.count(F.lit(1)).alias("n"), F.max("max_ts_ms").alias("latest")).collect()[0]
     summary.topic_batches = int(stats["n"])
     summary.latest_ms = max(summary.latest_ms, int(stats["latest"] or 0))
@@ -98,3 +104,33 @@ def summarize(data_dir: str, raw_offsets: DataFrame, batches: DataFrame) -> Inpu
                 "offset before the first remaining batch is taken as that start"
             )
     return summary
+
+
+def offsets_gap_caveats(partition: int, lo: int, hi: int, n: int, ranges: list[SkippedRange]) -> list[str]:
+    """The history caveats of one ``__consumer_offsets`` partition, net of its damaged ranges.
+
+    Offsets below ``hi + 1`` with no record are absent: those a skipped range is known to have held are damage
+    (reported on their own); a first offset above 0 is a log that starts there (older records deleted), and only
+    the holes between the first and the last offset are blamed on compaction.
+    """
+    mine = [r for r in ranges if r.segment.startswith(f"{OFFSETS_TOPIC}-{partition}/")]
+    known = [(r.offsets_from, r.offsets_to) for r in mine if r.offsets_from is not None and r.offsets_to is not None]
+    start = min([lo, *(first for first, _ in known)])
+    damaged = sum(min(end, hi + 1) - first for first, end in known if first <= hi)
+    holes = hi + 1 - start - n - damaged
+    caveats = []
+    if start > 0:
+        caveats.append(
+            f"__consumer_offsets-{partition}: the log starts at offset {start} (older records deleted by retention "
+            "or compaction), so older commits and generations are not in these tables"
+        )
+    if holes > 0:
+        besides = f" besides the {damaged} in damaged ranges" if damaged else ""
+        unknown = len(mine) - len(known)
+        maybe = f" (or in the {unknown} damaged ranges whose offsets are unknown)" if unknown else ""
+        caveats.append(
+            f"__consumer_offsets-{partition}: {holes} of the offsets below {hi + 1} are absent{besides} "
+            f"(first record at {lo}): compaction removed history{maybe}, so older commits and generations are "
+            "not in these tables"
+        )
+    return caveats

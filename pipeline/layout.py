@@ -9,19 +9,24 @@ layer (``<topic>-<partition>/<20-digit base offset>.log``) and are parsed with i
 from __future__ import annotations
 
 import os
-import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
-from protocol.records import BATCH_HEADER_SIZE, LOG_OVERHEAD
+from pipeline.framing import Batch, SkipKind, walk
+from storage.files import pread_fully
 from storage.log_manager import TOPICS_FILE, parse_partition_dir
+from storage.resync import Read
 from storage.segment import LOG_SUFFIX, parse_segment_name
 from storage.topics import TopicCatalogue
 
 __all__ = [
     "OFFSETS_TOPIC",
     "SegmentFile",
+    "active_paths",
     "complete_end",
+    "file_reader",
     "latest_ends",
     "list_segments",
     "split_points",
@@ -29,7 +34,6 @@ __all__ = [
 ]
 
 OFFSETS_TOPIC = "__consumer_offsets"
-_LENGTH = struct.Struct(">qi")
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +82,16 @@ def list_segments(data_dir: str | Path, kind: str = "all") -> list[SegmentFile]:
     return found
 
 
+def active_paths(segments: list[SegmentFile]) -> set[str]:
+    """Paths of the active segment (the newest, the one the broker appends to) of each partition."""
+    newest: dict[tuple[str, int], SegmentFile] = {}
+    for s in segments:
+        key = (s.topic, s.partition)
+        if key not in newest or s.base_offset > newest[key].base_offset:
+            newest[key] = s
+    return {s.path for s in newest.values()}
+
+
 def latest_ends(data_dir: str | Path, kind: str, before: dict[str, int]) -> dict[str, int]:
     """``{path relative to data_dir: end of its complete batches}`` for every segment of ``kind``.
 
@@ -91,51 +105,48 @@ def latest_ends(data_dir: str | Path, kind: str, before: dict[str, int]) -> dict
     return ends
 
 
+def file_reader(f: BinaryIO) -> Read:
+    """``read(position, length)`` over an open segment file, as :mod:`pipeline.framing` walks it."""
+    fd = f.fileno()
+    return lambda position, length: pread_fully(fd, length, position)
+
+
+def _batch_positions(path: str, start: int, limit: int) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of each batch in ``[start, limit)`` whose framing holds, hopping over the bodies and
+    resyncing across damage (:func:`pipeline.framing.walk` without CRC checks)."""
+    with open(path, "rb") as f:
+        for item in walk(file_reader(f), start, limit, tail=SkipKind.FRAMING, verify=False):
+            if isinstance(item, Batch):
+                yield item.position, item.position + item.header.size
+
+
 def complete_end(path: str, start: int = 0, limit: int | None = None) -> int:
     """Position just after the last complete batch in ``[start, limit)``, hopping over batch bodies.
 
     The broker may be in the middle of appending: a batch is only taken once all ``batchLength`` bytes are there,
-    so readers cut at the value returned here. Only the 12-byte ``baseOffset, batchLength`` prefix of each batch
-    is read.
+    so readers cut at the value returned here. Damage in the middle does not stop it (the walk resumes at the
+    next valid batch); only an incomplete or damaged end does.
     """
     size = os.path.getsize(path) if limit is None else limit
-    pos = start
-    with open(path, "rb") as f:
-        while pos + BATCH_HEADER_SIZE <= size:
-            f.seek(pos)
-            prefix = f.read(LOG_OVERHEAD)
-            if len(prefix) < LOG_OVERHEAD:
-                break
-            _, length = _LENGTH.unpack(prefix)
-            if length < BATCH_HEADER_SIZE - LOG_OVERHEAD:
-                break  # corrupt framing: stop where the valid data stops, as storage recovery does
-            end = pos + LOG_OVERHEAD + length
-            if end > size:
-                break
-            pos = end
-    return pos
+    return max((hi for _, hi in _batch_positions(path, start, size)), default=start)
 
 
 def split_points(path: str, target_bytes: int, start: int = 0, end: int | None = None) -> list[int]:
-    """Batch-aligned cut points splitting ``[start, end)`` into ranges of about ``target_bytes``.
+    """Cut points splitting ``[start, end)`` (``end``: the file's size) into ranges of about ``target_bytes``.
 
-    Returns ``[start, ..., stop]`` where ``stop`` is the complete-batch end; consecutive pairs are the ranges.
+    Returns ``[start, ..., end]``; the inner points are batch starts, so every batch and every damaged range lies
+    in one range, and the last range keeps whatever ends the file (a torn tail is read and reported, not lost).
     """
-    stop = complete_end(path, start, end)
+    stop = os.path.getsize(path) if end is None else end
     points = [start]
-    if target_bytes <= 0 or stop - start <= target_bytes:
-        return [start, stop] if stop > start else [start]
-    pos = start
-    next_cut = start + target_bytes
-    with open(path, "rb") as f:
-        while pos < stop:
-            f.seek(pos)
-            _, length = _LENGTH.unpack(f.read(LOG_OVERHEAD))
-            pos += LOG_OVERHEAD + length
-            if pos >= next_cut and pos < stop:
-                points.append(pos)
-                next_cut = pos + target_bytes
-    points.append(stop)
+    if target_bytes > 0 and stop - start > target_bytes:
+        next_cut = start + target_bytes
+        for lo, _ in _batch_positions(path, start, stop):
+            if lo >= next_cut:
+                points.append(lo)
+                next_cut = lo + target_bytes
+    if stop > start:
+        points.append(stop)
     return points
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 from pipeline.config import parse_as_of
 from pipeline.layout import SegmentFile, latest_ends, list_segments
+from protocol.errors import DecodeError
+from protocol.records import BATCH_HEADER_SIZE, peek_batch_header
 
 __all__ = [
     "JavaMissingError",
@@ -47,7 +49,11 @@ def check_as_of(text: str) -> None:
 
 
 def check_data_dir(data_dir: str | Path) -> list[SegmentFile]:
-    """The directory's segments; refuses a directory that is missing or holds no broker segment at all."""
+    """The directory's segments; refuses a directory that is missing, holds no broker segment, holds only empty
+    ones, or whose segments are not Kafka logs (none starts with a record batch header of format v2).
+
+    Only the first 61 bytes of each non-empty segment are read: damage further in is the readers' to report.
+    """
     try:
         segments = list_segments(data_dir)
     except FileNotFoundError:
@@ -57,7 +63,27 @@ def check_data_dir(data_dir: str | Path) -> list[SegmentFile]:
             f"--data-dir {data_dir} holds no broker log segments (<topic>-<partition>/*.log): "
             "point it at the broker's log.dirs"
         )
+    written = [s for s in segments if s.size > 0]
+    if not written:
+        raise PipelineError(
+            f"--data-dir {data_dir} holds {len(segments)} log segments, all empty: nothing was ever written to it"
+        )
+    if not any(_starts_with_a_batch(s) for s in written):
+        raise PipelineError(
+            f"--data-dir {data_dir} is not a Kafka log directory: none of its {len(written)} non-empty segments "
+            "starts with a record batch (message format v2)"
+        )
     return segments
+
+
+def _starts_with_a_batch(segment: SegmentFile) -> bool:
+    with open(segment.path, "rb") as f:
+        head = f.read(BATCH_HEADER_SIZE)
+    try:
+        peek_batch_header(head)
+    except DecodeError:
+        return False
+    return True
 
 
 def check_report_inputs(out_dir: Path) -> None:

@@ -1,7 +1,8 @@
 """``report.txt``: the analysis in words and tables, rendered from the Parquet output (no Spark needed).
 
-It opens with what was read and what the log could not tell (compacted or deleted history), then each group's
-Burrow status with the partition and rule behind it, the ``--describe`` table, rebalances and rates. The
+It opens with what was read, every byte range skipped as damaged (corruption or a torn tail), and what the log
+could not tell (compacted or deleted history, truncated partitions), then each group's Burrow status with the
+partition and rule behind it, the ``--describe`` table, rebalances and rates. The
 per-group and per-topic lines come from the ``report_*`` tables Spark aggregated (:mod:`pipeline.report_data`),
 so the driver reads the rows it prints, not the partition-level tables behind them; the ``--describe`` table is
 printed whole, one row per partition, as Kafka's tool prints it.
@@ -16,6 +17,7 @@ from typing import Any
 
 import pandas as pd  # type: ignore[import-untyped]
 
+from pipeline.damage import SkippedRange
 from pipeline.describe import format_describe
 from pipeline.plots import plot_lag, plot_rebalances
 from pipeline.tables import read_table
@@ -64,6 +66,7 @@ def write_report(out_dir: Path) -> Path:
     lines.append(f"records: {records}; groups: {summary['groups']}")
     for error in summary["errors"]:
         lines.append(f"DECODE ERROR {error}")
+    lines += ["", *_skipped_section(summary)]
     lines += ["", "Caveats:" if summary["caveats"] else "Caveats: none (no compacted or deleted history found)"]
     lines += [f"  - {c}" for c in summary["caveats"]]
     lines += ["", *_status_section(out_dir), "", "kafka-consumer-groups --describe (as of the time above)", "-" * 54]
@@ -74,6 +77,14 @@ def write_report(out_dir: Path) -> Path:
     path = out_dir / "report.txt"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+def _skipped_section(summary: dict[str, Any]) -> list[str]:
+    """Every skipped byte range, one line each (:meth:`pipeline.damage.SkippedRange.text`)."""
+    skipped = [SkippedRange(**r) for r in summary.get("skipped", [])]
+    if not skipped:
+        return ["Skipped ranges: none (every byte of every segment was a valid batch)"]
+    return [f"Skipped ranges ({len(skipped)}; nothing in them was used):", *(f"  - {r.text()}" for r in skipped)]
 
 
 def _status_section(out_dir: Path) -> list[str]:

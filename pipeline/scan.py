@@ -1,8 +1,8 @@
-"""One batch-aligned byte range of a segment file, decoded into columns with bounded memory.
+"""One byte range of a segment file, decoded into columns with bounded memory.
 
 Shared by the Spark data source (:mod:`pipeline.source`, which turns the columns into Arrow batches) and the
-pure-Python ``describe`` engine (:mod:`pipeline.describe_python`), so both read exactly the same rows from the same
-bytes. No pyspark here.
+pure-Python ``describe`` engine (:mod:`pipeline.describe_python`), so both read exactly the same rows, skipped
+ranges included, from the same bytes. No pyspark here.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from collections.abc import Iterator
 from itertools import pairwise
 from typing import Any
 
-from pipeline.decode import decode_offsets_range, iter_topic_headers, topic_batch_columns
+from pipeline.decode import decode_offsets_range, iter_topic_batches, topic_batch_columns
+from pipeline.framing import SkipKind
 from pipeline.layout import split_points
 
 __all__ = ["READ_CHUNK", "offsets_columns", "topic_columns"]
@@ -20,17 +21,32 @@ __all__ = ["READ_CHUNK", "offsets_columns", "topic_columns"]
 READ_CHUNK = 4 * 1024 * 1024
 
 
-def offsets_columns(path: str, log_partition: int, segment_base: int, start: int, end: int) -> Iterator[dict[str, Any]]:
-    """The raw ``__consumer_offsets`` rows of ``[start, end)``, one non-empty column dict per chunk read."""
+def offsets_columns(
+    path: str, log_partition: int, segment_base: int, start: int, end: int, tail: SkipKind
+) -> Iterator[dict[str, Any]]:
+    """The raw ``__consumer_offsets`` rows of ``[start, end)``, one non-empty column dict per chunk read.
+
+    ``tail`` is what an incomplete batch at ``end`` counts as (:func:`pipeline.framing.tail_kind`).
+    """
     points = split_points(path, READ_CHUNK, start, end) if end - start > READ_CHUNK else [start, end]
     with open(path, "rb") as f:
         for lo, hi in pairwise(points):
             f.seek(lo)
-            cols = decode_offsets_range(f.read(hi - lo), log_partition, segment_base)
-            if cols["log_offset"]:
+            cols = decode_offsets_range(
+                f.read(hi - lo),
+                log_partition,
+                segment_base,
+                position=lo,
+                tail=tail if hi == end else SkipKind.FRAMING,
+                expected=segment_base if lo == 0 else None,
+            )
+            if cols["record_type"]:
                 yield cols
 
 
-def topic_columns(topic: str, partition: int, segment_base: int, path: str, start: int, end: int) -> dict[str, Any]:
-    """The batch headers of ``[start, end)`` of a topic segment as columns (bodies are never read)."""
-    return topic_batch_columns(topic, partition, segment_base, iter_topic_headers(path, start, end))
+def topic_columns(
+    topic: str, partition: int, segment_base: int, path: str, start: int, end: int, tail: SkipKind
+) -> dict[str, Any]:
+    """The batch headers of ``[start, end)`` of a topic segment as columns (bodies are CRC-checked, never
+    decoded), with a row per skipped range."""
+    return topic_batch_columns(topic, partition, segment_base, iter_topic_batches(path, start, end, tail))

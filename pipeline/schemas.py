@@ -10,7 +10,7 @@ from __future__ import annotations
 import pyarrow as pa  # type: ignore[import-untyped]
 from pyspark.sql import types as T
 
-from pipeline.decode import OFFSETS_COLUMNS, TOPIC_BATCH_COLUMNS
+from pipeline.decode import OFFSETS_COLUMNS, SKIP_COLUMNS, TOPIC_BATCH_COLUMNS
 
 __all__ = [
     "OFFSETS_ARROW",
@@ -81,6 +81,18 @@ _OFFSETS_TYPES = {
     "members": "members",
     "error": _S,
 }
+#: The skipped-range columns both tables end with (:data:`pipeline.decode.SKIP_COLUMNS`).
+_SKIP_TYPES = {
+    "skip_kind": _S,
+    "skip_start": _L,
+    "skip_end": _L,
+    "skip_batches": _I,
+    "skip_records": _I,
+    "skip_offsets_from": _L,
+    "skip_offsets_to": _L,
+    "skip_detail": _S,
+}
+_OFFSETS_TYPES |= _SKIP_TYPES
 _TOPIC_TYPES = {
     "topic": _S,
     "partition": _I,
@@ -93,7 +105,9 @@ _TOPIC_TYPES = {
     "log_append_time": _B,
     "is_transactional": _B,
     "is_control": _B,
+    **_SKIP_TYPES,
 }
+assert tuple(_SKIP_TYPES) == SKIP_COLUMNS
 assert tuple(_OFFSETS_TYPES) == OFFSETS_COLUMNS and tuple(_TOPIC_TYPES) == TOPIC_BATCH_COLUMNS
 
 

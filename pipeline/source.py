@@ -4,7 +4,9 @@ Options: ``path`` (the log directory), ``kind`` (``offsets`` for ``__consumer_of
 the batch headers of every other partition), ``splitBytes`` (cut big segments into batch-aligned byte ranges of
 about this size, default 16 MiB) and ``minPartitions`` (cut further so every core gets work).
 
-Batch reads plan one input partition per byte range. The streaming reader's offset is ``{segment: bytes}``, the
+Batch reads plan one input partition per byte range; ranges cover whole files, so each task reads and reports
+the damage in its range (:mod:`pipeline.framing`), the torn tail of an active segment included. The streaming
+reader's offset is ``{segment: bytes}``, the
 end of the last complete batch read from each file, so a run picks up exactly what was appended since the last
 checkpoint and never half a batch the broker is still writing. Decoding is :mod:`pipeline.decode` (the project's
 codecs); rows leave as Arrow batches.
@@ -23,7 +25,8 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStrea
 from pyspark.sql.streaming.datasource import ReadLimit
 from pyspark.sql.types import StructType
 
-from pipeline.layout import SegmentFile, complete_end, latest_ends, list_segments, split_points
+from pipeline.framing import SkipKind, tail_kind
+from pipeline.layout import SegmentFile, active_paths, latest_ends, list_segments, split_points
 from pipeline.scan import offsets_columns, topic_columns
 from pipeline.schemas import OFFSETS_ARROW, OFFSETS_SPARK, TOPIC_BATCHES_ARROW, TOPIC_BATCHES_SPARK
 
@@ -42,6 +45,8 @@ class SegmentRange:
     path: str
     start: int
     end: int
+    #: What an incomplete batch at ``end`` counts as (:func:`pipeline.framing.tail_kind`).
+    tail: SkipKind = SkipKind.FRAMING
 
 
 class RangesPartition(InputPartition):
@@ -69,10 +74,10 @@ def _pack(ranges: Sequence[SegmentRange], target: int) -> list[RangesPartition]:
 
 def _read_range(r: SegmentRange, kind: str) -> Iterator[pa.RecordBatch]:
     if kind == "topics":
-        cols = topic_columns(r.topic, r.partition, r.segment_base, r.path, r.start, r.end)
+        cols = topic_columns(r.topic, r.partition, r.segment_base, r.path, r.start, r.end, r.tail)
         yield pa.RecordBatch.from_pydict(cols, schema=TOPIC_BATCHES_ARROW)
         return
-    for cols in offsets_columns(r.path, r.partition, r.segment_base, r.start, r.end):
+    for cols in offsets_columns(r.path, r.partition, r.segment_base, r.start, r.end, r.tail):
         yield pa.RecordBatch.from_pydict(cols, schema=OFFSETS_ARROW)
 
 
@@ -87,10 +92,14 @@ class KafkaLogReader(DataSourceReader):
         segments = list_segments(self.root, self.kind)
         total = sum(s.size for s in segments)
         target = max(64 * 1024, min(self.split_bytes, total // max(1, self.min_partitions) + 1))
+        active = active_paths(segments)
         ranges: list[SegmentRange] = []
         for s in segments:
-            points = split_points(s.path, target) if self.kind == "offsets" else [0, complete_end(s.path)]
-            ranges.extend(_range(s, lo, hi) for lo, hi in pairwise(points) if hi > lo)
+            points = split_points(s.path, target) if self.kind == "offsets" else [0, s.size]
+            last = tail_kind(at_file_end=True, active=s.path in active)
+            ranges.extend(
+                _range(s, lo, hi, last if hi == s.size else SkipKind.FRAMING) for lo, hi in pairwise(points) if hi > lo
+            )
         parts = _pack(ranges, target)
         return parts or [RangesPartition([])]
 
@@ -100,8 +109,8 @@ class KafkaLogReader(DataSourceReader):
             yield from _read_range(r, self.kind)
 
 
-def _range(s: SegmentFile, lo: int, hi: int) -> SegmentRange:
-    return SegmentRange(s.topic, s.partition, s.base_offset, s.path, lo, hi)
+def _range(s: SegmentFile, lo: int, hi: int, tail: SkipKind) -> SegmentRange:
+    return SegmentRange(s.topic, s.partition, s.base_offset, s.path, lo, hi, tail)
 
 
 class KafkaLogStreamReader(DataSourceStreamReader):

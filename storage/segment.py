@@ -42,13 +42,13 @@ from protocol.records import (
     iter_batch_headers,
     peek_batch_header,
     read_batch_records,
-    verify_batch_crc,
 )
 from storage.config import INT32_MAX
 from storage.descriptors import SEGMENT_DESCRIPTORS
 from storage.errors import CorruptLogError, CorruptRecordError, os_error_fields
 from storage.files import pread_fully
 from storage.index import OffsetIndex, TimeIndex
+from storage.resync import next_valid_batch
 from storage.txn_index import TXN_INDEX_SUFFIX, TransactionIndex
 from storage.validation import BatchMeta
 
@@ -80,10 +80,6 @@ _HEADER_CHUNK = 64 * 1024
 _VERIFY_CHUNK = 4 * 1024 * 1024
 #: Read size of the recovery scan, which needs whole batches to check CRCs.
 _RECOVERY_CHUNK = 8 * 1024 * 1024
-#: Read size when looking for the next valid batch after damaged bytes.
-_RESYNC_CHUNK = 1024 * 1024
-_MAGIC_AT = 16
-_MAGIC_BYTE = b"\x02"
 
 DamageHook = Callable[["LogSegment", int, int, str], None]
 """Told once about each damaged byte range ``[start, end)`` a segment finds (:mod:`storage.damage`)."""
@@ -534,38 +530,16 @@ class LogSegment:
     def _resync(self, pos: int, end: int, min_offset: int) -> int:
         """Position of the first valid batch after ``pos`` (before ``end``), or ``end`` when there is none.
 
-        Valid means what recovery demands: a header that parses, offsets from ``min_offset`` on and within int32 of
-        the base offset, the whole batch before ``end``, and a matching CRC. Candidates are found by the magic
-        byte, so damaged bytes are searched at C speed, not byte by byte in Python.
+        Valid means what recovery demands (:func:`storage.resync.next_valid_batch`): a header that parses, offsets
+        from ``min_offset`` on and within int32 of the base offset, the whole batch before ``end``, and a matching
+        CRC.
         """
-        chunk_start = pos + 1
-        while chunk_start + BATCH_HEADER_SIZE <= end:
-            chunk = self.read(chunk_start, min(_RESYNC_CHUNK, end - chunk_start))
-            last = len(chunk) - BATCH_HEADER_SIZE  # last candidate whose header lies wholly in this chunk
-            found = chunk.find(_MAGIC_BYTE, _MAGIC_AT)
-            while found >= 0 and found - _MAGIC_AT <= last:
-                candidate = chunk_start + found - _MAGIC_AT
-                if self._valid_batch_at(chunk, found - _MAGIC_AT, candidate, end, min_offset):
-                    return candidate
-                found = chunk.find(_MAGIC_BYTE, found + 1)
-            chunk_start += last + 1
-        return end
 
-    def _valid_batch_at(self, chunk: bytes, rel: int, position: int, end: int, min_offset: int) -> bool:
-        try:
-            header = peek_batch_header(chunk, rel)
-        except DecodeError:
-            return False
-        if header.base_offset < min_offset or header.last_offset_delta < 0 or position + header.size > end:
-            return False
-        if header.last_offset - self.base_offset > INT32_MAX:
-            return False
-        data = self.read(position, header.size)
-        try:
-            verify_batch_crc(data, 0, header)
-        except DecodeError:
-            return False
-        return True
+        def accept(position: int, header: BatchHeader) -> bool:
+            return header.base_offset >= min_offset and header.last_offset - self.base_offset <= INT32_MAX
+
+        found = next_valid_batch(self.read, pos + 1, end, accept)
+        return end if found is None else found[0]
 
     def proven_prefix(self, position: int, length: int) -> tuple[int, int]:
         """How many bytes of whole, valid batches (CRC included) start at ``position`` within ``length``, and the

@@ -57,6 +57,22 @@ def test_an_empty_data_dir_is_refused_before_spark(tmp_path: Path) -> None:
     assert_refused(result, "holds no broker log segments")
 
 
+def test_a_data_dir_of_empty_segments_is_refused_before_spark(tmp_path: Path) -> None:
+    with SyntheticLog(tmp_path / "fresh", offsets_partitions=1) as log:
+        log.create_topic("t", 1)  # a broker that never got a record: every segment is empty
+    result = run_cli("analyze", "--data-dir", str(tmp_path / "fresh"), "--out", str(tmp_path / "out"))
+    assert_refused(result, "holds 2 log segments, all empty")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_data_dir_that_is_not_a_kafka_log_is_refused_before_spark(tmp_path: Path) -> None:
+    partition = tmp_path / "notes" / "drafts-0"
+    partition.mkdir(parents=True)
+    (partition / "00000000000000000000.log").write_text("2026-11-25 INFO started\n" * 10, encoding="utf-8")
+    result = run_cli("describe", "--data-dir", str(tmp_path / "notes"))
+    assert_refused(result, "is not a Kafka log directory: none of its 1 non-empty segments")
+
+
 def test_a_broken_java_home_is_named_before_spark(small_log: Path, tmp_path: Path) -> None:
     pytest.importorskip("pyspark", reason="the Java check follows the check that the pipeline extra is installed")
     home = tmp_path / "jdk"
