@@ -86,11 +86,21 @@ def _starts_with_a_batch(segment: SegmentFile) -> bool:
     return True
 
 
+#: A summary table `report` renders from (pipeline/report_data.py); an output written before they existed lacks it.
+SUMMARY_TABLE = "report_status"
+
+
 def check_report_inputs(out_dir: Path) -> None:
-    """``report`` re-renders an earlier ``analyze``/``stream`` output: its ``inputs.json`` must be there."""
+    """``report`` re-renders an earlier ``analyze``/``stream`` output: its ``inputs.json`` must be there, and the
+    summary tables the report and the pictures are drawn from (an older output would render as empty)."""
     if not (out_dir / "inputs.json").is_file():
         raise PipelineError(
             f"{out_dir} holds no analysis (no inputs.json): run `python -m pipeline analyze --out {out_dir}` first"
+        )
+    if not (out_dir / "tables" / SUMMARY_TABLE).is_dir():
+        raise PipelineError(
+            f"{out_dir} was written by an older version of the pipeline (no tables/{SUMMARY_TABLE}): run"
+            f" `python -m pipeline analyze --out {out_dir}` again"
         )
 
 

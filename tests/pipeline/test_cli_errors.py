@@ -45,6 +45,13 @@ def test_report_refuses_an_out_dir_without_inputs_json(tmp_path: Path) -> None:
     assert_refused(result, "no inputs.json")
 
 
+def test_report_refuses_an_out_dir_written_before_the_summary_tables(tmp_path: Path) -> None:
+    (tmp_path / "inputs.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "tables" / "group_status").mkdir(parents=True)
+    result = run_cli("report", "--out", str(tmp_path))
+    assert_refused(result, "written by an older version of the pipeline (no tables/report_status)")
+
+
 def test_a_missing_data_dir_is_refused_before_spark(tmp_path: Path) -> None:
     result = run_cli("analyze", "--data-dir", str(tmp_path / "nope"), "--out", str(tmp_path / "out"))
     assert_refused(result, "does not exist")
