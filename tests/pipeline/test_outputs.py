@@ -43,6 +43,15 @@ def test_report_states_inputs_caveats_statuses_and_rebalances(known: Known) -> N
         assert pixels.shape[0] > 100 and pixels.shape[1] > 100
 
 
+def test_cli_report_re_renders_an_analysis_without_spark(known: Known, capsys: pytest.CaptureFixture[str]) -> None:
+    report = known.out_dir / "report.txt"
+    report.unlink(missing_ok=True)
+    assert main(["report", "--out", str(known.out_dir)]) == 0
+    rendered = report.read_text()
+    assert "Burrow status per group" in rendered and "s-stall " in rendered
+    assert (known.out_dir / "lag.png").is_file() and (known.out_dir / "rebalances.png").is_file()
+
+
 def test_cli_describe_prints_the_kafka_table_as_of_a_time(known: Known, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(
         ["describe", "--data-dir", str(known.data_dir), "--group", "s-rebalance", "--as-of", "1970-01-01T00:04:10Z"]
