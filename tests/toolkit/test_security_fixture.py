@@ -16,7 +16,7 @@ import structlog
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from confluent_kafka import Consumer, Producer
-from kafka import KafkaConsumer, KafkaProducer
+from kafka import KafkaProducer
 from structlog.testing import capture_logs
 
 from protocol.messages.api_versions import ApiVersionsRequest
@@ -27,6 +27,7 @@ from protocol.registry import ApiKey
 from tests.broker.wire import WireClient
 from tests.e2e.kafkajs_client import node
 from tests.support.broker_process import wait_until, wait_until_async
+from tests.support.clients import subscribed_consumer
 from toolkit.pytest_plugin import GroupBrokerHandle
 from toolkit.security import ClientSettings, Security, secure
 from toolkit.timeline.html import render_html
@@ -58,8 +59,8 @@ def test_kafka_python_produces_and_consumes_in_a_group_over_a_secured_listener(
     producer = KafkaProducer(bootstrap_servers=group_broker.bootstrap_servers, client_id="kp-producer", **tls)
     producer.send("kp-tls", b"over-tls").get(WAIT_S)
     producer.close()
-    consumer = KafkaConsumer(
-        "kp-tls", bootstrap_servers=group_broker.bootstrap_servers, group_id="kp-tls-group", client_id="kp-consumer",
+    consumer = subscribed_consumer(  # its first rebalance has the topic's partitions (tests/support/clients.py)
+        ["kp-tls"], bootstrap_servers=group_broker.bootstrap_servers, group_id="kp-tls-group", client_id="kp-consumer",
         auto_offset_reset="earliest", enable_auto_commit=False, **tls,
     )  # fmt: skip
     read: list[bytes] = []
