@@ -80,9 +80,15 @@ lint: install-test
 	$(BIN)/mypy protocol coordinator broker storage toolkit cli pipeline server.py
 	$(BIN)/lint-imports
 
+# The suite in two runs: the directories of in-process, CPU-bound tests (codecs, the coordinator on a manual clock,
+# storage, the broker over loopback) on two workers (pytest-xdist, one module per worker at a time), then every other
+# directory alone: those start reference Kafka brokers, JVMs and client processes and time real flows, and keep the
+# machine to themselves. A new test directory runs in the second run unless it is added here.
+PARALLEL_TESTS := tests/protocol tests/coordinator tests/unit tests/storage tests/broker tests/security
 test: install-test lint
 	$(BIN)/python -m protocol.compiled require
-	$(BIN)/pytest -q -p no:cacheprovider
+	$(BIN)/pytest -q -p no:cacheprovider -n 2 --dist loadfile $(PARALLEL_TESTS)
+	$(BIN)/pytest -q -p no:cacheprovider $(addprefix --ignore=,$(PARALLEL_TESTS))
 
 # The seeded fault-injection campaigns in full (kill -9 at every step and at random moments, corruption);
 # `make test` runs a small sample of each. CAMPAIGN_SEEDS sets how many seeded broker runs each takes.
