@@ -21,6 +21,7 @@ from pyspark.sql import functions as F
 from pipeline import extract
 from pipeline.burrow import evaluate
 from pipeline.config import AnalysisConfig, parse_as_of
+from pipeline.consumer_groups import topic_names
 from pipeline.damage import TruncatedPartition, truncated_from_rows
 from pipeline.describe import describe
 from pipeline.inputs import InputSummary, summarize
@@ -31,6 +32,7 @@ from pipeline.progress import Progress
 from pipeline.rates import commit_rates, produce_rates
 from pipeline.rebalances import rebalances
 from pipeline.report_data import report_tables
+from pipeline.transactions import txn_offset_commits
 
 __all__ = ["Analysis", "DecodedTables", "analyze", "decode_tables", "truncated_partitions", "write_table"]
 
@@ -108,7 +110,7 @@ def decode_tables(
     raw_topics = raw_topics.persist(StorageLevel.MEMORY_AND_DISK)
     batches = extract.topic_batches(raw_topics)
     commits = extract.offset_commits(raw).persist(StorageLevel.MEMORY_AND_DISK)
-    generations = extract.group_generations(raw).persist(StorageLevel.MEMORY_AND_DISK)
+    generations = extract.group_generations(raw, topic_names(data_dir)).persist(StorageLevel.MEMORY_AND_DISK)
     assignments = extract.group_assignments(generations).persist(StorageLevel.MEMORY_AND_DISK)
     leo = extract.topic_leo(batches, extract.log_starts(spark, data_dir)).persist(StorageLevel.MEMORY_AND_DISK)
     return DecodedTables(raw, batches, commits, generations, assignments, leo, extract.skipped_ranges(raw, raw_topics))
@@ -165,6 +167,7 @@ def analyze(
     lap("decode")
     with progress.stage("writing decoded tables"):
         write(t.commits, "offset_commits")
+        write(txn_offset_commits(t.raw_offsets), "txn_offset_commits")
         write(t.generations, "group_generations")
         write(t.assignments, "group_assignments")
         write(t.batches, "topic_batches")

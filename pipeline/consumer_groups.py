@@ -1,0 +1,128 @@
+"""KIP-848 consumer groups as generations: the group epoch plays the classic generation's part.
+
+A classic group writes one GroupMetadata record per completed rebalance, members and assignments included. A
+KIP-848 group writes them apart: the group epoch (ConsumerGroupMetadata) bumps whenever membership or
+subscriptions change, each member has its own metadata record, and each member's current assignment record moves
+on as the member reconciles to the target assignment, one member epoch at a time. So one generation row is built
+per group epoch, with the members and current assignments as they stand at the end of that epoch (the last
+member and current-assignment records before the next epoch record, or the end of the log): what the epoch
+converged to. A tombstone of the epoch record (the group deleted) is a tombstone generation, as in the classic
+table. Topic ids in assignments become names through the topic catalogue (``topics.json``); an id the catalogue
+does not know (a deleted topic) is kept as the id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from pipeline.decode import TOMBSTONE_SUFFIX
+from storage.log_manager import TOPICS_FILE
+from storage.topics import TopicCatalogue, kafka_uuid_to_str
+
+__all__ = ["EPOCH_RECORD", "MEMBERS_TYPE", "consumer_group_generations", "topic_names"]
+
+#: ``record_type`` of the group epoch record (:mod:`protocol.consumer_offsets` names the record types).
+EPOCH_RECORD = "consumer_group_metadata"
+_MEMBER_RECORD = "consumer_group_member_metadata"
+_ASSIGNMENT_RECORD = "consumer_group_current_member_assignment"
+#: The ``members`` column's type (:mod:`pipeline.schemas`), for an empty or rebuilt member list.
+MEMBERS_TYPE = (
+    "array<struct<member_id:string,group_instance_id:string,"
+    "client_id:string,client_host:string,session_timeout_ms:int,rebalance_timeout_ms:int,"
+    "subscribed_topics:array<string>,assignment:array<struct<topic:string,partitions:array<int>>>>>"
+)
+#: "Until the end of the log" for the span of a group's last epoch.
+_END = 2**63 - 1
+
+
+def topic_names(data_dir: str) -> dict[str, str]:
+    """Topic id (as the log's records write it, :func:`protocol.kafka_uuid.kafka_uuid_to_str`) -> topic name."""
+    catalogue = TopicCatalogue(Path(data_dir) / TOPICS_FILE).load()
+    return {kafka_uuid_to_str(info.topic_id): name for name, info in catalogue.items()}
+
+
+def consumer_group_generations(raw: DataFrame, names: Mapping[str, str]) -> DataFrame:
+    """One row per group epoch record, in the columns of the classic generations (before their ``ts_ms``,
+    ``member_count`` and ``members``, which :func:`pipeline.extract.group_generations` adds alike)."""
+    w = Window.partitionBy("group").orderBy("log_partition", "log_offset")
+    epochs = raw.where(F.col("record_type").isin(EPOCH_RECORD, EPOCH_RECORD + TOMBSTONE_SUFFIX)).select(
+        "group",
+        "generation",
+        "log_partition",
+        "log_offset",
+        "log_ts_ms",
+        F.coalesce(F.lead("log_offset").over(w), F.lit(_END)).alias("_until"),
+        (F.col("record_type") != EPOCH_RECORD).alias("is_tombstone"),
+    )
+    spans = epochs.where(~F.col("is_tombstone")).select("group", "log_partition", "log_offset", "_until")
+    keys = ["group", "log_partition", "log_offset", "member_id"]
+    members = _latest(raw, spans, _MEMBER_RECORD)
+    assignments = _latest(raw, spans, _ASSIGNMENT_RECORD).select(*keys, F.col("m.assignment").alias("assignment"))
+    member = F.struct(
+        F.col("member_id"),
+        F.col("m.group_instance_id").alias("group_instance_id"),
+        F.col("m.client_id").alias("client_id"),
+        F.col("m.client_host").alias("client_host"),
+        F.col("m.session_timeout_ms").alias("session_timeout_ms"),
+        F.col("m.rebalance_timeout_ms").alias("rebalance_timeout_ms"),
+        F.col("m.subscribed_topics").alias("subscribed_topics"),
+        _named(F.coalesce("assignment", F.col("m.assignment")), names).alias("assignment"),
+    )
+    per_epoch = (
+        members.join(assignments, keys, "left")
+        .groupBy("group", "log_partition", "log_offset")
+        .agg(F.array_sort(F.collect_list(member)).alias("members"))
+    )
+    return (
+        epochs.drop("_until")
+        .join(per_epoch, ["group", "log_partition", "log_offset"], "left")
+        .select(
+            "group",
+            "generation",
+            F.lit("consumer").alias("protocol_type"),
+            F.lit(None).cast("string").alias("protocol"),
+            F.lit(None).cast("string").alias("leader"),
+            F.lit(None).cast("long").alias("state_ts_ms"),
+            "log_partition",
+            "log_offset",
+            "log_ts_ms",
+            F.col("members").cast(MEMBERS_TYPE).alias("members"),
+            "is_tombstone",
+        )
+    )
+
+
+def _latest(raw: DataFrame, spans: DataFrame, record_type: str) -> DataFrame:
+    """``group, log_partition, log_offset`` (of the epoch), ``member_id`` and ``m`` (the member struct) of the
+    last ``record_type`` record of each member before the epoch's span ends, members whose last one is a
+    tombstone left out."""
+    records = raw.where(F.col("record_type").isin(record_type, record_type + TOMBSTONE_SUFFIX)).select(
+        F.col("group").alias("_group"),
+        F.col("log_offset").alias("_at"),
+        F.col("members")[0].alias("m"),
+        (F.col("record_type") != record_type).alias("_gone"),
+    )
+    within = spans.join(records, (F.col("group") == F.col("_group")) & (F.col("_at") < F.col("_until")))
+    latest = within.groupBy("group", "log_partition", "log_offset", F.col("m.member_id").alias("member_id")).agg(
+        F.max_by(F.struct("_gone", "m"), "_at").alias("_last")
+    )
+    return latest.where(~F.col("_last._gone")).select(
+        "group", "log_partition", "log_offset", "member_id", F.col("_last.m").alias("m")
+    )
+
+
+def _named(assignment: Column, names: Mapping[str, str]) -> Column:
+    """The assignment with topic ids replaced by names (unknown ids kept)."""
+    if not names:
+        return assignment
+    lookup = F.create_map(*[F.lit(x) for pair in sorted(names.items()) for x in pair])
+    return F.transform(
+        assignment,
+        lambda a: F.struct(
+            F.coalesce(lookup[a["topic"]], a["topic"]).alias("topic"), a["partitions"].alias("partitions")
+        ),
+    )
