@@ -21,7 +21,6 @@ from pyspark.sql import functions as F
 from pipeline import extract
 from pipeline.burrow import evaluate
 from pipeline.config import AnalysisConfig, parse_as_of
-from pipeline.consumer_groups import topic_names
 from pipeline.damage import TruncatedPartition, truncated_from_rows
 from pipeline.describe import describe
 from pipeline.inputs import InputSummary, summarize
@@ -32,6 +31,7 @@ from pipeline.progress import Progress
 from pipeline.rates import commit_rates, produce_rates
 from pipeline.rebalances import rebalances
 from pipeline.report_data import report_tables
+from pipeline.topic_ids import topic_names
 from pipeline.transactions import txn_offset_commits
 
 __all__ = ["Analysis", "DecodedTables", "analyze", "decode_tables", "truncated_partitions", "write_table"]

@@ -7,28 +7,22 @@ on as the member reconciles to the target assignment, one member epoch at a time
 per group epoch, with the members and current assignments as they stand at the end of that epoch (the last
 member and current-assignment records before the next epoch record, or the end of the log): what the epoch
 converged to. A tombstone of the epoch record (the group deleted) is a tombstone generation, as in the classic
-table. Topic ids in assignments become names through the topic catalogue (``topics.json``); an id the catalogue
-does not know (a deleted topic) is kept as the id.
+table. Topic ids in assignments become names through the topic catalogue (:mod:`pipeline.topic_ids`); an id the
+catalogue does not know (a deleted topic) is kept as the id.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from pipeline.decode import TOMBSTONE_SUFFIX
-from storage.log_manager import TOPICS_FILE
-from storage.topics import TopicCatalogue, kafka_uuid_to_str
+from pipeline.describe_rules import ASSIGNMENT_RECORD, EPOCH_RECORD, MEMBER_RECORD
 
-__all__ = ["EPOCH_RECORD", "MEMBERS_TYPE", "consumer_group_generations", "topic_names"]
+__all__ = ["MEMBERS_TYPE", "consumer_group_generations"]
 
-#: ``record_type`` of the group epoch record (:mod:`protocol.consumer_offsets` names the record types).
-EPOCH_RECORD = "consumer_group_metadata"
-_MEMBER_RECORD = "consumer_group_member_metadata"
-_ASSIGNMENT_RECORD = "consumer_group_current_member_assignment"
 #: The ``members`` column's type (:mod:`pipeline.schemas`), for an empty or rebuilt member list.
 MEMBERS_TYPE = (
     "array<struct<member_id:string,group_instance_id:string,"
@@ -37,12 +31,6 @@ MEMBERS_TYPE = (
 )
 #: "Until the end of the log" for the span of a group's last epoch.
 _END = 2**63 - 1
-
-
-def topic_names(data_dir: str) -> dict[str, str]:
-    """Topic id (as the log's records write it, :func:`protocol.kafka_uuid.kafka_uuid_to_str`) -> topic name."""
-    catalogue = TopicCatalogue(Path(data_dir) / TOPICS_FILE).load()
-    return {kafka_uuid_to_str(info.topic_id): name for name, info in catalogue.items()}
 
 
 def consumer_group_generations(raw: DataFrame, names: Mapping[str, str]) -> DataFrame:
@@ -55,13 +43,13 @@ def consumer_group_generations(raw: DataFrame, names: Mapping[str, str]) -> Data
         "log_partition",
         "log_offset",
         "log_ts_ms",
-        F.coalesce(F.lead("log_offset").over(w), F.lit(_END)).alias("_until"),
+        F.coalesce(F.lead("batch_offset").over(w), F.lit(_END)).alias("_until"),
         (F.col("record_type") != EPOCH_RECORD).alias("is_tombstone"),
     )
     spans = epochs.where(~F.col("is_tombstone")).select("group", "log_partition", "log_offset", "_until")
     keys = ["group", "log_partition", "log_offset", "member_id"]
-    members = _latest(raw, spans, _MEMBER_RECORD)
-    assignments = _latest(raw, spans, _ASSIGNMENT_RECORD).select(*keys, F.col("m.assignment").alias("assignment"))
+    members = _latest(raw, spans, MEMBER_RECORD)
+    assignments = _latest(raw, spans, ASSIGNMENT_RECORD).select(*keys, F.col("m.assignment").alias("assignment"))
     member = F.struct(
         F.col("member_id"),
         F.col("m.group_instance_id").alias("group_instance_id"),

@@ -69,9 +69,11 @@ TXN_ABORT = "txn_abort"
 #: ``consumer_group_metadata_tombstone``).
 TOMBSTONE_SUFFIX = "_tombstone"
 
-#: Columns of the raw ``__consumer_offsets`` rows, in schema order (see :mod:`pipeline.schemas`). ``producer_id``
-#: (added after the skip columns, so earlier column positions hold) is set on the records of transactional
-#: batches and on markers, null elsewhere.
+#: Columns of the raw ``__consumer_offsets`` rows, in schema order (see :mod:`pipeline.schemas`). The last two
+#: (added after the skip columns, so earlier column positions hold): ``producer_id``, set on the records of
+#: transactional batches and on markers, null elsewhere; ``batch_offset``, the base offset of the record's batch
+#: (the records of one batch are one write of the coordinator: a KIP-848 epoch bump and the member changes that
+#: caused it, say).
 OFFSETS_COLUMNS = (
     "log_partition",
     "segment_base",
@@ -95,6 +97,7 @@ OFFSETS_COLUMNS = (
     "error",
     *SKIP_COLUMNS,
     "producer_id",
+    "batch_offset",
 )
 
 TOPIC_BATCH_COLUMNS = (
@@ -118,8 +121,6 @@ _NO_COMMIT = (None,) * 5
 _NO_METADATA = (None,) * 6
 _NOTHING = (None,) * 14
 _NO_BATCH = (None,) * 8
-#: The ``producer_id`` of a row outside any transaction.
-_NO_PRODUCER = (None,)
 
 Row = tuple[Any, ...]
 
@@ -244,9 +245,13 @@ class _OffsetsDecoder:
         return decoded
 
     def add(
-        self, fixed: tuple[int, int, int, int], key: bytes | None, value: bytes | None, producer: tuple[int | None]
+        self,
+        fixed: tuple[int, int, int, int],
+        key: bytes | None,
+        value: bytes | None,
+        batch: tuple[int | None, int],
     ) -> None:
-        """One record; ``producer`` is the 1-tuple of its batch's producer id when the batch is transactional."""
+        """One record; ``batch`` is its batch's (producer id if transactional else None, base offset)."""
         try:
             if key is None:
                 raise DecodeError("record without a key", path="key", offset=0)  # noqa: TRY301
@@ -261,7 +266,7 @@ class _OffsetsDecoder:
                 rest = ("unknown", *_NOTHING, None)
         except DecodeError as exc:
             rest = ("undecodable", *_NOTHING, str(exc))
-        self.rows.append(fixed + rest + producer)
+        self.rows.append(fixed + rest + batch)
 
     def marker(self, log_partition: int, segment_base: int, batch: RecordBatch) -> None:
         """The end-transaction marker of a control batch: a row of its own, with no group."""
@@ -270,14 +275,15 @@ class _OffsetsDecoder:
             fixed = (log_partition, segment_base, batch.base_offset + record.offset_delta, batch.max_timestamp)
             try:
                 kind = TXN_ABORT if decode_end_txn_marker(record).is_abort else TXN_COMMIT
-                rows.append((*fixed, kind, *_NOTHING, None, batch.producer_id))
+                rows.append((*fixed, kind, *_NOTHING, None, batch.producer_id, batch.base_offset))
             except DecodeError as exc:
-                rows.append((*fixed, "undecodable", *_NOTHING, f"control record: {exc}", batch.producer_id))
+                error = f"control record: {exc}"
+                rows.append((*fixed, "undecodable", *_NOTHING, error, batch.producer_id, batch.base_offset))
 
     def skip(self, log_partition: int, segment_base: int, skipped: Skipped) -> None:
         """A skipped range: a row of its own that carries no field of the skipped bytes (no offset, no time)."""
         self.skips[len(self.rows)] = skipped
-        self.rows.append((log_partition, segment_base, None, None, SKIPPED, *_NOTHING, None, None))
+        self.rows.append((log_partition, segment_base, None, None, SKIPPED, *_NOTHING, None, None, None))
 
     @staticmethod
     def _commit(key: OffsetCommitKey, value: bytes | None) -> Row:
@@ -372,9 +378,9 @@ def decode_offsets_range(
             continue
         ts = batch.max_timestamp
         base = batch.base_offset
-        producer = (batch.producer_id,) if batch.is_transactional else _NO_PRODUCER
+        of_batch = (batch.producer_id if batch.is_transactional else None, base)
         for record in batch.records:
-            add((log_partition, segment_base, base + record.offset_delta, ts), record.key, record.value, producer)
+            add((log_partition, segment_base, base + record.offset_delta, ts), record.key, record.value, of_batch)
     return _columns(decoder.rows, OFFSETS_COLUMNS, decoder.skips, position)
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pipeline.consumer_groups import topic_names
 from pipeline.decode import OFFSETS_COLUMNS, decode_offsets_range
 from pipeline.synth import OFFSETS_TOPIC, Member, SyntheticLog
+from pipeline.topic_ids import topic_names
 from protocol.records import Record, RecordBatch, encode_batch
 
 
@@ -26,6 +26,7 @@ def test_kip848_records_carry_their_epochs_members_and_assigned_topic_ids(tmp_pa
     topic_id = {name: topic_id for topic_id, name in topic_names(str(tmp_path)).items()}["t"]
 
     rows = _rows(tmp_path, "log_offset", "record_type", "group", "generation", "members")
+    (batch_offsets,) = zip(*_rows(tmp_path, "batch_offset"), strict=True)
 
     member = {
         "member_id": "m",
@@ -46,6 +47,7 @@ def test_kip848_records_carry_their_epochs_members_and_assigned_topic_ids(tmp_pa
         "assignment": [{"topic": topic_id, "partitions": [0, 1]}],
     }
     assert epoch_at == 1
+    assert batch_offsets == (0,) * 5  # one write of the coordinator
     assert rows == [
         (0, "consumer_group_member_metadata", "g", None, [member]),
         (1, "consumer_group_metadata", "g", 5, None),

@@ -58,7 +58,7 @@ def _late_convergence(log: SyntheticLog) -> None:
 @pytest.fixture(scope="module")
 def tables(spark: SparkSession, workdir: Path) -> Tables:
     from pipeline import extract
-    from pipeline.consumer_groups import topic_names
+    from pipeline.topic_ids import topic_names
 
     data_dir = workdir / "kinds-log"
     expected = Expected()
