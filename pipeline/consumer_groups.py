@@ -29,6 +29,15 @@ MEMBERS_TYPE = (
     "client_id:string,client_host:string,session_timeout_ms:int,rebalance_timeout_ms:int,"
     "subscribed_topics:array<string>,assignment:array<struct<topic:string,partitions:array<int>>>>>"
 )
+#: The member struct's fields between ``member_id`` and ``assignment``, as the member record gives them.
+_MEMBER_FIELDS = (
+    "group_instance_id",
+    "client_id",
+    "client_host",
+    "session_timeout_ms",
+    "rebalance_timeout_ms",
+    "subscribed_topics",
+)
 #: "Until the end of the log" for the span of a group's last epoch.
 _END = 2**63 - 1
 
@@ -52,12 +61,7 @@ def consumer_group_generations(raw: DataFrame, names: Mapping[str, str]) -> Data
     assignments = _latest(raw, spans, ASSIGNMENT_RECORD).select(*keys, F.col("m.assignment").alias("assignment"))
     member = F.struct(
         F.col("member_id"),
-        F.col("m.group_instance_id").alias("group_instance_id"),
-        F.col("m.client_id").alias("client_id"),
-        F.col("m.client_host").alias("client_host"),
-        F.col("m.session_timeout_ms").alias("session_timeout_ms"),
-        F.col("m.rebalance_timeout_ms").alias("rebalance_timeout_ms"),
-        F.col("m.subscribed_topics").alias("subscribed_topics"),
+        *[F.col(f"m.{name}").alias(name) for name in _MEMBER_FIELDS],
         _named(F.coalesce("assignment", F.col("m.assignment")), names).alias("assignment"),
     )
     per_epoch = (

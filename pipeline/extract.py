@@ -117,6 +117,20 @@ def offset_commits(raw: DataFrame) -> DataFrame:
     )
 
 
+#: The columns of ``group_generations`` taken as they are from either kind of record.
+_GENERATION_COLUMNS = (
+    "group",
+    "generation",
+    "protocol_type",
+    "protocol",
+    "leader",
+    "state_ts_ms",
+    "log_partition",
+    "log_offset",
+    "log_ts_ms",
+)
+
+
 def group_generations(raw: DataFrame, topic_names: Mapping[str, str]) -> DataFrame:
     """One row per GroupMetadata record (a completed rebalance, the group becoming Empty, or a tombstone) and per
     KIP-848 group epoch record (:mod:`pipeline.consumer_groups`; ``topic_names`` maps the topic ids of its
@@ -126,29 +140,11 @@ def group_generations(raw: DataFrame, topic_names: Mapping[str, str]) -> DataFra
     ``state_ts_ms`` is the classic coordinator's ``current_state_timestamp``.
     """
     classic = raw.where(F.col("record_type").isin(*GROUP_RECORDS)).select(
-        "group",
-        "generation",
-        "protocol_type",
-        "protocol",
-        "leader",
-        "state_ts_ms",
-        "log_partition",
-        "log_offset",
-        "log_ts_ms",
-        "members",
-        (F.col("record_type") == "group_tombstone").alias("is_tombstone"),
+        *_GENERATION_COLUMNS, "members", (F.col("record_type") == "group_tombstone").alias("is_tombstone")
     )
     both = classic.unionByName(consumer_group_generations(raw, topic_names))
     return both.select(
-        "group",
-        "generation",
-        "protocol_type",
-        "protocol",
-        "leader",
-        "state_ts_ms",
-        "log_partition",
-        "log_offset",
-        "log_ts_ms",
+        *_GENERATION_COLUMNS,
         F.col("log_ts_ms").alias("ts_ms"),
         F.coalesce(F.size("members"), F.lit(0)).alias("member_count"),
         F.coalesce("members", F.array().cast(MEMBERS_TYPE)).alias("members"),
