@@ -189,7 +189,7 @@ def _kip848_members(
 ) -> list[dict[str, Any]] | None:
     """The one member a KIP-848 member record is about, as the ``members`` struct of the classic records (None for
     a group-level record). Assigned topics are topic ids (:func:`protocol.kafka_uuid.kafka_uuid_to_str`) here:
-    the log has no names for them, :mod:`pipeline.extract` resolves them from the topic catalogue."""
+    the log has no names for them, :mod:`pipeline.consumer_groups` names them from the topic catalogue."""
     if member_id is None:
         return None
     return [
