@@ -31,6 +31,8 @@ from pipeline.progress import Progress
 from pipeline.rates import commit_rates, produce_rates
 from pipeline.rebalances import rebalances
 from pipeline.report_data import report_tables
+from pipeline.topic_ids import topic_names
+from pipeline.transactions import txn_offset_commits
 
 __all__ = ["Analysis", "DecodedTables", "analyze", "decode_tables", "truncated_partitions", "write_table"]
 
@@ -45,6 +47,8 @@ class DecodedTables:
     leo: DataFrame
     #: Skipped byte ranges of both kinds of segment (:func:`pipeline.extract.skipped_ranges`).
     skipped: DataFrame
+    #: Every transactional commit with how its transaction ended (:func:`pipeline.transactions.txn_offset_commits`).
+    txn_commits: DataFrame
 
 
 @dataclass
@@ -108,10 +112,11 @@ def decode_tables(
     raw_topics = raw_topics.persist(StorageLevel.MEMORY_AND_DISK)
     batches = extract.topic_batches(raw_topics)
     commits = extract.offset_commits(raw).persist(StorageLevel.MEMORY_AND_DISK)
-    generations = extract.group_generations(raw).persist(StorageLevel.MEMORY_AND_DISK)
+    generations = extract.group_generations(raw, topic_names(data_dir)).persist(StorageLevel.MEMORY_AND_DISK)
     assignments = extract.group_assignments(generations).persist(StorageLevel.MEMORY_AND_DISK)
     leo = extract.topic_leo(batches, extract.log_starts(spark, data_dir)).persist(StorageLevel.MEMORY_AND_DISK)
-    return DecodedTables(raw, batches, commits, generations, assignments, leo, extract.skipped_ranges(raw, raw_topics))
+    skipped = extract.skipped_ranges(raw, raw_topics)
+    return DecodedTables(raw, batches, commits, generations, assignments, leo, skipped, txn_offset_commits(raw))
 
 
 def truncated_partitions(describe_rows: DataFrame) -> list[TruncatedPartition]:
@@ -165,6 +170,7 @@ def analyze(
     lap("decode")
     with progress.stage("writing decoded tables"):
         write(t.commits, "offset_commits")
+        write(t.txn_commits, "txn_offset_commits")
         write(t.generations, "group_generations")
         write(t.assignments, "group_assignments")
         write(t.batches, "topic_batches")

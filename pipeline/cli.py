@@ -105,7 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("analyze", help="every table, report.txt, lag.png, rebalances.png")
     _common(p)
     _analysis_options(p)
-    p = sub.add_parser("decode", help="only the decoded tables (commits, generations, assignments, LEO)")
+    p = sub.add_parser(
+        "decode", help="only the decoded tables (commits, transactional commits, generations, assignments, LEO)"
+    )
     _common(p)
     p.add_argument("--groups", default=None)
     p.add_argument("--exclude-groups", default=None)
@@ -194,6 +196,7 @@ def _decode(args: argparse.Namespace, progress: Progress) -> int:
     t = decode_tables(spark, args.data_dir, cfg)
     tables = {
         "offset_commits": t.commits,
+        "txn_offset_commits": t.txn_commits,
         "group_generations": t.generations,
         "group_assignments": t.assignments,
         "topic_batches": t.batches,

@@ -16,19 +16,31 @@ from typing import Any
 from pipeline.framing import Batch, SkipKind, Skipped, walk
 from protocol import consumer_offsets
 from protocol.consumer_protocol import decode_assignment, decode_subscription
+from protocol.control_records import decode_end_txn_marker
 from protocol.errors import DecodeError
+from protocol.kafka_uuid import kafka_uuid_to_str
+from protocol.messages.consumer_group_current_member_assignment_value import ConsumerGroupCurrentMemberAssignmentValue
+from protocol.messages.consumer_group_member_metadata_value import ConsumerGroupMemberMetadataValue
+from protocol.messages.consumer_group_metadata_value import ConsumerGroupMetadataValue
+from protocol.messages.consumer_group_target_assignment_member_value import ConsumerGroupTargetAssignmentMemberValue
+from protocol.messages.consumer_group_target_assignment_metadata_value import (
+    ConsumerGroupTargetAssignmentMetadataValue,
+)
 from protocol.messages.group_metadata_key import GroupMetadataKey
 from protocol.messages.group_metadata_value import GroupMetadataValue, MemberMetadata
 from protocol.messages.offset_commit_key import OffsetCommitKey
 from protocol.messages.offset_commit_value import OffsetCommitValue
-from protocol.records import BatchHeader, TimestampType, decode_batch
+from protocol.records import BatchHeader, RecordBatch, TimestampType, decode_batch
 from storage.files import pread_fully
 
 __all__ = [
     "OFFSETS_COLUMNS",
     "SKIPPED",
     "SKIP_COLUMNS",
+    "TOMBSTONE_SUFFIX",
     "TOPIC_BATCH_COLUMNS",
+    "TXN_ABORT",
+    "TXN_COMMIT",
     "decode_offsets_range",
     "iter_topic_batches",
     "topic_batch_columns",
@@ -49,7 +61,19 @@ SKIP_COLUMNS = (
 #: ``record_type`` of a skipped range in the ``__consumer_offsets`` rows.
 SKIPPED = "skipped"
 
-#: Columns of the raw ``__consumer_offsets`` rows, in schema order (see :mod:`pipeline.schemas`).
+#: ``record_type`` of the end-transaction markers (control records) in ``__consumer_offsets``: they carry no group
+#: and decide the transactional offset commits of their ``producer_id`` written before them in the partition.
+TXN_COMMIT = "txn_commit"
+TXN_ABORT = "txn_abort"
+#: A KIP-848 consumer-group record's tombstone is its type's name with this suffix (``consumer_group_metadata`` ->
+#: ``consumer_group_metadata_tombstone``).
+TOMBSTONE_SUFFIX = "_tombstone"
+
+#: Columns of the raw ``__consumer_offsets`` rows, in schema order (see :mod:`pipeline.schemas`). The last two
+#: (added after the skip columns, so earlier column positions hold): ``producer_id``, set on the records of
+#: transactional batches and on markers, null elsewhere; ``batch_offset``, the base offset of the record's batch
+#: (the records of one batch are one write of the coordinator: a KIP-848 epoch bump and the member changes that
+#: caused it, say).
 OFFSETS_COLUMNS = (
     "log_partition",
     "segment_base",
@@ -72,6 +96,8 @@ OFFSETS_COLUMNS = (
     "members",
     "error",
     *SKIP_COLUMNS,
+    "producer_id",
+    "batch_offset",
 )
 
 TOPIC_BATCH_COLUMNS = (
@@ -102,8 +128,8 @@ Row = tuple[Any, ...]
 def _columns(rows: list[Row], names: tuple[str, ...], skips: dict[int, Skipped], position: int) -> dict[str, list[Any]]:
     """Rows to columns in one C-speed transpose (cheaper than appending to 20 lists per record); the skip columns,
     null but on the few rows of ``skips`` (by row index), are filled in afterwards. ``position`` is the file
-    position of the walked buffer's first byte."""
-    data_names = names[: len(names) - len(SKIP_COLUMNS)]
+    position of the walked buffer's first byte. A row holds every column of ``names`` but the skip columns."""
+    data_names = tuple(name for name in names if name not in SKIP_COLUMNS)
     if rows:
         columns = {name: list(col) for name, col in zip(data_names, zip(*rows, strict=True), strict=True)}
     else:
@@ -113,7 +139,7 @@ def _columns(rows: list[Row], names: tuple[str, ...], skips: dict[int, Skipped],
         values = _skip_values(skipped, position)
         for name, value in zip(SKIP_COLUMNS, values, strict=True):
             skip_columns[name][index] = value
-    return columns | skip_columns
+    return {name: columns[name] if name in columns else skip_columns[name] for name in names}
 
 
 def _skip_values(s: Skipped, position: int) -> tuple[Any, ...]:
@@ -156,6 +182,51 @@ def _member_row(member: MemberMetadata, protocol_type: str) -> dict[str, Any]:
     }
 
 
+def _kip848_members(
+    member_id: str | None,
+    value: ConsumerGroupMemberMetadataValue | None,
+    assignment: list[dict[str, Any]] | None = None,
+) -> list[dict[str, Any]] | None:
+    """The one member a KIP-848 member record is about, as the ``members`` struct of the classic records (None for
+    a group-level record). Assigned topics are topic ids (:func:`protocol.kafka_uuid.kafka_uuid_to_str`) here:
+    the log has no names for them, :mod:`pipeline.consumer_groups` names them from the topic catalogue."""
+    if member_id is None:
+        return None
+    return [
+        {
+            "member_id": member_id,
+            "group_instance_id": value.instance_id if value else None,
+            "client_id": value.client_id if value else None,
+            "client_host": value.client_host if value else None,
+            "session_timeout_ms": None,
+            "rebalance_timeout_ms": value.rebalance_timeout_ms if value else None,
+            "subscribed_topics": list(value.subscribed_topic_names) if value else [],
+            "assignment": assignment or [],
+        }
+    ]
+
+
+def _topic_ids(partitions: Any) -> list[dict[str, Any]]:
+    return [{"topic": kafka_uuid_to_str(tp.topic_id), "partitions": list(tp.partitions)} for tp in partitions]
+
+
+def _consumer_group_fields(member_id: str | None, value: Any) -> tuple[int | None, list[dict[str, Any]] | None]:
+    """``generation`` and ``members`` of a KIP-848 record: the group epoch (ConsumerGroupMetadata), the assignment
+    epoch (TargetAssignmentMetadata) or the member epoch with its assignment (CurrentMemberAssignment); the member
+    itself (MemberMetadata) or its target assignment (TargetAssignmentMember). PartitionMetadata has neither."""
+    if isinstance(value, ConsumerGroupMetadataValue):
+        return value.epoch, None
+    if isinstance(value, ConsumerGroupTargetAssignmentMetadataValue):
+        return value.assignment_epoch, None
+    if isinstance(value, ConsumerGroupMemberMetadataValue):
+        return None, _kip848_members(member_id, value)
+    if isinstance(value, ConsumerGroupCurrentMemberAssignmentValue):
+        return value.member_epoch, _kip848_members(member_id, None, _topic_ids(value.assigned_partitions))
+    if isinstance(value, ConsumerGroupTargetAssignmentMemberValue):
+        return None, _kip848_members(member_id, None, _topic_ids(value.topic_partitions))
+    return None, None
+
+
 class _OffsetsDecoder:
     """Turns records into rows; remembers decoded keys, which repeat for every commit of a partition."""
 
@@ -173,7 +244,14 @@ class _OffsetsDecoder:
         decoded = keys[key] = consumer_offsets.decode_key(key)
         return decoded
 
-    def add(self, fixed: tuple[int, int, int, int], key: bytes | None, value: bytes | None) -> None:
+    def add(
+        self,
+        fixed: tuple[int, int, int, int],
+        key: bytes | None,
+        value: bytes | None,
+        batch: tuple[int | None, int],
+    ) -> None:
+        """One record; ``batch`` is its batch's (producer id if transactional else None, base offset)."""
         try:
             if key is None:
                 raise DecodeError("record without a key", path="key", offset=0)  # noqa: TRY301
@@ -188,12 +266,24 @@ class _OffsetsDecoder:
                 rest = ("unknown", *_NOTHING, None)
         except DecodeError as exc:
             rest = ("undecodable", *_NOTHING, str(exc))
-        self.rows.append(fixed + rest)
+        self.rows.append(fixed + rest + batch)
+
+    def marker(self, log_partition: int, segment_base: int, batch: RecordBatch) -> None:
+        """The end-transaction marker of a control batch: a row of its own, with no group."""
+        rows = self.rows
+        for record in batch.records:
+            fixed = (log_partition, segment_base, batch.base_offset + record.offset_delta, batch.max_timestamp)
+            try:
+                kind = TXN_ABORT if decode_end_txn_marker(record).is_abort else TXN_COMMIT
+                rows.append((*fixed, kind, *_NOTHING, None, batch.producer_id, batch.base_offset))
+            except DecodeError as exc:
+                error = f"control record: {exc}"
+                rows.append((*fixed, "undecodable", *_NOTHING, error, batch.producer_id, batch.base_offset))
 
     def skip(self, log_partition: int, segment_base: int, skipped: Skipped) -> None:
         """A skipped range: a row of its own that carries no field of the skipped bytes (no offset, no time)."""
         self.skips[len(self.rows)] = skipped
-        self.rows.append((log_partition, segment_base, None, None, SKIPPED, *_NOTHING, None))
+        self.rows.append((log_partition, segment_base, None, None, SKIPPED, *_NOTHING, None, None, None))
 
     @staticmethod
     def _commit(key: OffsetCommitKey, value: bytes | None) -> Row:
@@ -217,10 +307,16 @@ class _OffsetsDecoder:
 
     @staticmethod
     def _consumer_group(key: consumer_offsets.ConsumerGroupKey, value: bytes | None) -> Row:
-        """A KIP-848 record: its type and group only (never a commit or a generation); the value is decoded so
-        that a damaged one shows up as ``undecodable`` like any other."""
-        consumer_offsets.decode_value(key, value)
-        return (consumer_offsets.record_type_of(key).name, key.group_id, *_NOTHING[1:], None)
+        """A KIP-848 record (:func:`_consumer_group_fields`); a tombstone is its type's name + ``_tombstone``."""
+        decoded = consumer_offsets.decode_value(key, value)
+        name = consumer_offsets.record_type_of(key).name
+        member_id: str | None = getattr(key, "member_id", None)
+        if decoded is None:
+            record_type, generation, members = name + TOMBSTONE_SUFFIX, None, _kip848_members(member_id, None)
+        else:
+            record_type = name
+            generation, members = _consumer_group_fields(member_id, decoded)
+        return (record_type, key.group_id, None, None, *_NO_COMMIT, generation, None, None, None, None, members, None)
 
     @staticmethod
     def _metadata(key: GroupMetadataKey, value: bytes | None) -> Row:
@@ -257,8 +353,10 @@ def decode_offsets_range(
     one ``skipped`` row per byte range that held none (:mod:`pipeline.framing`: a CRC failure, broken framing,
     garbage, records that do not decode, or ``tail`` for an incomplete batch at the end of ``data``).
 
-    Nothing of a skipped range is used: its row has no offset and no time. Control batches (transaction markers)
-    carry no group data and are skipped without a row. ``expected`` is the first offset the slice may hold.
+    Nothing of a skipped range is used: its row has no offset and no time. A control batch's end-transaction
+    marker becomes a ``txn_commit`` / ``txn_abort`` row with its ``producer_id`` and no group (the commits of that
+    producer's transaction are decided by it in :mod:`pipeline.transactions`). ``expected`` is the first offset the
+    slice may hold.
     """
     decoder = _OffsetsDecoder()
     view = memoryview(data)
@@ -276,11 +374,13 @@ def decode_offsets_range(
             decoder.skip(log_partition, segment_base, _trusted(records, header))
             continue
         if batch.is_control:
+            decoder.marker(log_partition, segment_base, batch)
             continue
         ts = batch.max_timestamp
         base = batch.base_offset
+        of_batch = (batch.producer_id if batch.is_transactional else None, base)
         for record in batch.records:
-            add((log_partition, segment_base, base + record.offset_delta, ts), record.key, record.value)
+            add((log_partition, segment_base, base + record.offset_delta, ts), record.key, record.value, of_batch)
     return _columns(decoder.rows, OFFSETS_COLUMNS, decoder.skips, position)
 
 

@@ -19,11 +19,13 @@ from typing import Any
 from cli.describe_format import DESCRIBE_COLUMNS
 from pipeline.config import parse_as_of
 from pipeline.damage import SkippedRange, merge_adjacent, skipped_range
-from pipeline.decode import SKIP_COLUMNS, SKIPPED
+from pipeline.decode import SKIP_COLUMNS, SKIPPED, TXN_ABORT, TXN_COMMIT
 from pipeline.describe_rules import COMMIT_RECORDS, GROUP_RECORDS, LOG_START_TIME, lag
 from pipeline.framing import SkipKind, tail_kind
 from pipeline.layout import SegmentFile, active_paths, list_segments
+from pipeline.offsets_fold import CONSUMER_GROUP_RECORDS, ConsumerGroupEpochs, PendingTransactions
 from pipeline.scan import offsets_columns, topic_columns
+from pipeline.topic_ids import topic_names
 
 __all__ = ["describe_python", "describe_python_checked"]
 
@@ -61,7 +63,7 @@ def describe_python_checked(
     """The ``--describe`` rows and every byte range skipped as damaged while reading them."""
     segments = list_segments(data_dir)
     active = active_paths(segments)
-    log = _read_offsets((s for s in segments if s.is_offsets), group, active)
+    log = _read_offsets((s for s in segments if s.is_offsets), group, active, topic_names(data_dir))
     log.leo = _leo_steps([s for s in segments if not s.is_offsets], active, log.skipped)
     log.latest_ms = max(log.latest_ms, *(t for steps in log.leo.values() for t, _ in steps[1:]), 0)
     return _rows(log, parse_as_of(as_of, log.latest_ms)), merge_adjacent(log.skipped)
@@ -80,12 +82,16 @@ def _skipped(s: SegmentFile, cols: dict[str, list[Any]]) -> list[SkippedRange]:
     ]
 
 
-def _read_offsets(segments: Iterable[SegmentFile], group: str | None, active: set[str]) -> _Log:
+def _read_offsets(segments: Iterable[SegmentFile], group: str | None, active: set[str], names: dict[str, str]) -> _Log:
+    """Commits (transactional ones once their COMMIT marker is read, at its position) and generations (classic
+    GroupMetadata records and KIP-848 group epochs, :mod:`pipeline.offsets_fold`)."""
     log = _Log()
+    pending = PendingTransactions()
+    epochs = ConsumerGroupEpochs(names)
     for s in segments:
         for cols in offsets_columns(s.path, s.partition, s.base_offset, 0, s.size, _tail(s, active)):
             log.skipped += _skipped(s, cols)
-            for part, offset, ts, kind, grp, topic, partition, committed, commit_ts, members in zip(
+            for part, offset, ts, kind, grp, topic, partition, committed, commit_ts, members, producer, batch in zip(
                 cols["log_partition"],
                 cols["log_offset"],
                 cols["log_ts_ms"],
@@ -96,15 +102,27 @@ def _read_offsets(segments: Iterable[SegmentFile], group: str | None, active: se
                 cols["committed_offset"],
                 cols["commit_ts_ms"],
                 cols["members"],
+                cols["producer_id"],
+                cols["batch_offset"],
                 strict=True,
             ):
+                if kind in (TXN_COMMIT, TXN_ABORT):
+                    log.latest_ms = max(log.latest_ms, ts)
+                    for key, value in pending.end(part, producer, kind).items():
+                        log.commits[key].append((ts, (part, offset), value))
+                    continue
                 if kind == SKIPPED or (group is not None and grp != group):
                     continue
                 log.latest_ms = max(log.latest_ms, ts, commit_ts or 0)
-                if kind in COMMIT_RECORDS:
+                if kind in COMMIT_RECORDS and producer is not None:
+                    pending.add(part, producer, (grp, topic, partition), committed)
+                elif kind in COMMIT_RECORDS:
                     log.commits[(grp, topic, partition)].append((ts, (part, offset), committed))
                 elif kind in GROUP_RECORDS:
                     log.groups[grp].append((ts, (part, offset), None if kind == "group_tombstone" else members))
+                elif kind.startswith(CONSUMER_GROUP_RECORDS):
+                    epochs.add(kind, grp, ts, (part, offset), batch, members)
+    log.groups.update(epochs.generations())
     return log
 
 

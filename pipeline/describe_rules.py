@@ -37,11 +37,14 @@ from typing import Literal
 from pipeline.layout import SegmentFile
 
 __all__ = [
+    "ASSIGNMENT_RECORD",
     "COMMIT_RECORDS",
     "ENGINES",
     "ENGINE_AUTO_MAX_BYTES",
+    "EPOCH_RECORD",
     "GROUP_RECORDS",
     "LOG_START_TIME",
+    "MEMBER_RECORD",
     "POSITION",
     "choose_engine",
     "group_pattern",
@@ -53,6 +56,11 @@ POSITION = ("log_partition", "log_offset")
 #: Rule 1: the record types that set or clear a commit; rule 2: those that set or end a group's members.
 COMMIT_RECORDS = ("offset_commit", "offset_tombstone")
 GROUP_RECORDS = ("group_metadata", "group_tombstone")
+#: Rule 2 for KIP-848 groups: the group epoch record starts a generation; the member and current-assignment
+#: records give its members and what they own (:mod:`pipeline.consumer_groups`). Tombstones add ``_tombstone``.
+EPOCH_RECORD = "consumer_group_metadata"
+MEMBER_RECORD = "consumer_group_member_metadata"
+ASSIGNMENT_RECORD = "consumer_group_current_member_assignment"
 #: Rule 4: the time of a partition's log-start step ("since forever": history before it was removed by retention).
 LOG_START_TIME = -(2**63)
 

@@ -6,12 +6,16 @@ they are written to Parquet as they are so that others can query the log without
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from pipeline.decode import SKIP_COLUMNS, SKIPPED
+from pipeline.consumer_groups import MEMBERS_TYPE, consumer_group_generations
+from pipeline.decode import SKIP_COLUMNS, SKIPPED, TXN_ABORT, TXN_COMMIT
 from pipeline.describe_rules import COMMIT_RECORDS, GROUP_RECORDS, LOG_START_TIME
 from pipeline.layout import OFFSETS_TOPIC, list_segments
+from pipeline.transactions import COMMITTED, transactional_commits
 
 __all__ = [
     "LONG_MIN",
@@ -41,11 +45,12 @@ def read_raw(spark: SparkSession, data_dir: str, kind: str) -> DataFrame:
 def filter_groups(df: DataFrame, include: str | None, exclude: str | None) -> DataFrame:
     """Burrow's group allow/deny lists, as Java-compatible regexes matched against the whole group id.
 
-    Skipped ranges belong to no group and are kept: damage is reported whichever groups are analysed.
+    Skipped ranges belong to no group and are kept: damage is reported whichever groups are analysed. So are the
+    end-transaction markers, which decide the transactional commits of the groups kept.
     """
-    skipped = F.col("record_type") == SKIPPED
+    groupless = F.col("record_type").isin(SKIPPED, TXN_COMMIT, TXN_ABORT)
     if include is not None:
-        df = df.where(F.col("group").rlike(f"^(?:{include})$") | skipped)
+        df = df.where(F.col("group").rlike(f"^(?:{include})$") | groupless)
     if exclude is not None:
         df = df.where(~F.coalesce(F.col("group").rlike(f"^(?:{exclude})$"), F.lit(False)))
     return df
@@ -68,9 +73,33 @@ def topic_batches(raw_batches: DataFrame) -> DataFrame:
 
 
 def offset_commits(raw: DataFrame) -> DataFrame:
-    """One row per OffsetCommit record (tombstones included, flagged); ``ts_ms`` is the commit time (log time for
-    tombstones, which carry none)."""
-    return raw.where(F.col("record_type").isin(*COMMIT_RECORDS)).select(
+    """One row per OffsetCommit record in effect (tombstones included, flagged); ``ts_ms`` is the commit time (log
+    time for tombstones, which carry none).
+
+    A transactional commit (:mod:`pipeline.transactions`) is in effect only once its transaction committed: it
+    appears at the marker's position and time (``log_offset``, ``log_ts_ms``, ``ts_ms``), and of several commits
+    of one partition in one transaction only the last. Aborted and open ones are not here: see
+    :func:`pipeline.transactions.transactional_commits`.
+    """
+    plain = raw.where(F.col("record_type").isin(*COMMIT_RECORDS) & F.col("producer_id").isNull()).withColumn(
+        "ts_ms", F.coalesce("commit_ts_ms", "log_ts_ms")
+    )
+    same = Window.partitionBy("group", "topic", "partition", "txn_end_offset").orderBy(F.desc("log_offset"))
+    committed = (
+        transactional_commits(raw)
+        .where(F.col("txn_state") == COMMITTED)
+        .withColumn("_last", F.row_number().over(same) == 1)
+        .where(F.col("_last"))
+        .withColumns(
+            {
+                "log_offset": F.col("txn_end_offset"),
+                "log_ts_ms": F.col("txn_end_ts_ms"),
+                "ts_ms": F.col("txn_end_ts_ms"),
+            }
+        )
+        .select(*plain.columns)
+    )
+    return plain.unionByName(committed).select(
         "group",
         "topic",
         "partition",
@@ -83,38 +112,43 @@ def offset_commits(raw: DataFrame) -> DataFrame:
         "log_offset",
         "log_ts_ms",
         (F.col("record_type") == "offset_tombstone").alias("is_tombstone"),
-        F.coalesce("commit_ts_ms", "log_ts_ms").alias("ts_ms"),
-        F.timestamp_millis(F.coalesce("commit_ts_ms", "log_ts_ms")).alias("commit_time"),
+        "ts_ms",
+        F.timestamp_millis("ts_ms").alias("commit_time"),
     )
 
 
-def group_generations(raw: DataFrame) -> DataFrame:
-    """One row per GroupMetadata record: a completed rebalance, the group becoming Empty, or a tombstone.
+#: The columns of ``group_generations`` taken as they are from either kind of record.
+_GENERATION_COLUMNS = (
+    "group",
+    "generation",
+    "protocol_type",
+    "protocol",
+    "leader",
+    "state_ts_ms",
+    "log_partition",
+    "log_offset",
+    "log_ts_ms",
+)
+
+
+def group_generations(raw: DataFrame, topic_names: Mapping[str, str]) -> DataFrame:
+    """One row per GroupMetadata record (a completed rebalance, the group becoming Empty, or a tombstone) and per
+    KIP-848 group epoch record (:mod:`pipeline.consumer_groups`; ``topic_names`` maps the topic ids of its
+    assignments to names).
 
     ``ts_ms`` is when the record was written (the log time), which is when the assignment took effect;
-    ``state_ts_ms`` is the coordinator's ``current_state_timestamp``.
+    ``state_ts_ms`` is the classic coordinator's ``current_state_timestamp``.
     """
-    return raw.where(F.col("record_type").isin(*GROUP_RECORDS)).select(
-        "group",
-        "generation",
-        "protocol_type",
-        "protocol",
-        "leader",
-        "state_ts_ms",
-        "log_partition",
-        "log_offset",
-        "log_ts_ms",
+    classic = raw.where(F.col("record_type").isin(*GROUP_RECORDS)).select(
+        *_GENERATION_COLUMNS, "members", (F.col("record_type") == "group_tombstone").alias("is_tombstone")
+    )
+    both = classic.unionByName(consumer_group_generations(raw, topic_names))
+    return both.select(
+        *_GENERATION_COLUMNS,
         F.col("log_ts_ms").alias("ts_ms"),
         F.coalesce(F.size("members"), F.lit(0)).alias("member_count"),
-        F.coalesce(
-            "members",
-            F.array().cast(
-                "array<struct<member_id:string,group_instance_id:string,"
-                "client_id:string,client_host:string,session_timeout_ms:int,rebalance_timeout_ms:int,"
-                "subscribed_topics:array<string>,assignment:array<struct<topic:string,partitions:array<int>>>>>"
-            ),
-        ).alias("members"),
-        (F.col("record_type") == "group_tombstone").alias("is_tombstone"),
+        F.coalesce("members", F.array().cast(MEMBERS_TYPE)).alias("members"),
+        "is_tombstone",
     )
 
 

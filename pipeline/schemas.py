@@ -93,6 +93,7 @@ _SKIP_TYPES = {
     "skip_detail": _S,
 }
 _OFFSETS_TYPES |= _SKIP_TYPES
+_OFFSETS_TYPES |= {"producer_id": _L, "batch_offset": _L}
 _TOPIC_TYPES = {
     "topic": _S,
     "partition": _I,

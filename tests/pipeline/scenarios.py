@@ -13,6 +13,7 @@ in time by a constant (1512224000 s), which preserves every difference the rules
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +27,8 @@ TEST_CONFIG = AnalysisConfig(
     rate_window_ms=100_000,
 )
 SHIFT_MS = 1512224000 * 1000
+#: Writes a group's generation: ``(group, generation, members, ts_ms)`` (default :meth:`SyntheticLog.generation`).
+GenerationWriter = Callable[[str, int, Sequence[Member], int], object]
 S = 1000  # ms per second
 
 
@@ -147,8 +150,11 @@ def _statuses(log: SyntheticLog, exp: Expected) -> None:
     exp.min_distance_window = [(30, 100 * S), (60, 160 * S)]
 
 
-def _rebalance(log: SyntheticLog, exp: Expected) -> None:
+def rebalance_scenario(log: SyntheticLog, exp: Expected, generation: GenerationWriter | None = None) -> None:
+    """Four generations with commits between them. ``generation`` writes each one (a KIP-848 group epoch instead
+    of a classic GroupMetadata record: the expected answers are the same)."""
     g, topic = "s-rebalance", "rbt"
+    write = generation if generation is not None else log.generation
     log.create_topic(topic, 2)
     a = Member("a-1", client_id="ca", client_host="/10.0.0.1")
     b = Member("b-1", client_id="cb", client_host="/10.0.0.2")
@@ -158,10 +164,10 @@ def _rebalance(log: SyntheticLog, exp: Expected) -> None:
             log.produce(topic, p, 5, t * S)
         log.commit_many(g, [(topic, 0, log.leo(topic, 0) - 2), (topic, 1, log.leo(topic, 1) - 3)], t * S)
 
-    log.generation(g, 1, [Member(a.member_id, "ca", "/10.0.0.1", {topic: [0, 1]})], 100 * S)
+    write(g, 1, [Member(a.member_id, "ca", "/10.0.0.1", {topic: [0, 1]})], 100 * S)
     for t in range(110, 191, 10):
         commit_round(t)
-    log.generation(
+    write(
         g,
         2,
         [Member(a.member_id, "ca", "/10.0.0.1", {topic: [0]}), Member(b.member_id, "cb", "/10.0.0.2", {topic: [1]})],
@@ -169,10 +175,10 @@ def _rebalance(log: SyntheticLog, exp: Expected) -> None:
     )
     for t in range(230, 291, 10):
         commit_round(t)
-    log.generation(g, 3, [Member(b.member_id, "cb", "/10.0.0.2", {topic: [0, 1]})], 300 * S)
+    write(g, 3, [Member(b.member_id, "cb", "/10.0.0.2", {topic: [0, 1]})], 300 * S)
     for t in range(320, 391, 10):
         commit_round(t)
-    log.generation(g, 4, [], 400 * S)
+    write(g, 4, [], 400 * S)
     # 9 rounds before 200 s and 3 (230, 240, 250) up to 250 s: LEO = 5 * 12 = 60 per partition at 250 s.
     exp.describe_at_250s = [
         {
@@ -247,5 +253,5 @@ def build(data_dir: Path) -> Expected:
     with SyntheticLog(data_dir, offsets_partitions=8) as log:
         _vectors(log, exp)
         _statuses(log, exp)
-        _rebalance(log, exp)
+        rebalance_scenario(log, exp)
     return exp

@@ -20,7 +20,7 @@ def _batch(pairs: list[tuple[bytes, bytes | None]], base_offset: int) -> bytes:
     return encode_batch(RecordBatch.from_records(records, base_offset=base_offset, base_timestamp=NOW))
 
 
-def test_consumer_group_records_are_rows_of_their_own_never_commits_or_generations() -> None:
+def test_consumer_group_records_are_rows_of_their_own_with_their_epochs_never_commits_or_classic_generations() -> None:
     classic = [
         (
             consumer_offsets.encode_key(OffsetCommitKey(group="g", topic="t", partition=0)),
@@ -41,20 +41,21 @@ def test_consumer_group_records_are_rows_of_their_own_never_commits_or_generatio
         zip(cols["log_offset"], cols["record_type"], cols["group"], cols["generation"], cols["error"], strict=True)
     )
     assert rows == [
-        (0, "consumer_group_metadata", "cg", None, None),
+        (0, "consumer_group_metadata", "cg", 3, None),  # the group epoch
         (1, "consumer_group_partition_metadata", "cg", None, None),
         (2, "consumer_group_member_metadata", "cg", None, None),
         (3, "offset_commit", "g", None, None),
         (4, "group_metadata", "g", 1, None),
-        (5, "consumer_group_target_assignment_metadata", "cg", None, None),
+        (5, "consumer_group_target_assignment_metadata", "cg", 3, None),  # the assignment epoch
         (6, "consumer_group_target_assignment_member", "cg", None, None),
-        (7, "consumer_group_current_member_assignment", "cg", None, None),
-        (8, "consumer_group_current_member_assignment", "cg", None, None),  # a tombstone
+        (7, "consumer_group_current_member_assignment", "cg", 3, None),  # the member epoch
+        (8, "consumer_group_current_member_assignment_tombstone", "cg", None, None),
     ]
     kinds = set(cols["record_type"])
     assert len([k for k in cols["record_type"] if k in COMMIT_RECORDS]) == 1
     assert len([k for k in cols["record_type"] if k in GROUP_RECORDS]) == 1
-    assert kinds - {"offset_commit", "group_metadata"} == {consumer_offsets.RECORD_TYPES[v].name for v in range(3, 9)}
+    names = {consumer_offsets.RECORD_TYPES[v].name for v in range(3, 9)}
+    assert kinds - {"offset_commit", "group_metadata"} == names | {"consumer_group_current_member_assignment_tombstone"}
 
 
 def test_a_damaged_consumer_group_value_is_an_undecodable_row() -> None:
