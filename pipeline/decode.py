@@ -22,7 +22,6 @@ from protocol.messages.group_metadata_value import GroupMetadataValue, MemberMet
 from protocol.messages.offset_commit_key import OffsetCommitKey
 from protocol.messages.offset_commit_value import OffsetCommitValue
 from protocol.records import BatchHeader, TimestampType, decode_batch
-from storage.files import pread_fully
 
 __all__ = [
     "OFFSETS_COLUMNS",
@@ -30,7 +29,6 @@ __all__ = [
     "SKIP_COLUMNS",
     "TOPIC_BATCH_COLUMNS",
     "decode_offsets_range",
-    "iter_topic_batches",
     "topic_batch_columns",
 ]
 
@@ -293,17 +291,6 @@ def _trusted(skipped: Skipped, header: BatchHeader) -> Skipped:
         offsets_from=header.base_offset,
         offsets_to=header.next_offset,
     )
-
-
-def iter_topic_batches(path: str, start: int, end: int, tail: SkipKind) -> Iterator[Batch | Skipped]:
-    """The batches of ``[start, end)`` of a topic segment, each CRC-checked, and the ranges skipped between them.
-
-    Lag needs offsets and timestamps only, so records are never decompressed or parsed; the CRC32C is checked over
-    the stored bytes, so no field of a damaged batch (its timestamps least of all) reaches the tables.
-    """
-    with open(path, "rb") as f:
-        fd = f.fileno()
-        yield from walk(lambda at, n: pread_fully(fd, n, at), start, end, tail=tail)
 
 
 def topic_batch_columns(

@@ -28,7 +28,7 @@ from protocol.errors import DecodeError
 from protocol.records import BATCH_HEADER_SIZE, LOG_OVERHEAD, MAGIC, BatchHeader, peek_batch_header, verify_batch_crc
 from storage.resync import Read, next_valid_batch
 
-__all__ = ["CORRUPTION", "Batch", "SkipKind", "Skipped", "tail_kind", "walk"]
+__all__ = ["CORRUPTION", "Batch", "SkipKind", "Skipped", "first_batch_at", "tail_kind", "walk"]
 
 _MAGIC_AT = 16
 
@@ -118,6 +118,21 @@ def walk(
         pos = pending.end
     if pending is not None:
         yield pending
+
+
+def first_batch_at(read: Read, position: int, limit: int) -> int:
+    """Where the batches owned by a byte range cut at ``position`` begin: ``position`` itself at 0 or ``limit``,
+    else the first position at or after it where a whole batch validates (``limit`` if none does).
+
+    Readers plan ranges from file sizes alone and each task resolves its own cut points here, so the driver never
+    reads a header. A range ``[lo, hi)`` owns what :func:`walk` finds between ``first_batch_at(lo)`` and
+    ``first_batch_at(hi)``; the task before computes the same point from the same bytes, so ranges cut anywhere
+    tile the file and every batch and every skipped range belongs to exactly one of them.
+    """
+    if position <= 0 or position >= limit:
+        return max(0, min(position, limit))
+    found = next_valid_batch(read, position, limit)
+    return limit if found is None else found[0]
 
 
 def _check(read: Read, pos: int, end: int, verify: bool) -> BatchHeader | _Problem:
