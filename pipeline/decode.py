@@ -250,18 +250,20 @@ def decode_offsets_range(
     position: int = 0,
     tail: SkipKind = SkipKind.TORN_TAIL,
     expected: int | None = None,
+    then: int | None = None,
 ) -> dict[str, list[Any]]:
     """Every record of the valid batches in ``data`` (a slice of one segment starting at file ``position``), and
     one ``skipped`` row per byte range that held none (:mod:`pipeline.framing`: a CRC failure, broken framing,
     garbage, records that do not decode, or ``tail`` for an incomplete batch at the end of ``data``).
 
     Nothing of a skipped range is used: its row has no offset and no time. Control batches (transaction markers)
-    carry no group data and are skipped without a row. ``expected`` is the first offset the slice may hold.
+    carry no group data and are skipped without a row. ``expected`` is the first offset the slice may hold, ``then``
+    the base offset of the valid batch right after it, if known (:func:`pipeline.framing.walk`).
     """
     decoder = _OffsetsDecoder()
     view = memoryview(data)
     add = decoder.add
-    for item in walk(lambda at, n: bytes(view[at : at + n]), 0, len(data), tail=tail, expected=expected):
+    for item in walk(lambda at, n: bytes(view[at : at + n]), 0, len(data), tail=tail, expected=expected, then=then):
         if isinstance(item, Skipped):
             decoder.skip(log_partition, segment_base, item)
             continue

@@ -18,7 +18,7 @@ from itertools import islice, pairwise
 from typing import Any
 
 from pipeline.decode import decode_offsets_range, topic_batch_columns
-from pipeline.framing import SkipKind, first_batch_at, walk
+from pipeline.framing import Cut, SkipKind, first_batch_at, walk
 from pipeline.layout import file_reader, fixed_cuts
 from storage.resync import Read
 
@@ -30,15 +30,16 @@ READ_CHUNK = 4 * 1024 * 1024
 TOPIC_ROWS = 65_536
 
 
-def batch_spans(read: Read, start: int, end: int, *, limit: int | None, step: int) -> list[tuple[int, int]]:
+def batch_spans(read: Read, start: int, end: int, *, limit: int | None, step: int) -> list[tuple[int, Cut]]:
     """The range ``[start, end)`` as consecutive non-empty spans of about ``step`` bytes, each from a batch start
-    (or the file's start) to the next span's start; ``limit`` as in the module docstring."""
+    (or the file's start) to the next span's start (with that batch's base offset when a cut found it); ``limit``
+    as in the module docstring."""
     cuts = fixed_cuts(start, end, step)
     if limit is None:
-        points = [start, *(first_batch_at(read, cut, end) for cut in cuts[1:-1]), end]
+        points = [Cut(start), *(first_batch_at(read, cut, end) for cut in cuts[1:-1]), Cut(end)]
     else:
         points = [first_batch_at(read, cut, limit) for cut in cuts]
-    return [(lo, hi) for lo, hi in pairwise(points) if hi > lo]
+    return [(lo.position, hi) for lo, hi in pairwise(points) if hi.position > lo.position]
 
 
 def offsets_columns(
@@ -54,12 +55,13 @@ def offsets_columns(
         read = file_reader(f)
         for lo, hi in batch_spans(read, start, end, limit=limit, step=READ_CHUNK):
             cols = decode_offsets_range(
-                read(lo, hi - lo),
+                read(lo, hi.position - lo),
                 log_partition,
                 segment_base,
                 position=lo,
-                tail=tail if hi == stop else SkipKind.FRAMING,
+                tail=tail if hi.position == stop else SkipKind.FRAMING,
                 expected=segment_base if lo == 0 else None,
+                then=hi.base_offset,
             )
             if cols["record_type"]:
                 yield cols
@@ -85,6 +87,8 @@ def topic_columns(
     with open(path, "rb") as f:
         read = file_reader(f)
         for lo, hi in batch_spans(read, start, end, limit=limit, step=max(1, end - start)):
-            items = walk(read, lo, hi, tail=tail if hi == stop else SkipKind.FRAMING)
+            items = walk(
+                read, lo, hi.position, tail=tail if hi.position == stop else SkipKind.FRAMING, then=hi.base_offset
+            )
             while chunk := list(islice(items, TOPIC_ROWS)):
                 yield topic_batch_columns(topic, partition, segment_base, iter(chunk))

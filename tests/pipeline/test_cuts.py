@@ -16,8 +16,7 @@ from typing import Any
 
 import pytest
 
-from pipeline.decode import SKIP_COLUMNS
-from pipeline.framing import Batch, SkipKind, first_batch_at, walk
+from pipeline.framing import Batch, Cut, SkipKind, first_batch_at, walk
 from pipeline.layout import file_reader, fixed_cuts
 from pipeline.scan import offsets_columns, topic_columns
 from tests.pipeline.damaged_logs import (
@@ -78,12 +77,12 @@ def damaged_offsets(request: pytest.FixtureRequest, clean: CleanLog, tmp_path: P
 
 
 def _offsets_rows(segment: Path, ranges: list[tuple[int, int]], limit: int | None) -> list[tuple[Any, ...]]:
-    """Every row the given ranges read, in order; of a skipped range its kind and bytes only (what the walk knows
-    of the offsets around it depends on where the task stops)."""
+    """Every row the given ranges read, in order, but the wording of a skipped range's detail (which names the
+    bytes the task had)."""
     rows: list[tuple[Any, ...]] = []
     for lo, hi in ranges:
         for cols in offsets_columns(str(segment), 0, 0, lo, hi, SkipKind.TORN_TAIL, limit):
-            names = [n for n in cols if n not in SKIP_COLUMNS or n in ("skip_start", "skip_end", "skip_kind")]
+            names = [n for n in cols if n != "skip_detail"]
             rows.extend(zip(*(cols[n] for n in names), strict=True))
     return rows
 
@@ -122,11 +121,12 @@ def test_first_batch_at_resyncs_past_damage_to_a_batch_start(clean: CleanLog, tm
     size = segment.stat().st_size
     with open(segment, "rb") as f:
         read = file_reader(f)
-        assert first_batch_at(read, 0, size) == 0
-        assert first_batch_at(read, pos, size) == pos + header.size  # the CRC-failed batch is not a start
-        assert first_batch_at(read, pos + 1, size) == pos + header.size
-        assert first_batch_at(read, size - 1, size) == size  # inside the last batch: nothing after it
-        assert first_batch_at(read, size + 5, size) == size
+        after = Cut(pos + header.size, header.next_offset)
+        assert first_batch_at(read, 0, size) == Cut(0)
+        assert first_batch_at(read, pos, size) == after  # the CRC-failed batch is not a start
+        assert first_batch_at(read, pos + 1, size) == after
+        assert first_batch_at(read, size - 1, size) == Cut(size)  # inside the last batch: nothing after it
+        assert first_batch_at(read, size + 5, size) == Cut(size)
 
 
 def _topic_items(segment: Path, cut: int, size: int) -> list[tuple[int, int, str]]:
@@ -134,7 +134,7 @@ def _topic_items(segment: Path, cut: int, size: int) -> list[tuple[int, int, str
     items: list[tuple[int, int, str]] = []
     with open(segment, "rb") as f:
         read = file_reader(f)
-        for lo, hi in pairwise([0, first_batch_at(read, cut, size), size]):
+        for lo, hi in pairwise([0, first_batch_at(read, cut, size).position, size]):
             for item in walk(read, lo, hi, tail=SkipKind.TORN_TAIL if hi == size else SkipKind.FRAMING):
                 if isinstance(item, Batch):
                     items.append((item.position, item.position + item.header.size, "batch"))
