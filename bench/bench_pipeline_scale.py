@@ -24,6 +24,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from bench.generated import generated_once
 from bench.proc_memory import PeakMemory
 
 GROUPS = 100
@@ -40,19 +41,14 @@ ENV = "BENCH_PIPELINE_SCALE"
 VERSION = "v1"
 
 
-def _log_dir() -> Path:
-    return Path(tempfile.gettempdir()) / f"group-broker-bench-pipeline-scale-{VERSION}"
-
-
 def build_log() -> Path:
-    """Write the log once; later runs reuse it (a marker file says it is complete)."""
+    """The benchmark log, written once (:func:`bench.generated.generated_once`)."""
+    return generated_once(f"group-broker-bench-pipeline-scale-{VERSION}", _write_log)
+
+
+def _write_log(root: Path) -> None:
     from pipeline.synth import Member, SyntheticLog
 
-    root = _log_dir()
-    if (root / ".complete").exists():
-        return root
-    shutil.rmtree(root, ignore_errors=True)
-    started = time.perf_counter()
     big_batches = BIG_SEGMENT // (BIG_BATCH_RECORDS * (BIG_RECORD_BYTES + _RECORD_OVERHEAD) + _BATCH_OVERHEAD)
     with SyntheticLog(root, offsets_partitions=50, segment_bytes=2 * BIG_SEGMENT) as log:
         log.create_topic("big", 1)
@@ -73,8 +69,6 @@ def build_log() -> Path:
                 log.commit_many(f"group-{g:03d}", entries, ts + 500)
             if r % 100 == 99:
                 log.flush()  # keep the generator's own memory small
-    (root / ".complete").write_text(f"written in {time.perf_counter() - started:.1f}s\n")
-    return root
 
 
 def _task_peaks(ui: str | None, app_id: str) -> tuple[int, int]:
