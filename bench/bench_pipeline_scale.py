@@ -100,51 +100,60 @@ def run() -> list[tuple[str, str]]:
         return [("skipped", f"pipeline extra not installed ({exc})")]
     started = time.perf_counter()
     root = build_log()
-    built_s = time.perf_counter() - started
+    _row(
+        "log",
+        f"{_segments_gb(root, 'big-0'):.2f} GB topic segment, {_segments_gb(root, '__consumer_offsets'):.2f} GB "
+        f"of __consumer_offsets (generated in {time.perf_counter() - started:.0f} s, or reused)",
+    )
     with PeakMemory() as memory:
         try:
             spark = build_session("local[2]", conf={"spark.ui.enabled": "true"})
         except JavaMissingError as exc:
             return [("skipped", str(exc))]
-        started = time.perf_counter()
-        topics = read_raw(spark, str(root), "topics")
-        n_batches = topics.agg(F.count(F.lit(1))).collect()[0][0]
-        topics_s = time.perf_counter() - started
-        started = time.perf_counter()
-        offsets = read_raw(spark, str(root), "offsets")
-        n_records = offsets.agg(F.count(F.lit(1))).collect()[0][0]
-        offsets_s = time.perf_counter() - started
+        for kind, unit in (("topics", "topic batches"), ("offsets", "offsets records")):
+            started = time.perf_counter()
+            n = read_raw(spark, str(root), kind).agg(F.count(F.lit(1))).collect()[0][0]
+            took = time.perf_counter() - started
+            _row(f"Spark kafkalog {kind} read, local[2]", f"{took:8.1f} s  {n:,} {unit}, {n / took:,.0f}/s")
         out = Path(tempfile.mkdtemp(prefix="bench-pipeline-scale-out-"))
         started = time.perf_counter()
-        analysis = analyze(spark, str(root), out, AnalysisConfig())
-        whole_s = time.perf_counter() - started
-        shutil.rmtree(out, ignore_errors=True)
-        tasks, task_peak = _task_peaks(spark.sparkContext.uiWebUrl, spark.sparkContext.applicationId)
-    gib = 1 << 30
-    rows = [
-        (
-            "log",
-            f"{_segments_gb(root, 'big-0'):.2f} GB topic segment, {n_batches:,} topic batches (generated in "
-            f"{built_s:.0f} s or reused)",
-        ),
-        ("", f"{n_records:,} __consumer_offsets records, {_segments_gb(root, '__consumer_offsets'):.2f} GB"),
-        ("Spark kafkalog topics read, local[2]", f"{topics_s:8.1f} s  {n_batches / topics_s:>12,.0f} batches/s"),
-        ("Spark kafkalog offsets read, local[2]", f"{offsets_s:8.1f} s  {n_records / offsets_s:>12,.0f} records/s"),
-        ("Spark whole analysis, local[2]", f"{whole_s:8.1f} s"),
-        ("  of which", ", ".join(f"{k} {v:.1f}s" for k, v in analysis.timings.items())),
-        (
-            "peak RSS, largest Python worker",
-            f"{memory.max_kib('python-worker') / 1024:8.0f} MiB "
-            f"({memory.count('python-worker')} workers; target <= {gib >> 20} MiB per task)",
-        ),
-        ("peak RSS, JVM (driver + executor)", f"{memory.max_kib('jvm') / 1024:8.0f} MiB"),
-        ("peak execution memory, largest task", f"{task_peak / (1 << 20):8.0f} MiB over {tasks:,} tasks"),
-        ("machine load (1 min)", f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"),
-    ]
-    width = max(len(k) for k, _ in rows)
-    for k, v in rows:
-        print(f"  {k:<{width}}  {v}")
+        try:
+            analysis = analyze(spark, str(root), out, AnalysisConfig())
+            _row("Spark whole analysis, local[2]", f"{time.perf_counter() - started:8.1f} s")
+            _row("  of which", ", ".join(f"{k} {v:.1f}s" for k, v in analysis.timings.items()))
+            tasks, task_peak = _task_peaks(spark.sparkContext.uiWebUrl, spark.sparkContext.applicationId)
+            _row("peak execution memory, largest task", f"{task_peak / (1 << 20):8.0f} MiB over {tasks:,} tasks")
+        except Exception as exc:  # a benchmark reports a failure with the figures it has
+            _row(
+                "Spark whole analysis, local[2]",
+                f"FAILED after {time.perf_counter() - started:.0f} s: {_first_line(exc)}",
+            )
+        finally:
+            shutil.rmtree(out, ignore_errors=True)
+    workers = memory.count("python-worker")
+    _row(
+        "peak RSS, largest Python worker",
+        f"{memory.max_kib('python-worker') / 1024:8.0f} MiB ({workers} workers, "
+        f"one task at a time; target <= 1024 MiB per task)",
+    )
+    _row("peak RSS, JVM (driver + executor)", f"{memory.max_kib('jvm') / 1024:8.0f} MiB")
+    _row("machine load (1 min)", f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     return []
+
+
+def _row(label: str, value: str) -> None:
+    """One line of the table, printed at once: a run that fails later still shows what it measured."""
+    print(f"  {label:<38}  {value}", flush=True)
+
+
+def _first_line(exc: BaseException) -> str:
+    """The JVM's error if there is one (py4j's own message is often unprintable after an OutOfMemoryError)."""
+    java = getattr(exc, "java_exception", None)
+    try:
+        text = str(java) if java is not None else str(exc)
+    except Exception:  # the JVM may be gone
+        text = ""
+    return (text.splitlines() or [type(exc).__name__])[0][:200]
 
 
 def _segments_gb(root: Path, prefix: str) -> float:
