@@ -38,6 +38,9 @@ START_MS = 1_700_000_000_000
 _RECORD_OVERHEAD = 9
 _BATCH_OVERHEAD = 61
 ENV = "BENCH_PIPELINE_SCALE"
+#: The local JVM's heap: two concurrent tasks of at most 1 GiB each plus the driver (Spark's default, 1g, runs out
+#: caching the decoded 10 M rows while writing the first table).
+DRIVER_MEMORY = "3g"
 VERSION = "v1"
 
 
@@ -107,7 +110,7 @@ def run() -> list[tuple[str, str]]:
     )
     with PeakMemory() as memory:
         try:
-            spark = build_session("local[2]", conf={"spark.ui.enabled": "true"})
+            spark = build_session("local[2]", conf={"spark.ui.enabled": "true", "spark.driver.memory": DRIVER_MEMORY})
         except JavaMissingError as exc:
             return [("skipped", str(exc))]
         for kind, unit in (("topics", "topic batches"), ("offsets", "offsets records")):
