@@ -112,6 +112,12 @@ test-artifacts: $(VENV)/.installed-pipeline
 bench: install-test bench-kfake accel
 	$(BIN)/python -m bench
 
+# The pipeline at scale (a 1 GiB topic segment, 10 M commits; bench/bench_pipeline_scale.py): many minutes, so
+# `make bench` skips it unless BENCH_PIPELINE_SCALE=1; this target sets it and runs that benchmark alone.
+.PHONY: bench-pipeline-scale
+bench-pipeline-scale: install-test
+	BENCH_PIPELINE_SCALE=1 $(BIN)/python -m bench pipeline_scale
+
 clean:
 	rm -rf $(VENV) build *.egg-info node_modules tests/reference/*/target $(KFAKE_BIN)
 

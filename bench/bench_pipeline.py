@@ -20,6 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.generated import generated_once
+
 GROUPS = 100
 TOPICS = 10
 PARTITIONS = 4
@@ -29,19 +31,14 @@ START_MS = 1_700_000_000_000
 VERSION = "v1"
 
 
-def _log_dir() -> Path:
-    return Path(tempfile.gettempdir()) / f"group-broker-bench-pipeline-{GROUPS}x{ROUNDS}-{VERSION}"
-
-
 def build_log() -> Path:
-    """Write the benchmark log once; later runs reuse it (a marker file says it is complete)."""
+    """The benchmark log, written once (:func:`bench.generated.generated_once`)."""
+    return generated_once(f"group-broker-bench-pipeline-{GROUPS}x{ROUNDS}-{VERSION}", _write_log)
+
+
+def _write_log(root: Path) -> None:
     from pipeline.synth import Member, SyntheticLog
 
-    root = _log_dir()
-    if (root / ".complete").exists():
-        return root
-    shutil.rmtree(root, ignore_errors=True)
-    started = time.perf_counter()
     with SyntheticLog(root, offsets_partitions=50, segment_bytes=16 * 1024 * 1024) as log:
         for t in range(TOPICS):
             log.create_topic(f"topic-{t}", PARTITIONS)
@@ -65,8 +62,6 @@ def build_log() -> Path:
                 lag = (r // 10) if g % 10 == 0 else 3
                 leo = (r + 1) * RECORDS_PER_BATCH
                 log.commit_many(group, [(topic, p, max(0, leo - lag)) for p in range(PARTITIONS)], ts + 500)
-    (root / ".complete").write_text(f"written in {time.perf_counter() - started:.1f}s\n")
-    return root
 
 
 def _baseline(root: Path) -> tuple[float, int]:

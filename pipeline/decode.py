@@ -31,7 +31,6 @@ from protocol.messages.group_metadata_value import GroupMetadataValue, MemberMet
 from protocol.messages.offset_commit_key import OffsetCommitKey
 from protocol.messages.offset_commit_value import OffsetCommitValue
 from protocol.records import BatchHeader, RecordBatch, TimestampType, decode_batch
-from storage.files import pread_fully
 
 __all__ = [
     "OFFSETS_COLUMNS",
@@ -42,7 +41,6 @@ __all__ = [
     "TXN_ABORT",
     "TXN_COMMIT",
     "decode_offsets_range",
-    "iter_topic_batches",
     "topic_batch_columns",
 ]
 
@@ -348,6 +346,7 @@ def decode_offsets_range(
     position: int = 0,
     tail: SkipKind = SkipKind.TORN_TAIL,
     expected: int | None = None,
+    then: int | None = None,
 ) -> dict[str, list[Any]]:
     """Every record of the valid batches in ``data`` (a slice of one segment starting at file ``position``), and
     one ``skipped`` row per byte range that held none (:mod:`pipeline.framing`: a CRC failure, broken framing,
@@ -356,12 +355,13 @@ def decode_offsets_range(
     Nothing of a skipped range is used: its row has no offset and no time. A control batch's end-transaction
     marker becomes a ``txn_commit`` / ``txn_abort`` row with its ``producer_id`` and no group (the commits of that
     producer's transaction are decided by it in :mod:`pipeline.transactions`). ``expected`` is the first offset the
-    slice may hold.
+    slice may hold, ``then`` the base offset of the valid batch right after it, if known
+    (:func:`pipeline.framing.walk`).
     """
     decoder = _OffsetsDecoder()
     view = memoryview(data)
     add = decoder.add
-    for item in walk(lambda at, n: bytes(view[at : at + n]), 0, len(data), tail=tail, expected=expected):
+    for item in walk(lambda at, n: bytes(view[at : at + n]), 0, len(data), tail=tail, expected=expected, then=then):
         if isinstance(item, Skipped):
             decoder.skip(log_partition, segment_base, item)
             continue
@@ -393,17 +393,6 @@ def _trusted(skipped: Skipped, header: BatchHeader) -> Skipped:
         offsets_from=header.base_offset,
         offsets_to=header.next_offset,
     )
-
-
-def iter_topic_batches(path: str, start: int, end: int, tail: SkipKind) -> Iterator[Batch | Skipped]:
-    """The batches of ``[start, end)`` of a topic segment, each CRC-checked, and the ranges skipped between them.
-
-    Lag needs offsets and timestamps only, so records are never decompressed or parsed; the CRC32C is checked over
-    the stored bytes, so no field of a damaged batch (its timestamps least of all) reaches the tables.
-    """
-    with open(path, "rb") as f:
-        fd = f.fileno()
-        yield from walk(lambda at, n: pread_fully(fd, n, at), start, end, tail=tail)
 
 
 def topic_batch_columns(

@@ -136,11 +136,13 @@ def _leo_steps(
     for s in segments:
         key = (s.topic, s.partition)
         starts[key] = min(starts.get(key, s.base_offset), s.base_offset)
-        cols = topic_columns(s.topic, s.partition, s.base_offset, s.path, 0, s.size, _tail(s, active))
-        skipped += _skipped(s, cols)
-        batches[key].extend(
-            b for b in zip(cols["base_offset"], cols["max_ts_ms"], cols["last_offset"], strict=True) if b[0] is not None
-        )
+        for cols in topic_columns(s.topic, s.partition, s.base_offset, s.path, 0, s.size, _tail(s, active)):
+            skipped += _skipped(s, cols)
+            batches[key].extend(
+                b
+                for b in zip(cols["base_offset"], cols["max_ts_ms"], cols["last_offset"], strict=True)
+                if b[0] is not None
+            )
     steps: dict[TopicPartition, list[tuple[int, int]]] = {}
     for key, start in starts.items():
         by_time: dict[int, int] = {}

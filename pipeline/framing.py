@@ -28,7 +28,7 @@ from protocol.errors import DecodeError
 from protocol.records import BATCH_HEADER_SIZE, LOG_OVERHEAD, MAGIC, BatchHeader, peek_batch_header, verify_batch_crc
 from storage.resync import Read, next_valid_batch
 
-__all__ = ["CORRUPTION", "Batch", "SkipKind", "Skipped", "tail_kind", "walk"]
+__all__ = ["CORRUPTION", "Batch", "Cut", "SkipKind", "Skipped", "first_batch_at", "tail_kind", "walk"]
 
 _MAGIC_AT = 16
 
@@ -92,13 +92,21 @@ class _Problem:
 
 
 def walk(
-    read: Read, start: int, end: int, *, tail: SkipKind, verify: bool = True, expected: int | None = None
+    read: Read,
+    start: int,
+    end: int,
+    *,
+    tail: SkipKind,
+    verify: bool = True,
+    expected: int | None = None,
+    then: int | None = None,
 ) -> Iterator[Batch | Skipped]:
     """Each batch starting in ``[start, end)`` and each skipped range, in file order; together they cover it.
 
     No batch may run past ``end``; ``tail`` is what an incomplete batch there with nothing valid after it counts
     as (:func:`tail_kind`). ``expected`` is the first offset the next batch may hold, if known (a resync only
-    accepts batches from there on, as storage recovery does).
+    accepts batches from there on, as storage recovery does); ``then`` is the base offset of the valid batch known
+    to start at ``end`` (a cut resolved by :func:`first_batch_at`), which bounds a skipped range ending there.
     """
     pos = start
     pending: Skipped | None = None  # held until the batch after it tells where its offsets end
@@ -117,7 +125,30 @@ def walk(
         pending = _skip(read, pos, end, checked, tail, expected)
         pos = pending.end
     if pending is not None:
-        yield pending
+        yield pending if pending.offsets_to is not None else replace(pending, offsets_to=then)
+
+
+@dataclass(frozen=True, slots=True)
+class Cut:
+    """A cut point resolved to a batch start: its position, and the base offset of the batch there if known."""
+
+    position: int
+    base_offset: int | None = None
+
+
+def first_batch_at(read: Read, position: int, limit: int) -> Cut:
+    """Where the batches owned by a byte range cut at ``position`` begin: ``position`` itself at 0 or ``limit``,
+    else the first position at or after it where a whole batch validates (``limit`` if none does).
+
+    Readers plan ranges from file sizes alone and each task resolves its own cut points here, so the driver never
+    reads a header. A range ``[lo, hi)`` owns what :func:`walk` finds between ``first_batch_at(lo)`` and
+    ``first_batch_at(hi)``; the task before computes the same point from the same bytes, so ranges cut anywhere
+    tile the file and every batch and every skipped range belongs to exactly one of them.
+    """
+    if position <= 0 or position >= limit:
+        return Cut(max(0, min(position, limit)))
+    found = next_valid_batch(read, position, limit)
+    return Cut(limit) if found is None else Cut(found[0], found[1].base_offset)
 
 
 def _check(read: Read, pos: int, end: int, verify: bool) -> BatchHeader | _Problem:

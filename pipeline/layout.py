@@ -1,8 +1,8 @@
 """Which segment files a broker log directory holds, and where their complete batches end.
 
 Listing is done here rather than through Spark's file index because Spark hides every path starting with ``_``
-(so all of ``__consumer_offsets-N``) and because a segment may be cut into byte ranges at batch boundaries, which
-only a reader that understands the batch framing can do. Directory and file names follow the broker's storage
+(so all of ``__consumer_offsets-N``) and because a segment is cut into byte ranges whose owned batches only a
+reader that understands the batch framing can find. Directory and file names follow the broker's storage
 layer (``<topic>-<partition>/<20-digit base offset>.log``) and are parsed with its own helpers.
 """
 
@@ -27,9 +27,9 @@ __all__ = [
     "active_paths",
     "complete_end",
     "file_reader",
+    "fixed_cuts",
     "latest_ends",
     "list_segments",
-    "split_points",
     "topic_partition_counts",
 ]
 
@@ -131,23 +131,13 @@ def complete_end(path: str, start: int = 0, limit: int | None = None) -> int:
     return max((hi for _, hi in _batch_positions(path, start, size)), default=start)
 
 
-def split_points(path: str, target_bytes: int, start: int = 0, end: int | None = None) -> list[int]:
-    """Cut points splitting ``[start, end)`` (``end``: the file's size) into ranges of about ``target_bytes``.
-
-    Returns ``[start, ..., end]``; the inner points are batch starts, so every batch and every damaged range lies
-    in one range, and the last range keeps whatever ends the file (a torn tail is read and reported, not lost).
-    """
-    stop = os.path.getsize(path) if end is None else end
-    points = [start]
-    if target_bytes > 0 and stop - start > target_bytes:
-        next_cut = start + target_bytes
-        for lo, _ in _batch_positions(path, start, stop):
-            if lo >= next_cut:
-                points.append(lo)
-                next_cut = lo + target_bytes
-    if stop > start:
-        points.append(stop)
-    return points
+def fixed_cuts(start: int, end: int, step: int) -> list[int]:
+    """``[start, start + step, ..., end]``: byte cuts planned from sizes alone (``[start, end]`` for ``step <= 0``,
+    ``[start]`` for an empty range). Readers resolve them to batch starts themselves
+    (:func:`pipeline.framing.first_batch_at`), so planning reads no header."""
+    if end <= start:
+        return [start]
+    return [*range(start, end, step), end] if step > 0 else [start, end]
 
 
 def topic_partition_counts(data_dir: str | Path) -> dict[str, int]:

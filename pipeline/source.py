@@ -1,11 +1,14 @@
 """``kafkalog``: a PySpark Python Data Source over a broker log directory (batch and streaming).
 
 Options: ``path`` (the log directory), ``kind`` (``offsets`` for ``__consumer_offsets`` records, ``topics`` for
-the batch headers of every other partition), ``splitBytes`` (cut big segments into batch-aligned byte ranges of
-about this size, default 16 MiB) and ``minPartitions`` (cut further so every core gets work).
+the batch headers of every other partition), ``splitBytes`` (cut big segments into byte ranges of about this
+size, default 16 MiB) and ``minPartitions`` (cut further so every core gets work).
 
-Batch reads plan one input partition per byte range; ranges cover whole files, so each task reads and reports
-the damage in its range (:mod:`pipeline.framing`), the torn tail of an active segment included. The streaming
+Batch reads plan byte ranges from file sizes alone (the driver reads no header, however big the log) and pack
+them into input partitions. Each task resolves its own cut points to batch starts, resyncing across damage
+(:func:`pipeline.framing.first_batch_at`), and reads the batches that begin in its share, so every batch and every
+skipped range is read by exactly one task, the torn tail of an active segment included; it yields Arrow batches
+of bounded size (:mod:`pipeline.scan`). The streaming
 reader's offset is ``{segment: bytes}``, the
 end of the last complete batch read from each file, so a run picks up exactly what was appended since the last
 checkpoint and never half a batch the broker is still writing. Decoding is :mod:`pipeline.decode` (the project's
@@ -26,7 +29,7 @@ from pyspark.sql.streaming.datasource import ReadLimit
 from pyspark.sql.types import StructType
 
 from pipeline.framing import SkipKind, tail_kind
-from pipeline.layout import SegmentFile, active_paths, latest_ends, list_segments, split_points
+from pipeline.layout import SegmentFile, active_paths, fixed_cuts, latest_ends, list_segments
 from pipeline.scan import offsets_columns, topic_columns
 from pipeline.schemas import OFFSETS_ARROW, OFFSETS_SPARK, TOPIC_BATCHES_ARROW, TOPIC_BATCHES_SPARK
 
@@ -37,7 +40,7 @@ DEFAULT_SPLIT_BYTES = 16 * 1024 * 1024
 
 @dataclass(frozen=True)
 class SegmentRange:
-    """``[start, end)`` of one segment file, both at batch boundaries."""
+    """``[start, end)`` of one segment file: batch boundaries, or byte cuts when ``limit`` is set."""
 
     topic: str
     partition: int
@@ -45,8 +48,11 @@ class SegmentRange:
     path: str
     start: int
     end: int
-    #: What an incomplete batch at ``end`` counts as (:func:`pipeline.framing.tail_kind`).
+    #: What an incomplete batch at the end of the file (or of an exact range) counts as
+    #: (:func:`pipeline.framing.tail_kind`).
     tail: SkipKind = SkipKind.FRAMING
+    #: The file's size when planned, if ``start`` and ``end`` are cuts the task resolves (:mod:`pipeline.scan`).
+    limit: int | None = None
 
 
 class RangesPartition(InputPartition):
@@ -74,10 +80,10 @@ def _pack(ranges: Sequence[SegmentRange], target: int) -> list[RangesPartition]:
 
 def _read_range(r: SegmentRange, kind: str) -> Iterator[pa.RecordBatch]:
     if kind == "topics":
-        cols = topic_columns(r.topic, r.partition, r.segment_base, r.path, r.start, r.end, r.tail)
-        yield pa.RecordBatch.from_pydict(cols, schema=TOPIC_BATCHES_ARROW)
+        for cols in topic_columns(r.topic, r.partition, r.segment_base, r.path, r.start, r.end, r.tail, r.limit):
+            yield pa.RecordBatch.from_pydict(cols, schema=TOPIC_BATCHES_ARROW)
         return
-    for cols in offsets_columns(r.path, r.partition, r.segment_base, r.start, r.end, r.tail):
+    for cols in offsets_columns(r.path, r.partition, r.segment_base, r.start, r.end, r.tail, r.limit):
         yield pa.RecordBatch.from_pydict(cols, schema=OFFSETS_ARROW)
 
 
@@ -95,11 +101,8 @@ class KafkaLogReader(DataSourceReader):
         active = active_paths(segments)
         ranges: list[SegmentRange] = []
         for s in segments:
-            points = split_points(s.path, target) if self.kind == "offsets" else [0, s.size]
             last = tail_kind(at_file_end=True, active=s.path in active)
-            ranges.extend(
-                _range(s, lo, hi, last if hi == s.size else SkipKind.FRAMING) for lo, hi in pairwise(points) if hi > lo
-            )
+            ranges.extend(_range(s, lo, hi, last) for lo, hi in pairwise(fixed_cuts(0, s.size, target)))
         parts = _pack(ranges, target)
         return parts or [RangesPartition([])]
 
@@ -110,7 +113,7 @@ class KafkaLogReader(DataSourceReader):
 
 
 def _range(s: SegmentFile, lo: int, hi: int, tail: SkipKind) -> SegmentRange:
-    return SegmentRange(s.topic, s.partition, s.base_offset, s.path, lo, hi, tail)
+    return SegmentRange(s.topic, s.partition, s.base_offset, s.path, lo, hi, tail, limit=s.size)
 
 
 class KafkaLogStreamReader(DataSourceStreamReader):

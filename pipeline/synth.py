@@ -195,12 +195,16 @@ class SyntheticLog:
     def leo(self, topic: str, partition: int) -> int:
         return self._writer(topic, partition).next_offset
 
-    def produce(self, topic: str, partition: int, count: int, ts_ms: int, *, control: bool = False) -> int:
-        """Append one batch of ``count`` small records stamped ``ts_ms``; returns the new log-end offset."""
+    def produce(
+        self, topic: str, partition: int, count: int, ts_ms: int, *, control: bool = False, value_bytes: int = 1
+    ) -> int:
+        """Append one batch of ``count`` records of ``value_bytes`` each, stamped ``ts_ms``; returns the new log-end
+        offset."""
         if count <= 0:
             return self.leo(topic, partition)
         writer = self._writer(topic, partition)
-        records = [Record(offset_delta=i, timestamp_delta=0, key=None, value=b"v") for i in range(count)]
+        value = b"v" * value_bytes
+        records = [Record(offset_delta=i, timestamp_delta=0, key=None, value=value) for i in range(count)]
         batch = RecordBatch.from_records(
             records, base_offset=writer.next_offset, base_timestamp=ts_ms, is_control=control, is_transactional=control
         )

@@ -18,7 +18,7 @@ from pipeline.damage import SkippedRange, merge_adjacent, truncated_from_rows
 from pipeline.decode import SKIPPED, decode_offsets_range
 from pipeline.describe_python import describe_python_checked
 from pipeline.framing import Batch, SkipKind, Skipped, walk
-from pipeline.layout import complete_end, split_points
+from pipeline.layout import complete_end
 from pipeline.scan import topic_columns
 from protocol.records import Compression
 from tests.pipeline.damaged_logs import (
@@ -170,7 +170,7 @@ def test_a_crc_flip_in_a_topic_batch_keeps_its_offsets_and_times_out(clean: Clea
     pos, header = batches(segment)[2]
     set_max_timestamp(segment, pos, YEAR_2200_MS)
 
-    cols = topic_columns("t", 1, 0, str(segment), 0, segment.stat().st_size, SkipKind.TORN_TAIL)
+    (cols,) = topic_columns("t", 1, 0, str(segment), 0, segment.stat().st_size, SkipKind.TORN_TAIL)
     assert YEAR_2200_MS not in cols["max_ts_ms"]
     assert cols["skip_kind"] == [None, None, "crc", None, None]
     assert (cols["skip_start"][2], cols["skip_end"][2]) == (pos, pos + header.size)
@@ -193,19 +193,6 @@ def test_a_truncated_topic_partition_is_named_and_kafka_lag_kept(clean: CleanLog
     ]
     assert "auto.offset.reset" in truncated[0].text()
     assert rows_of(damaged, {"a", "late"}) == rows_of(clean.data_dir, {"a", "late"})
-
-
-def test_split_points_cut_only_at_batch_starts_across_damage(clean: CleanLog, damaged: Path) -> None:
-    segment = damaged / OFFSETS_SEGMENT
-    pos, _ = batch_at_offset(segment, clean.victim_offset)
-    edit(segment, pos, b"\x00" * 64, insert=True)
-    size = segment.stat().st_size
-
-    points = split_points(str(segment), 200)
-    starts = {p for p, _ in batches(clean.data_dir / OFFSETS_SEGMENT)}
-    shifted = {p if p < pos else p + 64 for p in starts}
-    assert points[0] == 0 and points[-1] == size and len(points) > 5
-    assert set(points[1:-1]) <= shifted  # never inside a batch or inside the garbage
 
 
 def test_describe_says_what_it_skipped_and_strict_exits_3(
