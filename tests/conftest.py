@@ -36,7 +36,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Start, in the background, the reference broker with the shared settings if a collected test needs it, then
     those each collected differential scenario with settings of its own needs, then the comparisons of the collected
-    scenarios that wait out real time (tests/differential/early.py)."""
+    scenarios that wait out real time (tests/differential/early.py), whose tests are moved to the end of the run."""
     if unavailable_reason() is not None:
         return
     if any("reference_kafka" in getattr(item, "fixturenames", ()) for item in items):
@@ -47,9 +47,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             prestarts(config).start(marker.args[0])
     if config.option.collectonly:
         return
-    for item in items:
-        if item.get_closest_marker("compared_early") is not None:
-            start_early(config, SCENARIOS[item.callspec.params["name"]])  # type: ignore[attr-defined]
+    early = [item for item in items if item.get_closest_marker("compared_early") is not None]
+    for item in early:
+        start_early(config, SCENARIOS[item.callspec.params["name"]])  # type: ignore[attr-defined]
+    # Their tests run last, so that the comparisons' real-time waits overlap every other test, not one module's.
+    items[:] = [item for item in items if item not in early] + early
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
